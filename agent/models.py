@@ -1,0 +1,62 @@
+"""Conversations and their messages."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Conversation(models.Model):
+    title = models.CharField(max_length=200, blank=True, default="")
+    # Running summary of messages evicted from the context window, up to and including
+    # the message with id ``summary_upto``.
+    summary = models.TextField(blank=True, default="")
+    summary_upto = models.BigIntegerField(null=True, blank=True)
+    # The turn in progress, if any: a lease held across processes (see agent/services.py).
+    turn_id = models.CharField(max_length=64, blank=True, default="")
+    turn_lease_until = models.DateTimeField(null=True, blank=True)
+    turn_cancel_requested = models.BooleanField(default=False)
+    origin = models.CharField(max_length=8, default="live")  # live | import
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    class Status(models.TextChoices):
+        STREAMING = "streaming"
+        COMPLETE = "complete"
+        CANCELLED = "cancelled"
+        ERROR = "error"
+
+    class Origin(models.TextChoices):
+        LIVE = "live"
+        IMPORT = "import"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices)
+    content = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
+    # [{"tool": name, "args": {...}, "status": "ok"|"error"|"awaiting_approval", "summary": str,
+    #   "action_id": int?}]
+    tool_activity = models.JSONField(default=list, blank=True)
+    error_code = models.CharField(max_length=32, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation_id", "id"]
+        indexes = [models.Index(fields=["conversation", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"

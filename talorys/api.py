@@ -1,0 +1,93 @@
+"""The one NinjaAPI: mounts every app's router and maps errors to the envelope once."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+
+from agent.api import router as agent_router
+from approvals.api import router as approvals_router
+from automations.api import router as automations_router
+from memory.api import router as memory_router
+from talorys.errors import AppError, error_body
+from talorys.routers import (
+    auth_router,
+    health_router,
+    notes_router,
+    notifications_router,
+    projects_router,
+    search_router,
+    settings_router,
+    tasks_router,
+    usage_router,
+)
+from talorys.security import owner_auth
+
+api = NinjaAPI(
+    title="Talorys API",
+    version="1",
+    description="The owner's JSON API. Session cookie + X-CSRFToken header, or `Authorization: Bearer <token>`.",
+    auth=owner_auth,
+    urls_namespace="api",
+)
+
+
+@api.exception_handler(AppError)
+def _app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
+    response = api.create_response(request, exc.envelope(), status=exc.status)
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response
+
+
+@api.exception_handler(NinjaValidationError)
+def _validation_error(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    details = [
+        {"loc": [str(part) for part in err.get("loc", ())], "message": err.get("msg", "invalid")}
+        for err in exc.errors
+    ]
+    message = "; ".join(f"{'.'.join(d['loc'][1:]) or d['loc'][0]}: {d['message']}" for d in details)
+    return api.create_response(
+        request, error_body("VALIDATION", message or "Invalid input.", details), status=422
+    )
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(
+        request, error_body("UNAUTHORIZED", "Log in, or send a valid API token."), status=401
+    )
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    codes = {
+        400: "BAD_REQUEST",
+        403: "FORBIDDEN",
+        404: "NOT_FOUND",
+        405: "METHOD_NOT_ALLOWED",
+        429: "RATE_LIMITED",
+    }
+    return api.create_response(
+        request,
+        error_body(codes.get(exc.status_code, "ERROR"), str(exc.message)),
+        status=exc.status_code,
+    )
+
+
+api.add_router("/", health_router)
+api.add_router("/auth", auth_router)
+api.add_router("/projects", projects_router)
+api.add_router("/tasks", tasks_router)
+api.add_router("/notes", notes_router)
+api.add_router("/notifications", notifications_router)
+api.add_router("/settings", settings_router)
+api.add_router("/usage", usage_router)
+api.add_router("/search", search_router)
+api.add_router("/memories", memory_router)
+api.add_router("/", agent_router)
+api.add_router("/", approvals_router)
+api.add_router("/automations", automations_router)

@@ -1,0 +1,11 @@
+"""The Celery app: configured from Django settings (CELERY_ namespace), beat from the database."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "talorys.settings")
+
+app = Celery("talorys")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

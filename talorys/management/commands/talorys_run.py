@@ -1,0 +1,99 @@
+"""Run the whole product: daphne (web), a celery worker and celery beat. Ctrl-C stops all three."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from talorys.env import env_int, env_str
+
+
+class Command(BaseCommand):
+    help = "Migrate, make sure the owner exists, then run web + worker + beat together."
+
+    def handle(self, *args, **options):
+        call_command("migrate", interactive=False, verbosity=0)
+        call_command("talorys_setup", noinput=True)
+        host = env_str("HOST", "127.0.0.1")
+        port = env_int("PORT", 8000)
+        python = sys.executable
+        bin_dir = os.path.dirname(python)
+        procs = {
+            "web": [
+                os.path.join(bin_dir, "daphne"),
+                "-b",
+                host,
+                "-p",
+                str(port),
+                "talorys.asgi:application",
+            ],
+            "worker": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "talorys",
+                "worker",
+                "-l",
+                "warning",
+                "--concurrency",
+                "2",
+            ],
+            "beat": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "talorys",
+                "beat",
+                "-l",
+                "warning",
+                "-s",
+                str(settings.DATA_DIR / "celerybeat-schedule"),
+            ],
+        }
+        running = {name: subprocess.Popen(cmd) for name, cmd in procs.items()}
+        shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        username = env_str("TALORYS_OWNER_USERNAME", "owner")
+        self.stdout.write(
+            self.style.SUCCESS(f"\nTalorys is running at http://{shown_host}:{port}/")
+        )
+        self.stdout.write(
+            f"Log in as {username!r} with the password printed above on the first run "
+            "(or TALORYS_OWNER_PASSWORD; reset it with `.venv/bin/python manage.py talorys_setup --reset-password`).\n"
+            "Press Ctrl-C to stop web, worker and beat.\n"
+        )
+        stopping = False
+
+        def stop(*_):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            while not stopping:
+                for name, proc in running.items():
+                    if proc.poll() is not None:
+                        self.stderr.write(
+                            f"{name} exited with {proc.returncode}; stopping the rest."
+                        )
+                        stopping = True
+                time.sleep(0.5)
+        finally:
+            for proc in running.values():
+                if proc.poll() is None:
+                    proc.terminate()
+            deadline = time.time() + 10
+            for proc in running.values():
+                try:
+                    proc.wait(timeout=max(0.1, deadline - time.time()))
+                except subprocess.TimeoutExpired:
+                    proc.kill()

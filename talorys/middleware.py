@@ -1,0 +1,115 @@
+"""Middleware: the API error envelope for every error, and session idle/absolute lifetimes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.contrib.auth import logout
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+
+from talorys.errors import error_body
+
+log = logging.getLogger(__name__)
+
+_STATUS_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "VALIDATION",
+    429: "RATE_LIMITED",
+}
+_MESSAGES = {
+    400: "The request could not be understood.",
+    401: "Log in first.",
+    403: "You may not do that.",
+    404: "Nothing is at this address.",
+    405: "This address does not accept that method.",
+    413: "The request is too large.",
+    500: "Something went wrong on our side. It has been logged.",
+}
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+class ApiErrorEnvelopeMiddleware:
+    """Under /api/, every error answer is the JSON envelope: never an HTML page or a traceback.
+
+    django-ninja already answers its own errors in the envelope (talorys/api.py); this catches what
+    happens outside it: unknown paths (404), wrong methods (405), CSRF failures and crashes (500).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not _is_api(request) or response.status_code < 400:
+            return response
+        if response.get("Content-Type", "").startswith(("application/json", "text/event-stream")):
+            return response
+        status = response.status_code
+        code = _STATUS_CODES.get(status, "ERROR" if status < 500 else "INTERNAL")
+        message = _MESSAGES.get(status, "The request failed.")
+        wrapped = JsonResponse(error_body(code, message), status=status)
+        if "Allow" in response:
+            wrapped["Allow"] = response["Allow"]
+        return wrapped
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not _is_api(request):
+            return None
+        log.exception("Unhandled error on %s %s", request.method, request.path)
+        return JsonResponse(error_body("INTERNAL", _MESSAGES[500]), status=500)
+
+
+def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return JsonResponse(
+            error_body("FORBIDDEN", f"CSRF check failed ({reason}): send the X-CSRFToken header."),
+            status=403,
+        )
+    from django.views.csrf import csrf_failure
+
+    return csrf_failure(request, reason=reason)
+
+
+LOGIN_AT = "_talorys_login_at"
+SEEN_AT = "_talorys_seen_at"
+# Writing the session on every request would cost a DB write per request; a minute of slack in
+# the idle clock is invisible against a timeout of days.
+SEEN_RESOLUTION_SECONDS = 60
+
+
+class SessionLifetimeMiddleware:
+    """Ends a session after SESSION_IDLE_TIMEOUT without requests or SESSION_ABSOLUTE_LIFETIME."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.user.is_authenticated and hasattr(request, "session"):
+            now = timezone.now().timestamp()
+            session = request.session
+            login_at = session.get(LOGIN_AT)
+            seen_at = session.get(SEEN_AT)
+            if login_at is None:
+                session[LOGIN_AT] = session[SEEN_AT] = now
+            elif (
+                now - login_at > settings.SESSION_ABSOLUTE_LIFETIME
+                or now - (seen_at or login_at) > settings.SESSION_IDLE_TIMEOUT
+            ):
+                logout(request)  # flushes the session row and the cookie
+            elif now - (seen_at or 0) > SEEN_RESOLUTION_SECONDS:
+                session[SEEN_AT] = now
+        return self.get_response(request)

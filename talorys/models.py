@@ -1,0 +1,199 @@
+"""The owner's core data: projects, tasks, notes, notifications, settings, usage, API tokens.
+
+Talorys serves one owner, so rows carry no owner column: the database *is* the owner's.
+Deletion by the model goes through approvals and is soft (``deleted_at``); the bin is invisible
+to lists, search and tools (see ``LiveQuerySet.live``).
+"""
+
+from __future__ import annotations
+
+from zoneinfo import available_timezones
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+
+class LiveQuerySet(models.QuerySet):
+    def live(self) -> LiveQuerySet:
+        return self.filter(deleted_at__isnull=True)
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Task(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        DONE = "done"
+
+    class Priority(models.IntegerChoices):
+        LOW = 1
+        NORMAL = 2
+        HIGH = 3
+
+    title = models.CharField(max_length=500)
+    details = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.NORMAL)
+    due_at = models.DateTimeField(null=True, blank=True)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
+    )
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["status", "due_at", "-priority", "id"]
+        indexes = [models.Index(fields=["status", "due_at"])]
+        constraints = [
+            # A done task knows when it was done; an open one does not.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="done", completed_at__isnull=False)
+                    | Q(status="open", completed_at__isnull=True)
+                ),
+                name="task_completed_at_matches_status",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Note(models.Model):
+    title = models.CharField(max_length=300)
+    content = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at", "id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Notification(models.Model):
+    class Kind(models.TextChoices):
+        INFO = "info"
+        REMINDER = "reminder"
+        DIGEST = "digest"
+        AUTOMATION = "automation"
+        APPROVAL = "approval"
+        ERROR = "error"
+
+    title = models.CharField(max_length=300)
+    body = models.TextField(blank=True, default="")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.INFO)
+    # Who made it: "owner", "chat", "automation:<id>", "system".
+    source = models.CharField(max_length=100, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["read_at", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+def validate_time_zone(value: str) -> None:
+    if value not in available_timezones():
+        raise ValidationError(f"Unknown time zone {value!r}; use an IANA name like Europe/Paris.")
+
+
+class OwnerSettings(models.Model):
+    """One row (pk=1). Model choices here override the environment's."""
+
+    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone])
+    model_base_url = models.CharField(max_length=500, blank=True, default="")
+    model_name = models.CharField(max_length=200, blank=True, default="")
+    model_api_key = models.CharField(max_length=500, blank=True, default="")
+    # Limits (the seed report's defaults).
+    daily_ai_requests = models.PositiveIntegerField(default=200)
+    daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
+    daily_embedding_requests = models.PositiveIntegerField(default=1000)
+    max_steps_per_turn = models.PositiveSmallIntegerField(default=6)
+    max_tool_calls_per_turn = models.PositiveSmallIntegerField(default=12)
+    max_output_tokens = models.PositiveIntegerField(default=1024)
+    max_context_tokens = models.PositiveIntegerField(default=8000)
+    # Semantic recall (the memory issue fills this in).
+    semantic_enabled = models.BooleanField(default=False)
+    embeddings_base_url = models.CharField(max_length=500, blank=True, default="")
+    embeddings_model = models.CharField(max_length=200, blank=True, default="")
+    embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
+    # Quiet hours hold pushes (not notifications) in the owner's time zone.
+    quiet_hours_start = models.TimeField(null=True, blank=True)
+    quiet_hours_end = models.TimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "owner settings"
+        constraints = [models.CheckConstraint(condition=Q(pk=1), name="owner_settings_single_row")]
+
+    def __str__(self) -> str:
+        return "Owner settings"
+
+
+class UsageDay(models.Model):
+    """Requests spent on one UTC day. Reserved with a conditional UPDATE before each call."""
+
+    day = models.DateField(unique=True)
+    ai_requests = models.PositiveIntegerField(default=0)
+    scheduled_ai_requests = models.PositiveIntegerField(default=0)
+    embedding_requests = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-day"]
+
+    def __str__(self) -> str:
+        return f"Usage {self.day}"
+
+
+class ApiToken(models.Model):
+    """A personal token for the owner's scripts. Only a SHA-256 of the secret is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12, help_text="First characters, to tell tokens apart")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

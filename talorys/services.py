@@ -1,0 +1,336 @@
+"""Everything that changes the owner's core data. Edges (API, pages, tools, tasks) call these.
+
+Functions are keyword-only and named ``<entity>_<verb>``. Each runs in a transaction where it
+writes more than one row; none of them calls a model provider or any other HTTP service.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from talorys.errors import BudgetExhausted, NotFound, ValidationFailed
+from talorys.models import (
+    Note,
+    Notification,
+    OwnerSettings,
+    Project,
+    Task,
+    UsageDay,
+    validate_time_zone,
+)
+
+MAX_TITLE = 500
+MAX_NOTE_CONTENT = 200_000
+
+
+def _clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:
+    value = (value or "").strip()
+    if required and not value:
+        raise ValidationFailed(f"{field} must not be empty.")
+    if len(value) > max_length:
+        raise ValidationFailed(f"{field} is longer than {max_length} characters.")
+    return value
+
+
+def _aware(value: dt.datetime | None, *, field: str) -> dt.datetime | None:
+    if value is not None and timezone.is_naive(value):
+        raise ValidationFailed(f"{field} needs a time zone offset, e.g. 2026-12-01T09:00:00+01:00.")
+    return value
+
+
+# --- projects ----------------------------------------------------------------------------------
+
+
+def project_get(*, project_id: int) -> Project:
+    project = Project.objects.live().filter(pk=project_id).first()
+    if project is None:
+        raise NotFound(f"Project {project_id} does not exist.")
+    return project
+
+
+def project_create(*, name: str, description: str = "") -> Project:
+    return Project.objects.create(
+        name=_clean_text(name, field="name", max_length=200),
+        description=_clean_text(
+            description, field="description", max_length=10_000, required=False
+        ),
+    )
+
+
+def project_update(*, project_id: int, **changes: Any) -> Project:
+    project = project_get(project_id=project_id)
+    if "name" in changes:
+        project.name = _clean_text(changes["name"], field="name", max_length=200)
+    if "description" in changes:
+        project.description = _clean_text(
+            changes["description"] or "", field="description", max_length=10_000, required=False
+        )
+    project.save()
+    return project
+
+
+def project_delete(*, project_id: int) -> None:
+    """The owner deletes directly: the project goes, its tasks stay without a project."""
+    project_get(project_id=project_id).delete()
+
+
+# --- tasks -------------------------------------------------------------------------------------
+
+
+def task_get(*, task_id: int) -> Task:
+    task = Task.objects.live().select_related("project").filter(pk=task_id).first()
+    if task is None:
+        raise NotFound(f"Task {task_id} does not exist.")
+    return task
+
+
+def task_create(
+    *,
+    title: str,
+    details: str = "",
+    priority: int = Task.Priority.NORMAL,
+    due_at: dt.datetime | None = None,
+    project_id: int | None = None,
+) -> Task:
+    if priority not in Task.Priority.values:
+        raise ValidationFailed("priority must be 1 (low), 2 (normal) or 3 (high).")
+    project = project_get(project_id=project_id) if project_id is not None else None
+    return Task.objects.create(
+        title=_clean_text(title, field="title", max_length=MAX_TITLE),
+        details=_clean_text(details, field="details", max_length=20_000, required=False),
+        priority=priority,
+        due_at=_aware(due_at, field="due_at"),
+        project=project,
+    )
+
+
+def task_update(*, task_id: int, **changes: Any) -> Task:
+    """Apply the given fields. ``status`` moves completed_at with it."""
+    with transaction.atomic():
+        task = Task.objects.live().select_for_update().filter(pk=task_id).first()
+        if task is None:
+            raise NotFound(f"Task {task_id} does not exist.")
+        if "title" in changes:
+            task.title = _clean_text(changes["title"], field="title", max_length=MAX_TITLE)
+        if "details" in changes:
+            task.details = _clean_text(
+                changes["details"] or "", field="details", max_length=20_000, required=False
+            )
+        if "priority" in changes:
+            if changes["priority"] not in Task.Priority.values:
+                raise ValidationFailed("priority must be 1 (low), 2 (normal) or 3 (high).")
+            task.priority = changes["priority"]
+        if "due_at" in changes:
+            task.due_at = _aware(changes["due_at"], field="due_at")
+        if "project_id" in changes:
+            pid = changes["project_id"]
+            task.project = project_get(project_id=pid) if pid is not None else None
+        if "status" in changes:
+            status = changes["status"]
+            if status not in Task.Status.values:
+                raise ValidationFailed("status must be 'open' or 'done'.")
+            if status != task.status:
+                task.status = status
+                task.completed_at = timezone.now() if status == Task.Status.DONE else None
+        task.save()
+    return task
+
+
+def task_complete(*, task_id: int) -> Task:
+    return task_update(task_id=task_id, status=Task.Status.DONE)
+
+
+def task_delete(*, task_id: int) -> None:
+    task_get(task_id=task_id).delete()
+
+
+# --- notes -------------------------------------------------------------------------------------
+
+
+def note_get(*, note_id: int) -> Note:
+    note = Note.objects.live().filter(pk=note_id).first()
+    if note is None:
+        raise NotFound(f"Note {note_id} does not exist.")
+    return note
+
+
+def note_create(*, title: str, content: str = "") -> Note:
+    return Note.objects.create(
+        title=_clean_text(title, field="title", max_length=300),
+        content=_clean_text(content, field="content", max_length=MAX_NOTE_CONTENT, required=False),
+    )
+
+
+def note_update(*, note_id: int, **changes: Any) -> Note:
+    note = note_get(note_id=note_id)
+    if "title" in changes:
+        note.title = _clean_text(changes["title"], field="title", max_length=300)
+    if "content" in changes:
+        note.content = _clean_text(
+            changes["content"] or "", field="content", max_length=MAX_NOTE_CONTENT, required=False
+        )
+    note.save()
+    return note
+
+
+def note_append(*, note_id: int, text: str) -> Note:
+    """Append a paragraph. Locked so that two appends never lose each other's text."""
+    text = _clean_text(text, field="text", max_length=MAX_NOTE_CONTENT)
+    with transaction.atomic():
+        note = Note.objects.live().select_for_update().filter(pk=note_id).first()
+        if note is None:
+            raise NotFound(f"Note {note_id} does not exist.")
+        content = f"{note.content.rstrip()}\n\n{text}" if note.content.strip() else text
+        if len(content) > MAX_NOTE_CONTENT:
+            raise ValidationFailed(f"The note would be longer than {MAX_NOTE_CONTENT} characters.")
+        note.content = content
+        note.save(update_fields=["content", "updated_at"])
+    return note
+
+
+def note_rename(*, note_id: int, title: str) -> Note:
+    return note_update(note_id=note_id, title=title)
+
+
+def note_delete(*, note_id: int) -> None:
+    note_get(note_id=note_id).delete()
+
+
+# --- notifications -----------------------------------------------------------------------------
+
+
+def notification_create(
+    *, title: str, body: str = "", kind: str = Notification.Kind.INFO, source: str = ""
+) -> Notification:
+    if kind not in Notification.Kind.values:
+        raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
+    return Notification.objects.create(
+        title=_clean_text(title, field="title", max_length=300),
+        body=_clean_text(body, field="body", max_length=10_000, required=False),
+        kind=kind,
+        source=source[:100],
+    )
+
+
+def notification_mark_read(*, notification_id: int) -> Notification:
+    Notification.objects.filter(pk=notification_id, read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
+    notification = Notification.objects.filter(pk=notification_id).first()
+    if notification is None:
+        raise NotFound(f"Notification {notification_id} does not exist.")
+    return notification
+
+
+# --- owner settings ----------------------------------------------------------------------------
+
+
+def owner_settings_get() -> OwnerSettings:
+    settings_row = OwnerSettings.objects.filter(pk=1).first()
+    if settings_row is None:
+        try:
+            with transaction.atomic():
+                settings_row = OwnerSettings.objects.create(pk=1)
+        except IntegrityError:  # made by a concurrent request
+            settings_row = OwnerSettings.objects.get(pk=1)
+    return settings_row
+
+
+SETTINGS_FIELDS = {
+    "time_zone",
+    "model_base_url",
+    "model_name",
+    "model_api_key",
+    "daily_ai_requests",
+    "daily_scheduled_ai_requests",
+    "daily_embedding_requests",
+    "max_steps_per_turn",
+    "max_tool_calls_per_turn",
+    "max_output_tokens",
+    "max_context_tokens",
+    "semantic_enabled",
+    "embeddings_base_url",
+    "embeddings_model",
+    "embeddings_api_key",
+    "quiet_hours_start",
+    "quiet_hours_end",
+}
+
+
+def owner_settings_update(**changes: Any) -> OwnerSettings:
+    unknown = set(changes) - SETTINGS_FIELDS
+    if unknown:
+        raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
+    if "time_zone" in changes:
+        try:
+            validate_time_zone(changes["time_zone"])
+        except Exception as exc:
+            raise ValidationFailed(
+                str(exc.messages[0] if hasattr(exc, "messages") else exc)
+            ) from exc
+    for key in ("model_base_url", "embeddings_base_url"):
+        url = changes.get(key)
+        if url and not url.startswith(("http://", "https://")):
+            raise ValidationFailed(f"{key} must start with http:// or https://.")
+    row = owner_settings_get()
+    for key, value in changes.items():
+        setattr(row, key, "" if value is None and isinstance(getattr(row, key), str) else value)
+    row.save()
+    return row
+
+
+# --- usage -------------------------------------------------------------------------------------
+
+USAGE_KINDS = {
+    "ai": ("ai_requests", "daily_ai_requests"),
+    "scheduled_ai": ("scheduled_ai_requests", "daily_scheduled_ai_requests"),
+    "embedding": ("embedding_requests", "daily_embedding_requests"),
+}
+
+
+def _usage_today() -> UsageDay:
+    day = timezone.now().date()
+    row = UsageDay.objects.filter(day=day).first()
+    if row is None:
+        try:
+            with transaction.atomic():
+                row = UsageDay.objects.create(day=day)
+        except IntegrityError:
+            row = UsageDay.objects.get(day=day)
+    return row
+
+
+def usage_reserve(*, kind: str, count: int = 1) -> None:
+    """Reserve ``count`` requests of ``kind`` before a provider call, or raise BudgetExhausted.
+
+    A conditional UPDATE, so concurrent turns and workers can never overspend the day's budget.
+    """
+    column, limit_field = USAGE_KINDS[kind]
+    limit = getattr(owner_settings_get(), limit_field)
+    day = _usage_today()
+    updated = UsageDay.objects.filter(pk=day.pk, **{f"{column}__lte": limit - count}).update(
+        **{column: F(column) + count}
+    )
+    if not updated:
+        raise BudgetExhausted(
+            f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up."
+        )
+
+
+def usage_remaining(*, kind: str) -> int:
+    column, limit_field = USAGE_KINDS[kind]
+    limit = getattr(owner_settings_get(), limit_field)
+    return max(0, limit - getattr(_usage_today(), column))
+
+
+def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
+    day = _usage_today()
+    UsageDay.objects.filter(pk=day.pk).update(
+        input_tokens=F("input_tokens") + max(0, input_tokens),
+        output_tokens=F("output_tokens") + max(0, output_tokens),
+    )

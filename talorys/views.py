@@ -1,0 +1,44 @@
+"""Owner pages: thin views over services and selectors."""
+
+from __future__ import annotations
+
+from django.contrib.auth import logout
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods
+
+from talorys.errors import AppError
+from talorys.security import owner_login
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html")
+
+
+@require_http_methods(["GET", "POST"])
+def login_page(request: HttpRequest) -> HttpResponse:
+    next_url = request.POST.get("next") or request.GET.get("next") or "/"
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = "/"
+    error = ""
+    status = 200
+    if request.method == "POST":
+        try:
+            owner_login(
+                request=request,
+                username=request.POST.get("username", ""),
+                password=request.POST.get("password", ""),
+            )
+            return redirect(next_url)
+        except AppError as exc:
+            error, status = exc.message, exc.status
+    return render(request, "login.html", {"error": error, "next": next_url}, status=status)
+
+
+@require_http_methods(["POST"])
+def logout_page(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    return redirect("/login/")

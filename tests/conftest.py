@@ -1,0 +1,110 @@
+"""Shared fixtures: the owner, an API client that behaves like the browser, and service gates."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+
+from tests.services import chromium_path, redis_url, require_services
+
+OWNER_PASSWORD = "correct horse battery staple"
+
+
+def _missing(what: str) -> None:
+    message = f"{what} is not available"
+    if require_services():
+        pytest.fail(f"{message}, and TALORYS_REQUIRE_SERVICES=1")
+    pytest.skip(f"{message}; set it up or run .ci/run")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def owner(db, django_user_model):
+    return django_user_model.objects.create_user(username="owner", password=OWNER_PASSWORD)
+
+
+class ApiClient:
+    """Talks JSON to /api/ the way the browser does: session cookie plus X-CSRFToken."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.csrf_token = ""
+
+    def login(self, username: str = "owner", password: str = OWNER_PASSWORD) -> Any:
+        response = self.post("/api/auth/login", {"username": username, "password": password})
+        if response.status_code == 200:
+            self.csrf_token = response.json()["csrf_token"]
+        return response
+
+    def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = {"X-CSRFToken": self.csrf_token} if self.csrf_token else {}
+        return headers | (extra or {})
+
+    def get(self, path: str, params: dict | None = None, headers: dict | None = None) -> Any:
+        return self.client.get(path, params or {}, headers=self._headers(headers))
+
+    def _send(self, method: str, path: str, body: Any, headers: dict | None) -> Any:
+        data = json.dumps(body) if body is not None else ""
+        return getattr(self.client, method)(
+            path, data=data, content_type="application/json", headers=self._headers(headers)
+        )
+
+    def post(self, path: str, body: Any = None, headers: dict | None = None) -> Any:
+        return self._send("post", path, body, headers)
+
+    def patch(self, path: str, body: Any = None, headers: dict | None = None) -> Any:
+        return self._send("patch", path, body, headers)
+
+    def put(self, path: str, body: Any = None, headers: dict | None = None) -> Any:
+        return self._send("put", path, body, headers)
+
+    def delete(self, path: str, headers: dict | None = None) -> Any:
+        return self._send("delete", path, None, headers)
+
+
+@pytest.fixture
+def anon_api(db) -> ApiClient:
+    return ApiClient(Client(enforce_csrf_checks=True))
+
+
+@pytest.fixture
+def api(owner) -> ApiClient:
+    client = ApiClient(Client(enforce_csrf_checks=True))
+    assert client.login().status_code == 200
+    return client
+
+
+@pytest.fixture
+def needs_postgres(db):
+    if connection.vendor != "postgresql":
+        _missing("PostgreSQL")
+
+
+@pytest.fixture
+def redis_url_for_tests() -> str:
+    url = redis_url()
+    if not url:
+        _missing("Redis at 127.0.0.1:6379")
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+    return url
+
+
+@pytest.fixture
+def chromium() -> str:
+    path = chromium_path()
+    if not path:
+        _missing("Chromium (apt-get install chromium)")
+    return path

@@ -1,0 +1,30 @@
+"""Test settings: PostgreSQL when it answers (CI), SQLite otherwise.
+
+With TALORYS_REQUIRE_SERVICES=1 a missing PostgreSQL is an error, not a fallback.
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("TALORYS_DATA_DIR", tempfile.mkdtemp(prefix="talorys-test-"))
+os.environ.pop("REDIS_URL", None)  # tests that want Redis ask for it (tests/conftest.py)
+
+from talorys.settings import *  # noqa: F403
+from tests.services import postgres_url, require_services
+
+_pg = postgres_url()
+if _pg:
+    import dj_database_url
+
+    DATABASES = {"default": dj_database_url.parse(_pg)}
+    DATABASES["default"]["TEST"] = {"NAME": "talorys_test"}
+elif require_services():
+    raise RuntimeError(
+        "TALORYS_REQUIRE_SERVICES=1 but PostgreSQL does not answer at "
+        + os.environ.get("TALORYS_TEST_POSTGRES", "127.0.0.1:5432")
+    )
+
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.MD5PasswordHasher"
+]  # fast; argon2 is tested on its own
+LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}

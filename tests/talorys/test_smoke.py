@@ -1,0 +1,18 @@
+def test_health_is_public(anon_api):
+    response = anon_api.get("/api/health")
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+
+
+def test_tasks_need_login(anon_api):
+    response = anon_api.get("/api/tasks")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "UNAUTHORIZED"
+
+
+def test_task_roundtrip(api):
+    created = api.post("/api/tasks", {"title": "Buy milk"})
+    assert created.status_code == 201, created.content
+    listed = api.get("/api/tasks").json()
+    assert listed["count"] == 1
+    assert listed["items"][0]["title"] == "Buy milk"
