@@ -17,7 +17,8 @@ if _pg:
     import dj_database_url
 
     DATABASES = {"default": dj_database_url.parse(_pg)}
-    DATABASES["default"]["TEST"] = {"NAME": "talorys_test"}
+    # One test database per run, so that parallel runs on one machine never share one.
+    DATABASES["default"]["TEST"] = {"NAME": f"talorys_test_{os.getpid()}"}
 elif require_services():
     raise RuntimeError(
         "TALORYS_REQUIRE_SERVICES=1 but PostgreSQL does not answer at "
