@@ -23,7 +23,8 @@ from talorys.routers import (
     tasks_router,
     usage_router,
 )
-from talorys.security import owner_auth
+from talorys.routers.push import push_router
+from talorys.security import api_login_required, owner_auth
 
 api = NinjaAPI(
     title="Talorys API",
@@ -31,6 +32,7 @@ api = NinjaAPI(
     description="The owner's JSON API. Session cookie + X-CSRFToken header, or `Authorization: Bearer <token>`.",
     auth=owner_auth,
     urls_namespace="api",
+    docs_decorator=api_login_required,  # the schema and docs are for the owner only
 )
 
 
@@ -91,3 +93,4 @@ api.add_router("/memories", memory_router)
 api.add_router("/", agent_router)
 api.add_router("/", approvals_router)
 api.add_router("/automations", automations_router)
+api.add_router("/push", push_router)

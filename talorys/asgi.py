@@ -12,14 +12,23 @@ django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.urls import path  # noqa: E402
 
 from agent.routing import websocket_urlpatterns  # noqa: E402
+from talorys.consumers import NotificationConsumer  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            AuthMiddlewareStack(
+                URLRouter(
+                    [
+                        *websocket_urlpatterns,
+                        path("ws/notifications/", NotificationConsumer.as_asgi()),
+                    ]
+                )
+            )
         ),
     }
 )

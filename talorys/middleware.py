@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth import logout
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from talorys.errors import error_body
@@ -37,6 +38,9 @@ _MESSAGES = {
 }
 
 
+_DJANGO_ANSWERS = (Http404, PermissionDenied, BadRequest, SuspiciousOperation)
+
+
 def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
 
@@ -61,12 +65,16 @@ class ApiErrorEnvelopeMiddleware:
         code = _STATUS_CODES.get(status, "ERROR" if status < 500 else "INTERNAL")
         message = _MESSAGES.get(status, "The request failed.")
         wrapped = JsonResponse(error_body(code, message), status=status)
-        if "Allow" in response:
-            wrapped["Allow"] = response["Allow"]
+        # Keep what the inner middleware added: security headers, Allow, cookies.
+        for name, value in response.items():
+            if name.lower() not in ("content-type", "content-length"):
+                wrapped[name] = value
+        wrapped.cookies = response.cookies
         return wrapped
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not _is_api(request):
+        # Django answers these itself (404, 403, 400); __call__ then wraps that answer.
+        if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None
         log.exception("Unhandled error on %s %s", request.method, request.path)
         return JsonResponse(error_body("INTERNAL", _MESSAGES[500]), status=500)
@@ -91,25 +99,40 @@ SEEN_AT = "_talorys_seen_at"
 SEEN_RESOLUTION_SECONDS = 60
 
 
+def session_expired(session, *, now: float) -> bool:
+    """True when a session has been idle too long or has outlived its absolute lifetime.
+
+    Shared by the HTTP middleware below and anything else that reads sessions (the WebSocket).
+    """
+    login_at = session.get(LOGIN_AT)
+    if login_at is None:
+        return False
+    seen_at = session.get(SEEN_AT) or login_at
+    return (
+        now - login_at > settings.SESSION_ABSOLUTE_LIFETIME
+        or now - seen_at > settings.SESSION_IDLE_TIMEOUT
+    )
+
+
 class SessionLifetimeMiddleware:
-    """Ends a session after SESSION_IDLE_TIMEOUT without requests or SESSION_ABSOLUTE_LIFETIME."""
+    """Ends a session after SESSION_IDLE_TIMEOUT without requests or SESSION_ABSOLUTE_LIFETIME.
+
+    Any authenticated request counts as activity, so a session in use lives on, but never past
+    its absolute lifetime, counted from login.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.user.is_authenticated and hasattr(request, "session"):
+        if hasattr(request, "session") and request.user.is_authenticated:
             now = timezone.now().timestamp()
             session = request.session
-            login_at = session.get(LOGIN_AT)
-            seen_at = session.get(SEEN_AT)
-            if login_at is None:
+            if session.get(LOGIN_AT) is None:
+                # Logged in some other way (the admin's login form): the clocks start now.
                 session[LOGIN_AT] = session[SEEN_AT] = now
-            elif (
-                now - login_at > settings.SESSION_ABSOLUTE_LIFETIME
-                or now - (seen_at or login_at) > settings.SESSION_IDLE_TIMEOUT
-            ):
-                logout(request)  # flushes the session row and the cookie
-            elif now - (seen_at or 0) > SEEN_RESOLUTION_SECONDS:
+            elif session_expired(session, now=now):
+                logout(request)  # deletes the session row and clears the cookie
+            elif now - session.get(SEEN_AT, 0) > SEEN_RESOLUTION_SECONDS:
                 session[SEEN_AT] = now
         return self.get_response(request)

@@ -1,21 +1,43 @@
 """Owner authentication: the API's auth (session + CSRF, or a personal token), login throttling,
-and personal API tokens.
+password changes, session ending and personal API tokens.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
+import time
+from collections.abc import Callable
+from importlib import import_module
 
 from django.conf import settings
-from django.contrib.auth import authenticate, login
+from django.contrib.auth import (
+    SESSION_KEY,
+    authenticate,
+    get_user_model,
+    login,
+    update_session_auth_hash,
+)
 from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
 from django.core.cache import cache
-from django.http import HttpRequest
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from ninja.utils import check_csrf
 
-from talorys.errors import Forbidden, NotFound, RateLimited, Unauthorized, ValidationFailed
+from talorys.errors import (
+    AppError,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+    ValidationFailed,
+    error_body,
+)
 from talorys.middleware import LOGIN_AT, SEEN_AT
 from talorys.models import ApiToken
 
@@ -30,16 +52,27 @@ def _hash_token(raw: str) -> str:
 class OwnerAuth:
     """django-ninja auth: a logged-in session (CSRF checked on unsafe methods) or a Bearer token.
 
-    Tokens are accepted by the API only; pages and the WebSocket use the session.
+    Tokens are accepted by the API only; pages and the WebSocket use the session. With
+    tokens=False only a session will do: a leaked script token must not be able to change the
+    password or mint more tokens.
     """
+
+    # Read by django-ninja's docs page: Swagger UI then sends X-CSRFToken with "Try it out".
+    csrf = True
+
+    def __init__(self, *, tokens: bool = True) -> None:
+        self.tokens = tokens
 
     def __call__(self, request: HttpRequest) -> AbstractBaseUser | None:
         header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            return api_token_authenticate(raw=header.removeprefix("Bearer ").strip())
+        if header[:7].lower() == "bearer ":
+            if not self.tokens:
+                return None
+            return api_token_authenticate(raw=header[7:].strip())
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
             return None
+        # ninja marks its views csrf_exempt for Django's middleware, so the check happens here.
         if request.method not in _SAFE_METHODS and check_csrf(request) is not None:
             raise Forbidden(
                 "CSRF check failed: send the csrftoken cookie's value in the X-CSRFToken header."
@@ -48,13 +81,33 @@ class OwnerAuth:
 
 
 owner_auth = OwnerAuth()
+owner_session_auth = OwnerAuth(tokens=False)
+
+
+def api_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """For the API's own non-operation views (OpenAPI schema, docs): the owner or a 401 envelope."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            user = owner_auth(request)
+        except AppError as exc:  # a CSRF failure: these views sit outside ninja's handlers
+            return JsonResponse(exc.envelope(), status=exc.status)
+        if user is None:
+            return JsonResponse(
+                error_body("UNAUTHORIZED", "Log in, or send a valid API token."), status=401
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
 
 
 # --- login and throttling ---------------------------------------------------------------------
 
 
 def client_address(request: HttpRequest) -> str:
-    # Behind a proxy the operator sets TALORYS_TRUST_X_FORWARDED_FOR; otherwise the socket address.
+    # Behind a proxy the operator sets TALORYS_TRUST_X_FORWARDED_FOR; otherwise the socket address,
+    # because a client can write any X-Forwarded-For it likes.
     if getattr(settings, "TRUST_X_FORWARDED_FOR", False):
         forwarded = request.headers.get("X-Forwarded-For", "")
         if forwarded:
@@ -62,19 +115,27 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "unknown")
 
 
+def _cache_key(kind: str, value: str) -> str:
+    # Hashed: usernames and forwarded addresses are client text, and some cache backends
+    # (memcached) refuse keys with spaces or control characters.
+    return f"login-fail:{kind}:{hashlib.sha256(value.encode()).hexdigest()[:32]}"
+
+
 def _throttle_keys(*, address: str, username: str) -> list[tuple[str, int]]:
     return [
-        (f"login-fail:addr:{address}", settings.LOGIN_FAILURES_PER_CLIENT),
-        (f"login-fail:user:{username.lower()[:150]}", settings.LOGIN_FAILURES_PER_USERNAME),
+        (_cache_key("addr", address), settings.LOGIN_FAILURES_PER_CLIENT),
+        (_cache_key("user", username.lower()), settings.LOGIN_FAILURES_PER_USERNAME),
     ]
 
 
 def _check_throttle(keys: list[tuple[str, int]]) -> None:
     for key, limit in keys:
         if (cache.get(key) or 0) >= limit:
+            started = cache.get(f"{key}:since") or time.time()
+            remaining = int(started + settings.LOGIN_THROTTLE_WINDOW - time.time()) + 1
             raise RateLimited(
                 "Too many failed logins. Wait a while and try again.",
-                retry_after=settings.LOGIN_THROTTLE_WINDOW,
+                retry_after=max(1, min(remaining, settings.LOGIN_THROTTLE_WINDOW)),
             )
 
 
@@ -82,6 +143,7 @@ def _record_failure(keys: list[tuple[str, int]]) -> None:
     window = settings.LOGIN_THROTTLE_WINDOW
     for key, _limit in keys:
         # add() is a no-op when the key exists, so the window starts at the first failure.
+        cache.add(f"{key}:since", time.time(), timeout=window)
         cache.add(key, 0, timeout=window)
         try:
             cache.incr(key)
@@ -89,21 +151,119 @@ def _record_failure(keys: list[tuple[str, int]]) -> None:
             cache.set(key, 1, timeout=window)
 
 
+def _clear_failures(keys: list[tuple[str, int]]) -> None:
+    cache.delete_many([name for key, _limit in keys for name in (key, f"{key}:since")])
+
+
 def owner_login(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
-    """Log the owner in, or raise. Throttled per client address and per username."""
+    """Log the owner in, or raise. Throttled per client address and per username.
+
+    The throttle is checked before the password, so that a locked-out attacker learns nothing
+    from a right guess either.
+    """
+    username = username.strip()
     keys = _throttle_keys(address=client_address(request), username=username)
     _check_throttle(keys)
     user = authenticate(request, username=username, password=password)
     if user is None or not user.is_active:
         _record_failure(keys)
         raise Unauthorized("Wrong username or password.")
-    login(request, user)
+    _clear_failures(keys)
+    login(request, user)  # rotates the session key: no session fixation
     now = timezone.now().timestamp()
     request.session[LOGIN_AT] = request.session[SEEN_AT] = now
     return user
 
 
+# --- passwords and sessions ----------------------------------------------------------------------
+
+
+def _validated(password: str, user: AbstractBaseUser | None) -> str:
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise ValidationFailed(" ".join(exc.messages), details=exc.messages) from exc
+    return password
+
+
+def owner_sessions_end(*, user: AbstractBaseUser, keep_session_key: str | None = None) -> int:
+    """Delete the user's stored sessions except keep_session_key; returns how many ended.
+
+    A password change already invalidates old sessions on their next request (Django compares the
+    password-derived session hash); deleting the rows as well ends them for good, also for a
+    session-store reader such as the WebSocket. Stores that cannot be listed (cache-only) rely
+    on the hash alone.
+    """
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    if not hasattr(store, "get_model_class"):
+        return 0
+    model = store.get_model_class()
+    ended = []
+    # A single-owner install has a handful of sessions: decoding each is cheap.
+    for session in model.objects.filter(expire_date__gt=timezone.now()).exclude(
+        session_key=keep_session_key or ""
+    ):
+        if str(session.get_decoded().get(SESSION_KEY)) == str(user.pk):
+            ended.append(session.session_key)
+    model.objects.filter(session_key__in=ended).delete()
+    if hasattr(store, "cache_key_prefix"):  # cached_db keeps a copy in the cache too
+        cache.delete_many([store.cache_key_prefix + key for key in ended])
+    return len(ended)
+
+
+def owner_password_set(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
+    """Set a validated password and end every session of the user (setup --reset-password)."""
+    _validated(password, user)
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        owner_sessions_end(user=user)
+    return user
+
+
+def owner_password_change(
+    *, request: HttpRequest, current_password: str, new_password: str
+) -> AbstractBaseUser:
+    """Change the logged-in user's password. Every other session ends; this one stays.
+
+    A wrong current password counts as a failed login, so a stolen session cookie cannot be used
+    to guess the password at leisure.
+    """
+    user = request.user
+    keys = _throttle_keys(address=client_address(request), username=user.get_username())
+    _check_throttle(keys)
+    if not user.check_password(current_password):
+        _record_failure(keys)
+        raise Forbidden("The current password is wrong.")
+    if current_password == new_password:
+        raise ValidationFailed("The new password must differ from the current one.")
+    _validated(new_password, user)
+    with transaction.atomic():
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        owner_sessions_end(user=user, keep_session_key=request.session.session_key)
+    # Re-signs this session with the new password hash, which also rotates its key.
+    update_session_auth_hash(request, user)
+    return user
+
+
+def owner_create(*, username: str, password: str) -> AbstractBaseUser:
+    """Create the owner. The owner also operates this single-person install, so may use /admin/."""
+    username = username.strip()
+    if not username:
+        raise ValidationFailed("The owner needs a username.")
+    user_model = get_user_model()
+    _validated(password, user_model(username=username))
+    if user_model.objects.filter(username=username).exists():
+        raise ValidationFailed(f"A user named {username!r} exists already.")
+    return user_model.objects.create_superuser(username=username, password=password, email="")
+
+
 # --- personal API tokens -----------------------------------------------------------------------
+
+
+def api_token_list(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
@@ -111,17 +271,20 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
     name = name.strip()
     if not name:
         raise ValidationFailed("A token needs a name.")
+    if len(name) > 100:
+        raise ValidationFailed("A token name has at most 100 characters.")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name[:100], prefix=raw[:12], token_hash=_hash_token(raw)
+        user=user, name=name, prefix=raw[:12], token_hash=_hash_token(raw)
     )
     return token, raw
 
 
-def api_token_revoke(*, token_id: int) -> ApiToken:
-    """Revoke a token; revoking one already revoked keeps its first revocation time."""
-    ApiToken.objects.filter(pk=token_id, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    token = ApiToken.objects.filter(pk=token_id).first()
+def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+    """Revoke one of the user's tokens; revoking it again keeps its first revocation time."""
+    tokens = ApiToken.objects.filter(user=user, pk=token_id)
+    tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    token = tokens.first()
     if token is None:
         raise NotFound("No such token.")
     return token

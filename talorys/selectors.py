@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
-from talorys.models import Note, Notification, Project, Task
+from talorys.models import Note, Notification, OwnerSettings, Project, Task, UsageDay
 
 
 def task_list(
@@ -52,3 +56,95 @@ def notification_list(*, unread: bool | None = None) -> QuerySet[Notification]:
     elif unread is False:
         notifications = notifications.filter(read_at__isnull=False)
     return notifications
+
+
+# --- model endpoints ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    base_url: str
+    model: str
+    api_key: str
+
+
+def _endpoint(
+    *, url: str, model: str, key: str, env_url: str, env_model: str, env_key: str
+) -> ModelEndpoint:
+    base_url = url or env_url
+    # The environment's key belongs to the environment's server: never send it to another one.
+    api_key = key or (env_key if base_url == env_url else "")
+    return ModelEndpoint(base_url=base_url, model=model or env_model, api_key=api_key)
+
+
+def model_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
+    """The chat model to use: owner settings override the environment, field by field."""
+    return _endpoint(
+        url=owner_settings.model_base_url,
+        model=owner_settings.model_name,
+        key=owner_settings.model_api_key,
+        env_url=settings.TALORYS_MODEL_BASE_URL,
+        env_model=settings.TALORYS_MODEL,
+        env_key=settings.TALORYS_MODEL_API_KEY,
+    )
+
+
+def embeddings_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
+    """The embeddings server to use, chosen like ``model_endpoint``."""
+    return _endpoint(
+        url=owner_settings.embeddings_base_url,
+        model=owner_settings.embeddings_model,
+        key=owner_settings.embeddings_api_key,
+        env_url=settings.TALORYS_EMBEDDINGS_BASE_URL,
+        env_model=settings.TALORYS_EMBEDDINGS_MODEL,
+        env_key=settings.TALORYS_EMBEDDINGS_API_KEY,
+    )
+
+
+def model_provider_kind(*, owner_settings: OwnerSettings) -> Literal["demo", "openai-compatible"]:
+    """Without both a server and a model name, chat runs on the built-in demo provider."""
+    endpoint = model_endpoint(owner_settings=owner_settings)
+    return "openai-compatible" if endpoint.base_url and endpoint.model else "demo"
+
+
+def embeddings_provider_kind(
+    *, owner_settings: OwnerSettings
+) -> Literal["builtin", "openai-compatible"]:
+    endpoint = embeddings_endpoint(owner_settings=owner_settings)
+    return "openai-compatible" if endpoint.base_url and endpoint.model else "builtin"
+
+
+# --- usage -------------------------------------------------------------------------------------
+
+# kind -> (UsageDay counter, OwnerSettings daily limit)
+USAGE_KINDS = {
+    "ai": ("ai_requests", "daily_ai_requests"),
+    "scheduled_ai": ("scheduled_ai_requests", "daily_scheduled_ai_requests"),
+    "embedding": ("embedding_requests", "daily_embedding_requests"),
+}
+
+
+class UsageReport(TypedDict):
+    today: UsageDay
+    limits: dict[str, int]  # keyed by UsageDay counter
+    remaining: dict[str, int]
+    days: list[UsageDay]  # newest first, one per UTC day, zeros where nothing was spent
+
+
+def usage_report(*, owner_settings: OwnerSettings, days: int = 30) -> UsageReport:
+    """Today's counters against the owner's limits, and the last ``days`` UTC days.
+
+    A pure read: days without a row are shown as unsaved zero rows.
+    """
+    today = timezone.now().date()
+    first = today - dt.timedelta(days=days - 1)
+    saved = {row.day: row for row in UsageDay.objects.filter(day__gte=first, day__lte=today)}
+    series = [
+        saved.get(day) or UsageDay(day=day)
+        for day in (today - dt.timedelta(days=n) for n in range(days))
+    ]
+    limits = {column: getattr(owner_settings, field) for column, field in USAGE_KINDS.values()}
+    remaining = {
+        column: max(0, limit - getattr(series[0], column)) for column, limit in limits.items()
+    }
+    return UsageReport(today=series[0], limits=limits, remaining=remaining, days=series)

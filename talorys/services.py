@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -21,8 +22,8 @@ from talorys.models import (
     Project,
     Task,
     UsageDay,
-    validate_time_zone,
 )
+from talorys.selectors import USAGE_KINDS, usage_report
 
 MAX_TITLE = 500
 MAX_NOTE_CONTENT = 200_000
@@ -79,6 +80,16 @@ def project_delete(*, project_id: int) -> None:
     project_get(project_id=project_id).delete()
 
 
+def _project_ref(project_id: int | None) -> Project | None:
+    """The project a task points to; a missing one is bad input, not a missing page."""
+    if project_id is None:
+        return None
+    project = Project.objects.live().filter(pk=project_id).first()
+    if project is None:
+        raise ValidationFailed(f"project_id: project {project_id} does not exist.")
+    return project
+
+
 # --- tasks -------------------------------------------------------------------------------------
 
 
@@ -99,7 +110,7 @@ def task_create(
 ) -> Task:
     if priority not in Task.Priority.values:
         raise ValidationFailed("priority must be 1 (low), 2 (normal) or 3 (high).")
-    project = project_get(project_id=project_id) if project_id is not None else None
+    project = _project_ref(project_id)
     return Task.objects.create(
         title=_clean_text(title, field="title", max_length=MAX_TITLE),
         details=_clean_text(details, field="details", max_length=20_000, required=False),
@@ -128,8 +139,7 @@ def task_update(*, task_id: int, **changes: Any) -> Task:
         if "due_at" in changes:
             task.due_at = _aware(changes["due_at"], field="due_at")
         if "project_id" in changes:
-            pid = changes["project_id"]
-            task.project = project_get(project_id=pid) if pid is not None else None
+            task.project = _project_ref(changes["project_id"])
         if "status" in changes:
             status = changes["status"]
             if status not in Task.Status.values:
@@ -262,35 +272,59 @@ SETTINGS_FIELDS = {
 }
 
 
-def owner_settings_update(**changes: Any) -> OwnerSettings:
+# Bounds the database cannot express: a turn needs at least one step, and no single setting may
+# make a turn unbounded.
+SETTINGS_BOUNDS = {
+    "daily_ai_requests": (0, 1_000_000),
+    "daily_scheduled_ai_requests": (0, 1_000_000),
+    "daily_embedding_requests": (0, 10_000_000),
+    "max_steps_per_turn": (1, 50),
+    "max_tool_calls_per_turn": (0, 200),
+    "max_output_tokens": (16, 1_000_000),
+    "max_context_tokens": (256, 10_000_000),
+}
+
+
+def owner_settings_check(**changes: Any) -> None:
+    """Raise ValidationFailed for settings the model fields alone would accept but we do not.
+
+    Also used by the admin form, so the operator meets the same rules as the owner.
+    """
     unknown = set(changes) - SETTINGS_FIELDS
     if unknown:
         raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
-    if "time_zone" in changes:
-        try:
-            validate_time_zone(changes["time_zone"])
-        except Exception as exc:
-            raise ValidationFailed(
-                str(exc.messages[0] if hasattr(exc, "messages") else exc)
-            ) from exc
     for key in ("model_base_url", "embeddings_base_url"):
         url = changes.get(key)
         if url and not url.startswith(("http://", "https://")):
             raise ValidationFailed(f"{key} must start with http:// or https://.")
-    row = owner_settings_get()
-    for key, value in changes.items():
-        setattr(row, key, "" if value is None and isinstance(getattr(row, key), str) else value)
-    row.save()
+    for key, (low, high) in SETTINGS_BOUNDS.items():
+        value = changes.get(key)
+        if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            raise ValidationFailed(f"{key} must be between {low} and {high}.")
+
+
+def owner_settings_update(**changes: Any) -> OwnerSettings:
+    """Apply the given settings, all or none. An empty or null key clears it."""
+    owner_settings_check(**changes)
+    with transaction.atomic():
+        # save() writes every column: the lock stops two concurrent patches of different
+        # settings from undoing each other.
+        row = OwnerSettings.objects.select_for_update().get(pk=owner_settings_get().pk)
+        for key, value in changes.items():
+            if value is None and isinstance(getattr(row, key), str):
+                value = ""
+            setattr(row, key, value.strip() if isinstance(value, str) else value)
+        try:
+            row.full_clean()
+        except ValidationError as exc:
+            raise ValidationFailed(
+                "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
+            ) from exc
+        row.save()
     return row
 
 
 # --- usage -------------------------------------------------------------------------------------
-
-USAGE_KINDS = {
-    "ai": ("ai_requests", "daily_ai_requests"),
-    "scheduled_ai": ("scheduled_ai_requests", "daily_scheduled_ai_requests"),
-    "embedding": ("embedding_requests", "daily_embedding_requests"),
-}
 
 
 def _usage_today() -> UsageDay:
@@ -323,9 +357,8 @@ def usage_reserve(*, kind: str, count: int = 1) -> None:
 
 
 def usage_remaining(*, kind: str) -> int:
-    column, limit_field = USAGE_KINDS[kind]
-    limit = getattr(owner_settings_get(), limit_field)
-    return max(0, limit - getattr(_usage_today(), column))
+    column, _limit_field = USAGE_KINDS[kind]
+    return usage_report(owner_settings=owner_settings_get(), days=1)["remaining"][column]
 
 
 def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
@@ -334,3 +367,18 @@ def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
         input_tokens=F("input_tokens") + max(0, input_tokens),
         output_tokens=F("output_tokens") + max(0, output_tokens),
     )
+
+
+# --- the bin -----------------------------------------------------------------------------------
+
+BIN_RETENTION = dt.timedelta(days=30)
+
+
+def bin_purge(*, older_than: dt.timedelta = BIN_RETENTION) -> int:
+    """Delete for good what approved deletions moved to the bin longer ago than ``older_than``."""
+    cutoff = timezone.now() - older_than
+    purged = 0
+    for model in (Task, Note, Project):
+        count, _ = model.objects.filter(deleted_at__lt=cutoff).delete()
+        purged += count
+    return purged

@@ -21,10 +21,15 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def login_page(request: HttpRequest) -> HttpResponse:
     next_url = request.POST.get("next") or request.GET.get("next") or "/"
-    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         next_url = "/"
+    if request.method == "GET" and request.user.is_authenticated:
+        return redirect(next_url)
     error = ""
     status = 200
+    retry_after = None
     if request.method == "POST":
         try:
             owner_login(
@@ -35,7 +40,16 @@ def login_page(request: HttpRequest) -> HttpResponse:
             return redirect(next_url)
         except AppError as exc:
             error, status = exc.message, exc.status
-    return render(request, "login.html", {"error": error, "next": next_url}, status=status)
+            retry_after = getattr(exc, "retry_after", None)
+    response = render(
+        request,
+        "login.html",
+        {"error": error, "next": next_url, "username": request.POST.get("username", "")},
+        status=status,
+    )
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 @require_http_methods(["POST"])

@@ -1,10 +1,26 @@
 from django.contrib.auth import logout
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
-from ninja import Router
+from ninja import Router, Status
+from ninja.pagination import LimitOffsetPagination, paginate
 
-from talorys.schemas import LoginIn, OkOut, SessionOut
-from talorys.security import owner_login
+from talorys.schemas import (
+    ApiTokenCreatedOut,
+    ApiTokenIn,
+    ApiTokenOut,
+    LoginIn,
+    OkOut,
+    PasswordChangeIn,
+    SessionOut,
+)
+from talorys.security import (
+    api_token_create,
+    api_token_list,
+    api_token_revoke,
+    owner_login,
+    owner_password_change,
+    owner_session_auth,
+)
 
 auth_router = Router(tags=["auth"])
 
@@ -33,3 +49,35 @@ def logout_view(request: HttpRequest) -> OkOut:
 @auth_router.get("/session", auth=None, response=SessionOut)
 def session_view(request: HttpRequest) -> SessionOut:
     return _session_out(request)
+
+
+# Password and tokens need the session: a leaked script token must not lead to more access.
+
+
+@auth_router.post("/password", auth=owner_session_auth, response=OkOut)
+def password_change(request: HttpRequest, payload: PasswordChangeIn) -> OkOut:
+    owner_password_change(
+        request=request,
+        current_password=payload.current_password,
+        new_password=payload.new_password,
+    )
+    return OkOut()
+
+
+@auth_router.get("/tokens", auth=owner_session_auth, response=list[ApiTokenOut])
+@paginate(LimitOffsetPagination)
+def token_list(request: HttpRequest):
+    return api_token_list(user=request.auth)
+
+
+@auth_router.post("/tokens", auth=owner_session_auth, response={201: ApiTokenCreatedOut})
+def token_create(request: HttpRequest, payload: ApiTokenIn) -> Status:
+    token, raw = api_token_create(user=request.auth, name=payload.name)
+    shown = ApiTokenOut.model_validate(token).model_dump()
+    return Status(201, ApiTokenCreatedOut(**shown, token=raw))
+
+
+@auth_router.delete("/tokens/{int:token_id}", auth=owner_session_auth, response={204: None})
+def token_revoke(request: HttpRequest, token_id: int) -> Status:
+    api_token_revoke(user=request.auth, token_id=token_id)
+    return Status(204, None)

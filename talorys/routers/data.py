@@ -1,12 +1,24 @@
-import datetime as dt
-
+from django.db.models import QuerySet
 from django.http import HttpRequest
-from ninja import Query, Router, Schema, Status
+from ninja import Query, Router, Status
 from ninja.pagination import LimitOffsetPagination, paginate
 
 from talorys import selectors, services
-from talorys.models import Task
-from talorys.schemas import TaskIn, TaskOut, TaskPatch
+from talorys.models import Note, Notification, Project, Task
+from talorys.schemas import (
+    NoteIn,
+    NoteOut,
+    NotePatch,
+    NotificationFilters,
+    NotificationOut,
+    ProjectIn,
+    ProjectOut,
+    ProjectPatch,
+    TaskFilters,
+    TaskIn,
+    TaskOut,
+    TaskPatch,
+)
 
 projects_router = Router(tags=["projects"])
 tasks_router = Router(tags=["tasks"])
@@ -14,17 +26,42 @@ notes_router = Router(tags=["notes"])
 notifications_router = Router(tags=["notifications"])
 
 
-class TaskFilters(Schema):
-    status: str | None = None
-    project: int | None = None
-    due_before: dt.datetime | None = None
-    due_after: dt.datetime | None = None
-    q: str | None = None
+# --- projects ----------------------------------------------------------------------------------
+
+
+@projects_router.get("", response=list[ProjectOut])
+@paginate(LimitOffsetPagination)
+def project_list(request: HttpRequest, q: str | None = None) -> QuerySet[Project]:
+    return selectors.project_list(q=q)
+
+
+@projects_router.post("", response={201: ProjectOut})
+def project_create(request: HttpRequest, payload: ProjectIn) -> Status:
+    return Status(201, services.project_create(**payload.model_dump()))
+
+
+@projects_router.get("/{int:project_id}", response=ProjectOut)
+def project_get(request: HttpRequest, project_id: int) -> Project:
+    return services.project_get(project_id=project_id)
+
+
+@projects_router.patch("/{int:project_id}", response=ProjectOut)
+def project_update(request: HttpRequest, project_id: int, payload: ProjectPatch) -> Project:
+    return services.project_update(project_id=project_id, **payload.model_dump(exclude_unset=True))
+
+
+@projects_router.delete("/{int:project_id}", response={204: None})
+def project_delete(request: HttpRequest, project_id: int) -> Status:
+    services.project_delete(project_id=project_id)
+    return Status(204, None)
+
+
+# --- tasks -------------------------------------------------------------------------------------
 
 
 @tasks_router.get("", response=list[TaskOut])
 @paginate(LimitOffsetPagination)
-def task_list(request: HttpRequest, filters: Query[TaskFilters]):
+def task_list(request: HttpRequest, filters: Query[TaskFilters]) -> QuerySet[Task]:
     return selectors.task_list(
         status=filters.status,
         project_id=filters.project,
@@ -53,3 +90,49 @@ def task_update(request: HttpRequest, task_id: int, payload: TaskPatch) -> Task:
 def task_delete(request: HttpRequest, task_id: int) -> Status:
     services.task_delete(task_id=task_id)
     return Status(204, None)
+
+
+# --- notes -------------------------------------------------------------------------------------
+
+
+@notes_router.get("", response=list[NoteOut])
+@paginate(LimitOffsetPagination)
+def note_list(request: HttpRequest, q: str | None = None) -> QuerySet[Note]:
+    return selectors.note_list(q=q)
+
+
+@notes_router.post("", response={201: NoteOut})
+def note_create(request: HttpRequest, payload: NoteIn) -> Status:
+    return Status(201, services.note_create(**payload.model_dump()))
+
+
+@notes_router.get("/{int:note_id}", response=NoteOut)
+def note_get(request: HttpRequest, note_id: int) -> Note:
+    return services.note_get(note_id=note_id)
+
+
+@notes_router.patch("/{int:note_id}", response=NoteOut)
+def note_update(request: HttpRequest, note_id: int, payload: NotePatch) -> Note:
+    return services.note_update(note_id=note_id, **payload.model_dump(exclude_unset=True))
+
+
+@notes_router.delete("/{int:note_id}", response={204: None})
+def note_delete(request: HttpRequest, note_id: int) -> Status:
+    services.note_delete(note_id=note_id)
+    return Status(204, None)
+
+
+# --- notifications -----------------------------------------------------------------------------
+
+
+@notifications_router.get("", response=list[NotificationOut])
+@paginate(LimitOffsetPagination)
+def notification_list(
+    request: HttpRequest, filters: Query[NotificationFilters]
+) -> QuerySet[Notification]:
+    return selectors.notification_list(unread=filters.unread)
+
+
+@notifications_router.post("/{int:notification_id}/read", response=NotificationOut)
+def notification_mark_read(request: HttpRequest, notification_id: int) -> Notification:
+    return services.notification_mark_read(notification_id=notification_id)

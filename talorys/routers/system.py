@@ -1,9 +1,18 @@
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest
-from ninja import Router, Status
+from ninja import Query, Router, Status
 
-from talorys.schemas import HealthOut
+from talorys import search, selectors, services
+from talorys.models import OwnerSettings
+from talorys.schemas import (
+    HealthOut,
+    SearchOut,
+    SearchQuery,
+    SettingsOut,
+    SettingsPatch,
+    UsageOut,
+)
 
 health_router = Router(tags=["system"])
 search_router = Router(tags=["search"])
@@ -33,3 +42,37 @@ def health(request: HttpRequest):
         status="ok" if healthy else "degraded", database=database, broker=broker, version="1"
     )
     return Status(200 if healthy else 503, body)
+
+
+def _settings_out(row: OwnerSettings) -> SettingsOut:
+    # Everything stored except the keys (SettingsOut has no field for them), plus what is derived.
+    stored = {name: getattr(row, name) for name in SettingsOut.model_fields if hasattr(row, name)}
+    return SettingsOut(
+        **stored,
+        provider=selectors.model_provider_kind(owner_settings=row),
+        embeddings_provider=selectors.embeddings_provider_kind(owner_settings=row),
+        model_api_key_set=bool(row.model_api_key),
+        embeddings_api_key_set=bool(row.embeddings_api_key),
+    )
+
+
+@settings_router.get("", response=SettingsOut)
+def settings_get(request: HttpRequest) -> SettingsOut:
+    return _settings_out(services.owner_settings_get())
+
+
+@settings_router.patch("", response=SettingsOut)
+def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut:
+    return _settings_out(services.owner_settings_update(**payload.model_dump(exclude_unset=True)))
+
+
+@usage_router.get("", response=UsageOut)
+def usage_get(request: HttpRequest) -> selectors.UsageReport:
+    return selectors.usage_report(owner_settings=services.owner_settings_get())
+
+
+@search_router.get("", response=SearchOut)
+def search_all(request: HttpRequest, params: Query[SearchQuery]) -> SearchOut:
+    kinds = [k.strip() for k in (params.kinds or "").split(",") if k.strip()] or None
+    hits = search.search(q=params.q, kinds=kinds, limit=params.limit)
+    return SearchOut(items=hits, count=len(hits))

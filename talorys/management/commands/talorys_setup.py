@@ -6,52 +6,53 @@ import getpass
 import secrets
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from talorys.env import env_str
+from talorys.errors import ValidationFailed
+from talorys.push import vapid_key_ensure
+from talorys.security import owner_create, owner_password_set
 from talorys.services import owner_settings_get
 
 
 class Command(BaseCommand):
-    help = "Create the owner account (and owner settings) if missing."
+    help = (
+        "Create the owner account (and owner settings) if missing. The password comes from "
+        "TALORYS_OWNER_PASSWORD, the prompt, or is generated and printed once."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--noinput", "--no-input", action="store_true", dest="noinput")
         parser.add_argument(
-            "--reset-password", action="store_true", help="Set a new owner password."
+            "--reset-password",
+            action="store_true",
+            help="Set a new owner password and end every session of the owner.",
         )
 
     def handle(self, *args, noinput: bool, reset_password: bool, **options):
         owner_settings_get()
-        User = get_user_model()
+        if vapid_key_ensure() is not None:  # None: the key comes from TALORYS_VAPID_PRIVATE_KEY
+            self.stdout.write("Web Push (VAPID) key ready in the data directory.")
         username = env_str("TALORYS_OWNER_USERNAME", "owner")
-        user = User.objects.filter(username=username).first()
+        user = get_user_model().objects.filter(username=username).first()
         if user is not None and not reset_password:
             self.stdout.write(f"Owner account {username!r} exists.")
             return
         password = env_str("TALORYS_OWNER_PASSWORD")
-        generated = False
         if not password and not noinput:
             password = getpass.getpass(f"Password for {username!r} (empty to generate one): ")
-        if not password:
+        generated = not password
+        if generated:
             password = secrets.token_urlsafe(15)
-            generated = True
-        if not generated:
-            try:
-                validate_password(password)
-            except ValidationError as exc:
-                raise CommandError(" ".join(exc.messages)) from exc
-        if user is None:
-            # The owner is also the operator of this single-person install, so may use /admin/.
-            user = User.objects.create_superuser(username=username, password=password, email="")
-            self.stdout.write(self.style.SUCCESS(f"Created the owner account {username!r}."))
-        else:
-            user.set_password(password)
-            user.save(update_fields=["password"])
-            self.stdout.write(
-                self.style.SUCCESS(f"New password set for {username!r}; other sessions ended.")
-            )
+        try:
+            if user is None:
+                owner_create(username=username, password=password)
+                done = f"Created the owner account {username!r}."
+            else:
+                owner_password_set(user=user, password=password)
+                done = f"New password set for {username!r}; every session of it has ended."
+        except ValidationFailed as exc:
+            raise CommandError(f"Password refused: {exc.message}") from exc
+        self.stdout.write(self.style.SUCCESS(done))
         if generated:
             self.stdout.write(self.style.WARNING(f"OWNER PASSWORD (shown once): {password}"))

@@ -1,0 +1,185 @@
+"""The operator's Django admin: every registered model opens, and repairs go through services."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+from django.urls import reverse
+
+from agent.models import Conversation, Message
+from memory import services as memory_services
+from memory.models import Memory, MemoryRevision
+from talorys import services
+from talorys.models import ApiToken, OwnerSettings
+from talorys.security import api_token_authenticate
+
+# Models whose admin refuses the add page on purpose (their rows are only ever made by the app).
+ADD_REFUSED = {"approvals.ApprovalEvent"}
+
+
+@pytest.fixture
+def operator(db, django_user_model) -> Client:
+    user = django_user_model.objects.create_superuser(username="operator", password="x" * 12)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def some_data(db):
+    project = services.project_create(name="Home")
+    services.task_create(title="Pay rent", project_id=project.pk)
+    services.note_create(title="Recipes", content="Pancakes")
+    services.notification_create(title="Rent is due")
+    services.usage_reserve(kind="ai")
+    memory = memory_services.memory_create(text="Lives in Lyon")
+    conversation = Conversation.objects.create(title="Trip planning")
+    Message.objects.create(conversation=conversation, role="user", content="Plan my trip")
+    return {"memory": memory, "conversation": conversation}
+
+
+def registered() -> list[str]:
+    return sorted(model._meta.label for model in admin.site._registry)
+
+
+def url(label: str, view: str, *args) -> str:
+    app, model = label.lower().split(".")
+    return reverse(f"admin:{app}_{model}_{view}", args=args)
+
+
+@pytest.mark.parametrize("label", registered())
+def test_every_changelist_opens(operator, some_data, label):
+    response = operator.get(url(label, "changelist"))
+
+    assert response.status_code == 200, response.content[:500]
+
+
+@pytest.mark.parametrize("label", registered())
+def test_every_add_page_opens(operator, label):
+    response = operator.get(url(label, "add"))
+
+    assert response.status_code == (403 if label in ADD_REFUSED else 200)
+
+
+def test_changelists_search_and_filter(operator, some_data):
+    assert b"Pay rent" in operator.get(url("talorys.Task", "changelist"), {"q": "rent"}).content
+    assert b"Pay rent" not in operator.get(url("talorys.Task", "changelist"), {"q": "xyz"}).content
+    done = operator.get(url("talorys.Task", "changelist"), {"status__exact": "done"})
+    assert b"Pay rent" not in done.content
+    found = operator.get(url("agent.Conversation", "changelist"), {"q": "my trip"})
+    assert b"Trip planning" in found.content
+
+
+def test_change_pages_show_inlines(operator, some_data):
+    memory_page = operator.get(url("memory.Memory", "change", some_data["memory"].pk))
+    assert memory_page.status_code == 200
+    assert b"Lives in Lyon" in memory_page.content
+    assert b"create" in memory_page.content  # the revision inline
+
+    chat_page = operator.get(url("agent.Conversation", "change", some_data["conversation"].pk))
+    assert chat_page.status_code == 200
+    assert b"Plan my trip" in chat_page.content
+
+
+def test_an_operator_edit_of_a_memory_is_recorded_in_its_history(operator, some_data):
+    memory = some_data["memory"]
+
+    response = operator.post(
+        url("memory.Memory", "change", memory.pk),
+        {
+            "text": "Lives in Lisbon",
+            "category": "place",
+            "revisions-TOTAL_FORMS": "1",
+            "revisions-INITIAL_FORMS": "1",
+            "revisions-MIN_NUM_FORMS": "0",
+            "revisions-MAX_NUM_FORMS": "1000",
+            "revisions-0-id": str(memory.revisions.get().pk),
+            "revisions-0-memory": str(memory.pk),
+        },
+    )
+
+    assert response.status_code == 302, response.content[:2000]
+    memory.refresh_from_db()
+    assert (memory.text, memory.category) == ("Lives in Lisbon", "place")
+    assert list(
+        MemoryRevision.objects.filter(memory=memory).order_by("id").values_list("action", "text")
+    ) == [("create", "Lives in Lyon"), ("update", "Lives in Lisbon")]
+
+
+def test_an_operator_can_add_a_memory_with_its_first_revision(operator):
+    response = operator.post(
+        url("memory.Memory", "add"),
+        {
+            "text": "Allergic to peanuts",
+            "category": "fact",
+            "revisions-TOTAL_FORMS": "0",
+            "revisions-INITIAL_FORMS": "0",
+            "revisions-MIN_NUM_FORMS": "0",
+            "revisions-MAX_NUM_FORMS": "1000",
+        },
+    )
+
+    assert response.status_code == 302, response.content[:2000]
+    memory = Memory.objects.get()
+    assert memory.revisions.get().action == "create"
+
+
+def test_a_token_made_in_admin_is_shown_once_and_stored_hashed(operator, owner):
+    response = operator.post(url("talorys.ApiToken", "add"), {"user": owner.pk, "name": "backup"})
+
+    assert response.status_code == 200
+    raw = response.context["raw"]
+    assert raw.encode() in response.content
+    token = ApiToken.objects.get()
+    assert token.token_hash != raw and raw not in token.token_hash
+    assert api_token_authenticate(raw=raw) == owner
+    change_page = operator.get(url("talorys.ApiToken", "change", token.pk))
+    assert raw.encode() not in change_page.content
+    assert token.token_hash.encode() in change_page.content  # shown, but read-only
+    assert b'name="token_hash"' not in change_page.content
+
+
+def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator):
+    services.owner_settings_update(model_api_key="sk-secret-key")
+    page = operator.get(url("talorys.OwnerSettings", "change", 1))
+    assert page.status_code == 200
+    assert b"sk-secret-key" not in page.content
+
+    form = {
+        name: value
+        for name, value in OwnerSettings.objects.values().get(pk=1).items()
+        if name not in {"id", "updated_at", "model_api_key", "embeddings_api_key"}
+    }
+    form = {k: ("" if v is None else v) for k, v in form.items()} | {
+        "time_zone": "Europe/Paris",
+        "semantic_enabled": "",
+    }
+    response = operator.post(url("talorys.OwnerSettings", "change", 1), form)
+
+    assert response.status_code == 302, response.content[:3000]
+    row = OwnerSettings.objects.get(pk=1)
+    assert row.time_zone == "Europe/Paris"
+    assert row.model_api_key == "sk-secret-key"
+
+
+def test_settings_admin_applies_the_owner_rules(operator):
+    services.owner_settings_get()
+    form = {
+        name: ("" if value is None else value)
+        for name, value in OwnerSettings.objects.values().get(pk=1).items()
+        if name not in {"id", "updated_at", "semantic_enabled"}
+    } | {"max_steps_per_turn": 0}
+
+    response = operator.post(url("talorys.OwnerSettings", "change", 1), form)
+
+    assert response.status_code == 200  # the form again, with the error
+    assert b"max_steps_per_turn must be between" in response.content
+    assert OwnerSettings.objects.get(pk=1).max_steps_per_turn == 6
+
+
+def test_owner_settings_stay_one_row(operator):
+    assert operator.get(url("talorys.OwnerSettings", "add")).status_code == 200
+    services.owner_settings_get()
+    assert operator.get(url("talorys.OwnerSettings", "add")).status_code == 403
+    assert operator.get(url("talorys.OwnerSettings", "delete", 1)).status_code == 403

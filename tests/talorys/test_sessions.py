@@ -1,0 +1,105 @@
+"""Session idle timeout and absolute lifetime, on a controllable clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import time_machine
+from django.contrib.sessions.models import Session
+from django.test import Client, override_settings
+
+from tests.conftest import ApiClient
+
+START = dt.datetime(2030, 3, 4, 8, 0, tzinfo=dt.UTC)
+DAY = dt.timedelta(days=1)
+HOUR = dt.timedelta(hours=1)
+
+
+def logged_in() -> ApiClient:
+    client = ApiClient(Client(enforce_csrf_checks=True))
+    assert client.login().status_code == 200
+    return client
+
+
+def assert_logged_out(client: ApiClient) -> None:
+    response = client.get("/api/tasks")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "UNAUTHORIZED"
+
+
+def test_a_session_ends_after_seven_idle_days(owner):
+    with time_machine.travel(START, tick=False) as clock:
+        client = logged_in()
+        key = client.client.session.session_key
+
+        clock.shift(7 * DAY + 2 * dt.timedelta(minutes=1))
+        assert_logged_out(client)
+        assert not Session.objects.filter(session_key=key).exists()
+        # The owner pages send the browser to the login page.
+        page = client.client.get("/")
+        assert page.status_code == 302
+        assert page["Location"].startswith("/login/")
+
+
+def test_a_session_idle_for_just_under_seven_days_lives(owner):
+    with time_machine.travel(START, tick=False) as clock:
+        client = logged_in()
+        clock.shift(7 * DAY - HOUR)
+        assert client.get("/api/tasks").status_code == 200
+
+
+def test_activity_keeps_a_session_alive_but_not_past_thirty_days(owner):
+    with time_machine.travel(START, tick=False) as clock:
+        client = logged_in()
+        # A request every six days: never idle for seven, for 30 days.
+        for _ in range(5):
+            clock.shift(6 * DAY)
+            assert client.get("/api/tasks").status_code == 200  # day 6, 12, 18, 24, 30
+        clock.shift(-HOUR)  # day 29 plus 23 hours: still within the lifetime
+        assert client.get("/api/tasks").status_code == 200
+        clock.shift(2 * HOUR)  # day 30 plus an hour, only an hour after the last request
+        assert_logged_out(client)
+
+
+def test_a_request_within_a_minute_does_not_rewrite_the_session(owner):
+    with time_machine.travel(START, tick=False) as clock:
+        client = logged_in()
+        key = client.client.session.session_key
+        stored = Session.objects.get(session_key=key).session_data
+        clock.shift(dt.timedelta(seconds=30))
+        assert client.get("/api/tasks").status_code == 200
+        assert Session.objects.get(session_key=key).session_data == stored
+        clock.shift(dt.timedelta(minutes=2))
+        assert client.get("/api/tasks").status_code == 200
+        assert Session.objects.get(session_key=key).session_data != stored
+
+
+@override_settings(SESSION_IDLE_TIMEOUT=3600, SESSION_ABSOLUTE_LIFETIME=4 * 3600)
+def test_the_lifetimes_follow_the_settings(owner):
+    minutes = dt.timedelta(minutes=1)
+    with time_machine.travel(START, tick=False) as clock:
+        idle = logged_in()
+        clock.shift(62 * minutes)
+        assert_logged_out(idle)
+
+        busy = logged_in()
+        for _ in range(4):
+            clock.shift(50 * minutes)
+            assert busy.get("/api/tasks").status_code == 200  # up to 3 h 20 after login
+        clock.shift(30 * minutes)
+        assert busy.get("/api/tasks").status_code == 200  # 3 h 50
+        clock.shift(20 * minutes)
+        assert_logged_out(busy)  # 4 h 10: past the lifetime, though busy
+
+
+def test_an_admin_login_session_gets_the_same_lifetimes(owner):
+    owner.is_staff = owner.is_superuser = True
+    owner.save()
+    with time_machine.travel(START, tick=False) as clock:
+        client = Client()
+        client.force_login(owner)  # logged in without our login service: no clocks yet
+        assert client.get("/admin/").status_code == 200  # the clocks start here
+        clock.shift(7 * DAY + 2 * dt.timedelta(minutes=1))
+        response = client.get("/admin/")
+        assert response.status_code == 302
+        assert response["Location"].startswith("/admin/login/")
