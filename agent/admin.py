@@ -1,1 +1,50 @@
-from django.contrib import admin  # noqa: F401
+"""Django admin for conversations: read-mostly. The operator reads transcripts, renames a
+conversation or releases a stuck turn lease; messages are never edited here.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from agent.models import Conversation, Message
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ["created_at", "role", "status", "origin", "content", "tool_activity", "error_code"]
+    readonly_fields = fields
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Conversation | None = None) -> bool:
+        return False
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "origin", "message_count", "turn_lease_until", "updated_at"]
+    list_filter = ["origin", "updated_at"]
+    search_fields = ["title", "summary", "messages__content"]
+    date_hierarchy = "updated_at"
+    # A stuck turn can be released by clearing turn_id and turn_lease_until.
+    fields = [
+        "title",
+        "origin",
+        "turn_id",
+        "turn_lease_until",
+        "turn_cancel_requested",
+        "summary",
+        "summary_upto",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = ["origin", "summary", "summary_upto", "created_at", "updated_at"]
+    inlines = [MessageInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).annotate(_messages=Count("messages"))
+
+    @admin.display(description="messages", ordering="_messages")
+    def message_count(self, obj: Conversation) -> int:
+        return obj._messages

@@ -1,3 +1,79 @@
-from ninja import Router
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from django.http import HttpRequest, StreamingHttpResponse
+from ninja import Router, Status
+from ninja.pagination import LimitOffsetPagination, paginate
+
+from agent import selectors, services
+from agent.models import Conversation
+from agent.runner import Event, begin_turn, stream_turn
+from agent.schemas import (
+    ChatCancelIn,
+    ChatCancelOut,
+    ChatIn,
+    ConversationDetailOut,
+    ConversationOut,
+)
+from agent.services import TurnStart
 
 router = Router(tags=["agent"])
+
+_SSE_DOC = {
+    "responses": {
+        200: {
+            "description": "Server-sent events: title, start, text, tool, error, done.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    }
+}
+
+
+def _sse(event: Event) -> str:
+    return f"event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
+
+
+async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
+    # Closing this stream (client gone, server shutting down) closes the turn, which then ends
+    # ``cancelled``.
+    async with aclosing(stream_turn(start)) as events:
+        async for event in events:
+            yield _sse(event)
+
+
+@router.post("/chat", openapi_extra=_SSE_DOC)
+async def chat(request: HttpRequest, payload: ChatIn) -> StreamingHttpResponse:
+    # Claimed before the response starts, so a refusal (CONFLICT, NOT_FOUND, VALIDATION) is
+    # answered as a plain JSON error with its status, not as an event.
+    start = await begin_turn(
+        conversation_id=payload.conversation_id, text=payload.text, retry=payload.retry
+    )
+    return StreamingHttpResponse(
+        _event_stream(start),
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/chat/cancel", response=ChatCancelOut)
+def chat_cancel(request: HttpRequest, payload: ChatCancelIn) -> dict[str, Any]:
+    return {"cancelled": services.turn_cancel(conversation_id=payload.conversation_id)}
+
+
+@router.get("/conversations", response=list[ConversationOut])
+@paginate(LimitOffsetPagination)
+def conversation_list(request: HttpRequest):
+    return selectors.conversation_list()
+
+
+@router.get("/conversations/{int:conversation_id}", response=ConversationDetailOut)
+def conversation_get(request: HttpRequest, conversation_id: int) -> Conversation:
+    return selectors.conversation_with_messages(conversation_id=conversation_id)
+
+
+@router.delete("/conversations/{int:conversation_id}", response={204: None})
+def conversation_delete(request: HttpRequest, conversation_id: int) -> Status:
+    services.conversation_delete(conversation_id=conversation_id)
+    return Status(204, None)

@@ -1,0 +1,107 @@
+"""The chat WebSocket (/ws/chat/): transport only. Frames in, runner events out.
+
+Frames: ``{"type": "send", "text", "conversation_id"?, "retry"?}`` starts a turn;
+``{"type": "cancel", "conversation_id"}`` stops one (in whichever process runs it). Every event
+carries its ``conversation_id``, so one socket can follow several turns. Closing the socket
+cancels the turns it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from contextlib import aclosing
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import close_old_connections
+from pydantic import ValidationError
+
+from agent import services
+from agent.runner import begin_turn, stream_turn
+from agent.schemas import CancelFrame, SendFrame, frame_adapter
+from talorys.errors import AppError
+
+logger = logging.getLogger(__name__)
+
+# Close code for "log in first" (4000-4999 are the application's).
+UNAUTHENTICATED = 4401
+
+
+def _error(code: str, message: str, conversation_id: int | None = None) -> dict[str, Any]:
+    return {"type": "error", "conversation_id": conversation_id, "code": code, "message": message}
+
+
+class ChatConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        self.turns: set[asyncio.Task[None]] = set()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=UNAUTHENTICATED)
+            return
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        for task in self.turns:
+            task.cancel()
+        # Wait, so that each turn saves its reply as cancelled before the consumer goes away.
+        await asyncio.gather(*self.turns, return_exceptions=True)
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except ValueError:
+            return None  # answered as an invalid frame
+
+    @classmethod
+    async def encode_json(cls, content: Any) -> str:
+        return json.dumps(content, default=str)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        try:
+            frame = frame_adapter.validate_python(content)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in item['loc']) or 'frame'}: {item['msg']}"
+                for item in error.errors(include_url=False)[:5]
+            )
+            await self.send_json(_error("VALIDATION", f"Invalid frame: {problems}."))
+            return
+        if isinstance(frame, CancelFrame):
+            await self._cancel(frame)
+            return
+        task = asyncio.create_task(self._run(frame))
+        self.turns.add(task)
+        task.add_done_callback(self.turns.discard)
+
+    async def _cancel(self, frame: CancelFrame) -> None:
+        try:
+            await database_sync_to_async(services.turn_cancel)(
+                conversation_id=frame.conversation_id
+            )
+        except AppError as error:
+            await self.send_json(_error(error.code, error.message, frame.conversation_id))
+
+    async def _run(self, frame: SendFrame) -> None:
+        # A socket lives for hours: drop a database connection that went stale meanwhile, as
+        # Django does at the start of each HTTP request.
+        await database_sync_to_async(close_old_connections)()
+        try:
+            start = await begin_turn(
+                conversation_id=frame.conversation_id, text=frame.text, retry=frame.retry
+            )
+        except AppError as error:
+            await self.send_json(_error(error.code, error.message, frame.conversation_id))
+            return
+        except Exception:
+            logger.exception("Could not start a chat turn")
+            await self.send_json(
+                _error("INTERNAL", "Could not start the turn. Try again.", frame.conversation_id)
+            )
+            return
+        async with aclosing(stream_turn(start)) as events:
+            async for event in events:
+                await self.send_json(event)

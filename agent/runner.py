@@ -1,0 +1,428 @@
+"""The chat turn, shared by both transports (WebSocket and SSE).
+
+``begin_turn`` claims the conversation and saves the owner's message, so a refusal (bad input,
+unknown conversation, CONFLICT) is an AppError raised before any event; ``stream_turn`` then
+yields the turn's events, where failures become an ``error`` event and a saved error reply.
+``run_turn`` is the two in one generator. Events, in order: ``title`` (new conversation only),
+``start``, ``text`` and ``tool`` as they come, ``error`` (on failure), ``done``.
+
+The turn polls its lease about twice a second (cancel from any process, see agent/services.py).
+A consumer that stops iterating (``aclose()``, task cancellation, client disconnect) ends the
+turn ``cancelled``; tool effects already done stay. ORM work runs in ``sync_to_async`` calls,
+each its own short transaction at most: no transaction is ever open across a provider call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing, suppress
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+
+from agent import context, prompt, selectors, services
+from agent.executor import ToolExecutor
+from agent.models import Conversation, Message
+from agent.providers import provider_config, provider_for
+from agent.providers.base import (
+    ChatMessage,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from talorys import services as core_services
+from talorys.errors import AppError, BudgetExhausted
+from talorys.tools import ToolContext
+
+logger = logging.getLogger(__name__)
+
+Event = dict[str, Any]
+
+# How often a streaming turn looks at its row for a cancel request (a cheap read; every
+# LEASE_SECONDS / 3 it is the lease renewal instead).
+POLL_SECONDS = 0.5
+RENEW_SECONDS = services.LEASE_SECONDS / 3
+STEP_SEPARATOR = "\n\n"
+
+
+class TurnCancelled(Exception):
+    """The owner asked to stop, or the turn lost its lease."""
+
+
+@dataclass
+class TurnInputs:
+    """What the turn read from the database before its first provider call."""
+
+    provider: ProviderConfig
+    local_now: dt.datetime
+    time_zone: str
+    memories: list[str]
+    summary: str
+    history: list[context.HistoryEntry]
+    max_steps: int
+    max_tool_calls: int
+    max_output_tokens: int
+    max_context_tokens: int
+
+    def system_prompt(self, *, summary: str = "") -> str:
+        return prompt.system_prompt(
+            now=self.local_now, time_zone=self.time_zone, memories=self.memories, summary=summary
+        )
+
+
+@dataclass
+class TurnState:
+    text: str = ""
+    tool_activity: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    status: str = Message.Status.STREAMING
+    error_code: str = ""
+    error_message: str = ""
+
+    def fail(self, code: str, message: str) -> None:
+        self.status = Message.Status.ERROR
+        self.error_code = code
+        self.error_message = message
+
+
+def _load_inputs(start: services.TurnStart) -> TurnInputs:
+    owner = core_services.owner_settings_get()
+    conversation = Conversation.objects.only("summary", "summary_upto").get(
+        pk=start.conversation_id
+    )
+    return TurnInputs(
+        provider=provider_config(owner),
+        local_now=timezone.now().astimezone(ZoneInfo(owner.time_zone)),
+        time_zone=owner.time_zone,
+        memories=selectors.memory_select_for_turn(text=start.text),
+        summary=conversation.summary,
+        history=selectors.conversation_history(
+            conversation_id=start.conversation_id, after_id=conversation.summary_upto
+        ),
+        max_steps=max(1, owner.max_steps_per_turn),
+        max_tool_calls=owner.max_tool_calls_per_turn,
+        max_output_tokens=owner.max_output_tokens,
+        max_context_tokens=owner.max_context_tokens,
+    )
+
+
+def _save_outcome(start: services.TurnStart, state: TurnState) -> None:
+    content = state.text
+    if state.status == Message.Status.ERROR and not content.strip():
+        content = state.error_message
+    services.turn_finish(
+        conversation_id=start.conversation_id,
+        turn_id=start.turn_id,
+        message_id=start.assistant_message_id,
+        content=content,
+        tool_activity=state.tool_activity,
+        status=state.status,
+        error_code=state.error_code,
+    )
+    if state.input_tokens or state.output_tokens:
+        core_services.usage_record_tokens(
+            input_tokens=state.input_tokens, output_tokens=state.output_tokens
+        )
+
+
+class _Lease:
+    """The turn's view of its row: polls for cancel, renews the lease."""
+
+    def __init__(self, start: services.TurnStart) -> None:
+        self.start = start
+        self.polled_at = self.renewed_at = time.monotonic()
+
+    def wait_budget(self) -> float:
+        return max(0.05, POLL_SECONDS - (time.monotonic() - self.polled_at))
+
+    async def check(self) -> None:
+        now = time.monotonic()
+        if now - self.polled_at < POLL_SECONDS:
+            return
+        renew = now - self.renewed_at >= RENEW_SECONDS
+        alive = await sync_to_async(services.turn_heartbeat)(
+            conversation_id=self.start.conversation_id, turn_id=self.start.turn_id, renew=renew
+        )
+        self.polled_at = time.monotonic()
+        if renew:
+            self.renewed_at = self.polled_at
+        if not alive:
+            raise TurnCancelled
+
+
+_END = object()
+
+# Providers are kept across turns, per event loop and configuration: their HTTP client keeps
+# connections (and TLS sessions) to the model server open, and making a new client costs more
+# than everything else a turn does before its first request. A client belongs to the loop that
+# made it, hence the key; entries of closed loops are dropped.
+_providers: dict[int, tuple[asyncio.AbstractEventLoop, dict[ProviderConfig, Provider]]] = {}
+_providers_lock = threading.Lock()
+
+
+def _shared_provider(config: ProviderConfig) -> Provider:
+    loop = asyncio.get_running_loop()
+    with _providers_lock:
+        for key, (other, _) in list(_providers.items()):
+            if other.is_closed():
+                del _providers[key]
+        _, providers = _providers.setdefault(id(loop), (loop, {}))
+        if config not in providers:
+            providers[config] = provider_for(config)
+        return providers[config]
+
+
+async def _stream(
+    provider: Provider,
+    lease: _Lease,
+    *,
+    messages: list[ChatMessage],
+    tools: list[dict[str, Any]],
+    max_tokens: int,
+    tool_choice: Literal["auto", "none"],
+) -> AsyncIterator[ProviderEvent]:
+    """One provider step, polling the lease even while the model is silent.
+
+    The provider is read in a task of its own so that a cancel noticed between chunks can stop
+    it, and so that its HTTP stream is always opened and closed in the same task.
+    """
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for event in provider.stream(
+                messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice
+            ):
+                queue.put_nowait(event)
+            queue.put_nowait(_END)
+        except Exception as error:
+            queue.put_nowait(error)
+
+    reader = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=lease.wait_budget())
+            except TimeoutError:
+                await lease.check()
+                continue
+            if item is _END:
+                return
+            if isinstance(item, Exception):
+                raise item
+            yield item
+            await lease.check()
+    finally:
+        reader.cancel()
+        with suppress(asyncio.CancelledError):
+            await reader
+
+
+async def _summarize(
+    provider: Provider,
+    lease: _Lease,
+    start: services.TurnStart,
+    inputs: TurnInputs,
+    window: context.Window,
+) -> str:
+    """Fold the overflow into the running summary; on failure keep the old one and go on."""
+    try:
+        await sync_to_async(core_services.usage_reserve)(kind="ai")
+        parts: list[str] = []
+        async with aclosing(
+            _stream(
+                provider,
+                lease,
+                messages=context.summary_messages(
+                    prior_summary=inputs.summary, overflow=window.overflow
+                ),
+                tools=[],
+                max_tokens=context.SUMMARY_MAX_TOKENS,
+                tool_choice="none",
+            )
+        ) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+        summary = context.clean_summary("".join(parts))
+        if not summary:
+            raise ProviderError("bad_response", "The summary came back empty.")
+    except (ProviderError, BudgetExhausted) as error:
+        logger.warning(
+            "Conversation %s: summary failed, continuing without it: %s",
+            start.conversation_id,
+            error,
+        )
+        return inputs.summary
+    await sync_to_async(services.conversation_summary_store)(
+        conversation_id=start.conversation_id,
+        summary=summary,
+        summary_upto=window.overflow[-1].id,
+    )
+    return summary
+
+
+async def _context(
+    provider: Provider, lease: _Lease, start: services.TurnStart, inputs: TurnInputs
+) -> list[ChatMessage]:
+    # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it.
+    budget = context.history_budget(
+        max_context_tokens=inputs.max_context_tokens, system_prompt=inputs.system_prompt()
+    )
+    window = context.select_window(inputs.history, budget_tokens=budget)
+    summary = inputs.summary
+    # The day's remaining budget is read only when enough overflowed to want a summary.
+    if context.overflow_needs_summary(len(window.overflow)) and context.budget_allows_summary(
+        await sync_to_async(core_services.usage_remaining)(kind="ai")
+    ):
+        summary = await _summarize(provider, lease, start, inputs, window)
+    system = inputs.system_prompt(summary=summary)
+    return [ChatMessage(role="system", content=system), *context.window_messages(window)]
+
+
+def _event(kind: str, start: services.TurnStart, **fields: Any) -> Event:
+    return {"type": kind, "conversation_id": start.conversation_id, **fields}
+
+
+async def _model_loop(
+    provider: Provider,
+    lease: _Lease,
+    start: services.TurnStart,
+    inputs: TurnInputs,
+    messages: list[ChatMessage],
+    state: TurnState,
+) -> AsyncIterator[Event]:
+    executor = ToolExecutor(
+        ctx=ToolContext(
+            mode="chat",
+            conversation_id=start.conversation_id,
+            message_id=start.assistant_message_id,
+            source="chat",
+        ),
+        max_tool_calls=inputs.max_tool_calls,
+    )
+    for step in range(1, inputs.max_steps + 1):
+        # Out of steps or tool budget: ask for an answer in words from what is known so far.
+        final = step == inputs.max_steps or executor.budget_left <= 0
+        await sync_to_async(core_services.usage_reserve)(kind="ai")
+        step_text = ""
+        calls: list[ToolCall] = []
+        async with aclosing(
+            _stream(
+                provider,
+                lease,
+                messages=messages,
+                # Asked each step: once the tool budget is spent the executor offers none.
+                tools=executor.specs(),
+                max_tokens=inputs.max_output_tokens,
+                tool_choice="none" if final else "auto",
+            )
+        ) as events:
+            async for event in events:
+                if isinstance(event, TextDelta) and event.text:
+                    delta = event.text
+                    if not step_text and state.text and not state.text[-1].isspace():
+                        delta = STEP_SEPARATOR + delta
+                    step_text += event.text
+                    state.text += delta
+                    yield _event("text", start, message_id=start.assistant_message_id, delta=delta)
+                elif isinstance(event, ToolCall):
+                    calls.append(event)
+                elif isinstance(event, Usage):
+                    state.input_tokens += event.input_tokens
+                    state.output_tokens += event.output_tokens
+        if final or not calls:
+            return
+        messages.append(ChatMessage(role="assistant", content=step_text, tool_calls=calls))
+        for call in calls:
+            outcome = await sync_to_async(executor.execute)(call)
+            state.tool_activity.append(outcome.activity)
+            yield _event(
+                "tool", start, message_id=start.assistant_message_id, activity=outcome.activity
+            )
+            messages.append(
+                ChatMessage(
+                    role="tool",
+                    content=outcome.content,
+                    tool_call_id=call.id,
+                    name=call.name,
+                )
+            )
+            await lease.check()
+
+
+async def begin_turn(
+    *, conversation_id: int | None = None, text: str = "", retry: bool = False
+) -> services.TurnStart:
+    """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
+    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``."""
+    return await sync_to_async(services.turn_begin)(
+        conversation_id=conversation_id, text=text, retry=retry
+    )
+
+
+async def stream_turn(start: services.TurnStart) -> AsyncIterator[Event]:
+    """The events of a claimed turn. Model, budget and tool failures are ``error`` events, and
+    the reply is saved whatever happens, then the lease given back.
+
+    Iterate it promptly after ``begin_turn``: only a started stream gives the lease back when
+    it ends (a never-started one leaves the lease to expire).
+    """
+    state = TurnState()
+    lease = _Lease(start)
+    try:
+        if start.title is not None:
+            yield _event("title", start, title=start.title)
+        yield _event(
+            "start",
+            start,
+            message_id=start.assistant_message_id,
+            user_message_id=start.user_message_id,
+        )
+        inputs = await sync_to_async(_load_inputs)(start)
+        provider = _shared_provider(inputs.provider)
+        messages = await _context(provider, lease, start, inputs)
+        async with aclosing(_model_loop(provider, lease, start, inputs, messages, state)) as events:
+            async for event in events:
+                yield event
+        state.status = Message.Status.COMPLETE
+    except TurnCancelled:
+        state.status = Message.Status.CANCELLED
+    except (ProviderError, AppError) as error:
+        # BudgetExhausted is an AppError: BUDGET_EXHAUSTED, saved like any other failure.
+        state.fail(error.code, error.message)
+    except Exception:
+        logger.exception("Conversation %s: the turn failed", start.conversation_id)
+        state.fail("INTERNAL", "Something went wrong while answering. Try again.")
+    finally:
+        # Also reached when the consumer stops early (aclose, cancellation, disconnect): what
+        # streamed so far is kept, marked cancelled.
+        if state.status == Message.Status.STREAMING:
+            state.status = Message.Status.CANCELLED
+        await sync_to_async(_save_outcome)(start, state)
+    if state.status == Message.Status.ERROR:
+        yield _event("error", start, code=state.error_code, message=state.error_message)
+    yield _event("done", start, message_id=start.assistant_message_id, status=str(state.status))
+
+
+async def run_turn(
+    *, conversation_id: int | None = None, text: str = "", retry: bool = False
+) -> AsyncIterator[Event]:
+    """``begin_turn`` then ``stream_turn``: a refusal raises from the first ``anext()``."""
+    start = await begin_turn(conversation_id=conversation_id, text=text, retry=retry)
+    async with aclosing(stream_turn(start)) as events:
+        async for event in events:
+            yield event

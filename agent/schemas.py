@@ -1,0 +1,73 @@
+"""Chat API bodies, WebSocket frames and conversation output. Inputs are never reused as outputs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from ninja import Schema
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from agent.services import MAX_MESSAGE_CHARS
+from talorys.schemas import In
+
+
+class ChatIn(In):
+    conversation_id: int | None = None
+    # Ignored when retrying: a retry re-runs the last owner message.
+    text: str = Field("", max_length=MAX_MESSAGE_CHARS)
+    retry: bool = False
+
+
+class ChatCancelIn(In):
+    conversation_id: int
+
+
+class ChatCancelOut(Schema):
+    cancelled: bool
+
+
+class ConversationOut(Schema):
+    id: int
+    title: str
+    origin: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class MessageOut(Schema):
+    id: int
+    role: str
+    content: str
+    status: str
+    tool_activity: list[dict[str, Any]]
+    origin: str
+    error_code: str
+    created_at: dt.datetime
+
+
+class ConversationDetailOut(ConversationOut):
+    messages: list[MessageOut]
+
+
+# --- WebSocket frames --------------------------------------------------------------------------
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class SendFrame(_Frame):
+    type: Literal["send"]
+    text: str = Field("", max_length=MAX_MESSAGE_CHARS)
+    conversation_id: int | None = None
+    retry: bool = False
+
+
+class CancelFrame(_Frame):
+    type: Literal["cancel"]
+    conversation_id: int
+
+
+Frame = Annotated[SendFrame | CancelFrame, Field(discriminator="type")]
+frame_adapter: TypeAdapter[SendFrame | CancelFrame] = TypeAdapter(Frame)

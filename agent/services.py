@@ -1,0 +1,265 @@
+"""Conversations, messages and the turn claim.
+
+One turn at a time per conversation, across processes: a turn holds a lease on its Conversation
+row (``turn_id`` + ``turn_lease_until``), taken with a conditional UPDATE and renewed while it
+streams. A process that dies leaves a lease that simply expires. Cancel is a flag on the same row
+that the running turn polls, so it works from any process.
+
+None of these functions calls a model provider; the runner does that between them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agent.models import Conversation, Message
+from talorys.errors import Conflict, NotFound, ValidationFailed
+
+# Long enough that a slow model step never loses it between two renewals (the runner renews
+# every LEASE_SECONDS / 3), short enough that a crashed process frees the conversation soon.
+LEASE_SECONDS = 60
+MAX_MESSAGE_CHARS = 32_000
+TITLE_WORDS = 8
+TITLE_CHARS = 60
+
+BUSY = "A response is already being generated in this conversation."
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """What a claimed turn works on. ``title`` is set when the turn made the conversation."""
+
+    conversation_id: int
+    turn_id: str
+    user_message_id: int
+    assistant_message_id: int
+    text: str
+    title: str | None = None
+
+
+def conversation_title(*, text: str) -> str:
+    """The first words of the owner's message: cheap, and no model call."""
+    words = text.split()
+    title = " ".join(words[:TITLE_WORDS])
+    if len(title) > TITLE_CHARS:
+        title = title[: TITLE_CHARS - 1].rstrip() + "…"
+    elif len(words) > TITLE_WORDS:
+        title += "…"
+    return title or "New conversation"
+
+
+def _lease_end() -> dt.datetime:
+    return timezone.now() + dt.timedelta(seconds=LEASE_SECONDS)
+
+
+def _clean_owner_text(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise ValidationFailed("text must not be empty.")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise ValidationFailed(f"text is longer than {MAX_MESSAGE_CHARS} characters.")
+    return text
+
+
+def conversation_get(*, conversation_id: int) -> Conversation:
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None:
+        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    return conversation
+
+
+def conversation_delete(*, conversation_id: int) -> None:
+    """Delete a conversation and its messages, unless a turn is still writing to it."""
+    deleted, _ = (
+        Conversation.objects.filter(pk=conversation_id)
+        .filter(Q(turn_id="") | Q(turn_lease_until__lt=timezone.now()))
+        .delete()
+    )
+    if not deleted:
+        conversation_get(conversation_id=conversation_id)
+        raise Conflict(f"{BUSY} Cancel it first.")
+
+
+def conversation_summary_store(*, conversation_id: int, summary: str, summary_upto: int) -> None:
+    Conversation.objects.filter(pk=conversation_id).update(
+        summary=summary, summary_upto=summary_upto
+    )
+
+
+# --- the turn ----------------------------------------------------------------------------------
+
+
+def turn_claim(*, conversation_id: int, turn_id: str) -> bool:
+    """Take the conversation's turn lease, or raise Conflict when another turn holds it.
+
+    Returns True when it took over the expired lease of a turn whose process died. Each UPDATE's
+    condition is re-checked by the database on the row it changes, so of two processes racing
+    for one conversation exactly one gets a row.
+    """
+    now = timezone.now()
+    lease = {
+        "turn_id": turn_id,
+        "turn_lease_until": now + dt.timedelta(seconds=LEASE_SECONDS),
+        "turn_cancel_requested": False,
+    }
+    rows = Conversation.objects.filter(pk=conversation_id)
+    if rows.filter(turn_id="").update(**lease):
+        return False
+    if rows.filter(turn_lease_until__lt=now).update(**lease):
+        return True
+    conversation_get(conversation_id=conversation_id)
+    raise Conflict(BUSY)
+
+
+def turn_release(*, conversation_id: int, turn_id: str) -> None:
+    Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
+        turn_id="", turn_lease_until=None, turn_cancel_requested=False
+    )
+
+
+def _retry_target(*, conversation_id: int) -> Message:
+    """The owner message a retry re-runs; drops a non-complete final reply. Needs the lease."""
+    last = Message.objects.filter(conversation_id=conversation_id).order_by("-id").first()
+    if last is not None and last.role == Message.Role.ASSISTANT:
+        if last.status == Message.Status.COMPLETE:
+            raise ValidationFailed(
+                "The last reply is complete, so there is nothing to retry; send a new message."
+            )
+        last.delete()
+    owner_message = (
+        Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER)
+        .order_by("-id")
+        .first()
+    )
+    if owner_message is None:
+        raise ValidationFailed("There is no message of yours to retry in this conversation.")
+    if owner_message.origin == Message.Origin.IMPORT:
+        # An imported message was never typed into this chat: it is data, not an instruction.
+        raise ValidationFailed("An imported message cannot be retried; send it as a new message.")
+    return owner_message
+
+
+def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -> TurnStart:
+    """Claim the conversation (making it when new), save the owner's message and allocate the
+    assistant's. Raises ValidationFailed, NotFound or Conflict before any change is kept.
+
+    A retry re-runs the last owner message after dropping a non-complete final reply.
+    """
+    turn_id = secrets.token_hex(16)
+    if retry:
+        if conversation_id is None:
+            raise ValidationFailed("A retry needs the conversation_id of the reply to retry.")
+    else:
+        text = _clean_owner_text(text)
+
+    if conversation_id is None:
+        title = conversation_title(text=text)
+        with transaction.atomic():
+            conversation = Conversation.objects.create(
+                title=title, turn_id=turn_id, turn_lease_until=_lease_end()
+            )
+            owner_message = Message.objects.create(
+                conversation=conversation, role=Message.Role.USER, content=text
+            )
+            reply = Message.objects.create(
+                conversation=conversation,
+                role=Message.Role.ASSISTANT,
+                status=Message.Status.STREAMING,
+            )
+        return TurnStart(
+            conversation_id=conversation.pk,
+            turn_id=turn_id,
+            user_message_id=owner_message.pk,
+            assistant_message_id=reply.pk,
+            text=text,
+            title=title,
+        )
+
+    took_over = turn_claim(conversation_id=conversation_id, turn_id=turn_id)
+    try:
+        with transaction.atomic():
+            if took_over:
+                # The turn whose lease expired will never finish its reply.
+                Message.objects.filter(
+                    conversation_id=conversation_id, status=Message.Status.STREAMING
+                ).update(status=Message.Status.ERROR, error_code="INTERRUPTED")
+            if retry:
+                owner_message = _retry_target(conversation_id=conversation_id)
+            else:
+                owner_message = Message.objects.create(
+                    conversation_id=conversation_id, role=Message.Role.USER, content=text
+                )
+            reply = Message.objects.create(
+                conversation_id=conversation_id,
+                role=Message.Role.ASSISTANT,
+                status=Message.Status.STREAMING,
+            )
+    except BaseException:
+        turn_release(conversation_id=conversation_id, turn_id=turn_id)
+        raise
+    return TurnStart(
+        conversation_id=conversation_id,
+        turn_id=turn_id,
+        user_message_id=owner_message.pk,
+        assistant_message_id=reply.pk,
+        text=owner_message.content,
+    )
+
+
+def turn_heartbeat(*, conversation_id: int, turn_id: str, renew: bool) -> bool:
+    """Whether the turn may go on: it still holds the lease and no cancel was asked for.
+
+    With ``renew`` the lease is extended in the same statement; otherwise it is a plain read,
+    which is what the runner does on most of its twice-a-second polls.
+    """
+    mine = Conversation.objects.filter(
+        pk=conversation_id, turn_id=turn_id, turn_cancel_requested=False
+    )
+    if renew:
+        return bool(mine.update(turn_lease_until=_lease_end()))
+    return mine.exists()
+
+
+def turn_cancel(*, conversation_id: int) -> bool:
+    """Ask the turn running in this conversation, in whichever process, to stop.
+
+    Returns False when no turn is running. The running turn notices within about half a second.
+    """
+    requested = (
+        Conversation.objects.filter(pk=conversation_id, turn_lease_until__gte=timezone.now())
+        .exclude(turn_id="")
+        .update(turn_cancel_requested=True)
+    )
+    if not requested:
+        conversation_get(conversation_id=conversation_id)
+    return bool(requested)
+
+
+def turn_finish(
+    *,
+    conversation_id: int,
+    turn_id: str,
+    message_id: int,
+    content: str,
+    tool_activity: list[dict[str, Any]],
+    status: str,
+    error_code: str = "",
+) -> None:
+    """Save the assistant's reply with its final status and give the conversation back."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message_id).update(
+            content=content, tool_activity=tool_activity, status=status, error_code=error_code
+        )
+        Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
+            turn_id="",
+            turn_lease_until=None,
+            turn_cancel_requested=False,
+            updated_at=timezone.now(),
+        )

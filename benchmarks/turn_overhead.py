@@ -1,0 +1,213 @@
+"""Time to first text through Talorys versus a direct request to the same model server.
+
+    .venv/bin/python benchmarks/turn_overhead.py [--runs 100] [--sqlite]
+
+Sets up a throwaway database (PostgreSQL at 127.0.0.1:5432 when it answers, else SQLite in a
+temporary directory) with 1,000 tasks, 1,000 notes, 2,000 memories and a 200-message
+conversation, starts the fake OpenAI-compatible server from the test suite, then alternates
+the two measurements so both see the same machine state:
+
+- direct: one streamed chat-completions request with the OpenAI-compatible client, timed to
+  its first text delta;
+- Talorys: ``run_turn`` on the 200-message conversation (claim, owner message saved, reply
+  allocated, settings, memory selection, history window, budget reservation, the same client),
+  timed to its first ``text`` event.
+
+Overhead is Talorys minus direct, per pair. Target: p50 <= 15 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET_P50_MS = 15.0
+QUESTION = "Can you remind me what I planned for the garden this weekend?"
+
+
+def _postgres_admin_url() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=2):
+            return "postgresql://postgres@127.0.0.1:5432/postgres"
+    except Exception:
+        return None
+
+
+def _create_database(use_sqlite: bool, data_dir: str) -> tuple[str, str | None]:
+    """The DATABASE_URL to use, and the PostgreSQL database to drop afterwards."""
+    admin = None if use_sqlite else _postgres_admin_url()
+    if admin is None:
+        return f"sqlite:///{data_dir}/bench.sqlite3", None
+    import psycopg
+
+    name = f"talorys_bench_{os.getpid()}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgres://postgres@127.0.0.1:5432/{name}", name
+
+
+def _drop_database(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(_postgres_admin_url() or "", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _seed(base_url: str) -> int:
+    """Owner data and a 200-message conversation; returns the conversation id."""
+    from agent.models import Conversation, Message
+    from memory.models import Memory
+    from talorys import services
+    from talorys.models import Note, Task
+
+    services.owner_settings_update(
+        model_base_url=base_url,
+        model_name="fake-model",
+        time_zone="Europe/Paris",
+        daily_ai_requests=100_000,
+    )
+    Task.objects.bulk_create(
+        Task(title=f"Task {n}: water the garden beds" if n % 50 == 0 else f"Task {n}")
+        for n in range(1000)
+    )
+    Note.objects.bulk_create(
+        Note(title=f"Note {n}", content=f"Notes about project {n % 40}. " * 10) for n in range(1000)
+    )
+    Memory.objects.bulk_create(
+        Memory(text=f"The owner's garden has {n} tulips" if n % 100 == 0 else f"Fact number {n}")
+        for n in range(2000)
+    )
+    conversation = Conversation.objects.create(title="Long chat", summary="Earlier: planning.")
+    Message.objects.bulk_create(
+        Message(
+            conversation=conversation,
+            role="user" if n % 2 == 0 else "assistant",
+            content=f"Message {n} about the weekend plans, the garden and a few errands to run.",
+        )
+        for n in range(200)
+    )
+    return conversation.pk
+
+
+async def _direct_first_text(provider: object) -> float:
+    from agent.providers.base import ChatMessage, TextDelta
+
+    began = time.perf_counter()
+    first = None
+    async for event in provider.stream(  # type: ignore[attr-defined]
+        messages=[ChatMessage(role="user", content=QUESTION)], tools=[], max_tokens=256
+    ):
+        if first is None and isinstance(event, TextDelta) and event.text:
+            first = time.perf_counter()
+    assert first is not None
+    return first - began
+
+
+async def _talorys_first_text(conversation_id: int) -> float:
+    from agent.runner import run_turn
+
+    began = time.perf_counter()
+    first = None
+    async for event in run_turn(conversation_id=conversation_id, text=QUESTION):
+        if first is None and event["type"] == "text":
+            first = time.perf_counter()
+        if event["type"] == "error":
+            raise RuntimeError(event["message"])
+    assert first is not None
+    return first - began
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def _measure(conversation_id: int, config: object, runs: int, warmup: int) -> None:
+    from agent.providers import provider_for
+
+    # The direct client is made once and kept, as a program talking to a model server would.
+    provider = provider_for(config)  # type: ignore[arg-type]
+    direct: list[float] = []
+    talorys: list[float] = []
+    try:
+        for number in range(warmup + runs):
+            d = await _direct_first_text(provider)
+            t = await _talorys_first_text(conversation_id)
+            if number >= warmup:
+                direct.append(d * 1000)
+                talorys.append(t * 1000)
+    finally:
+        await provider.aclose()
+    overhead = [t - d for t, d in zip(talorys, direct, strict=True)]
+    p50, p95 = _percentile(overhead, 0.5), _percentile(overhead, 0.95)
+    ratio = statistics.median(talorys) / statistics.median(direct)
+    print(f"runs: {runs} (after {warmup} warm-up)")
+    print(f"{'':10} {'p50 ms':>8} {'p95 ms':>8}")
+    print(f"{'direct':10} {_percentile(direct, 0.5):8.2f} {_percentile(direct, 0.95):8.2f}")
+    print(f"{'talorys':10} {_percentile(talorys, 0.5):8.2f} {_percentile(talorys, 0.95):8.2f}")
+    print(f"{'overhead':10} {p50:8.2f} {p95:8.2f}")
+    print(f"ratio (median talorys / median direct): {ratio:.2f}")
+    verdict = "meets" if p50 <= TARGET_P50_MS else "MISSES"
+    print(f"overhead p50 {p50:.2f} ms {verdict} the target of {TARGET_P50_MS:.0f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--sqlite", action="store_true", help="use SQLite even if PostgreSQL is up")
+    options = parser.parse_args()
+
+    data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
+    database_url, pg_name = _create_database(options.sqlite, data_dir)
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DATABASE_URL": database_url,
+            "TALORYS_DATA_DIR": data_dir,
+            "TALORYS_MODEL_BASE_URL": "",
+        }
+    )
+    os.environ.pop("REDIS_URL", None)
+    import django
+
+    django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    from django.core.management import call_command
+    from django.db import connections
+
+    from agent.providers import provider_config
+    from talorys.services import owner_settings_get
+    from tests.agent.fake_openai import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    try:
+        call_command("migrate", verbosity=0)
+        conversation_id = _seed(server.base_url)
+        config = provider_config(owner_settings_get())
+        engine = connections["default"].vendor
+        print(f"database: {engine}; 1,000 tasks, 1,000 notes, 2,000 memories, 200 messages")
+        connections.close_all()
+        asyncio.run(_measure(conversation_id, config, options.runs, options.warmup))
+    finally:
+        server.stop()
+        connections.close_all()
+        if pg_name:
+            _drop_database(pg_name)
+
+
+if __name__ == "__main__":
+    main()

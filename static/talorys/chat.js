@@ -1,0 +1,202 @@
+// The chat page: one WebSocket to /ws/chat/, the JSON API for conversations and approvals.
+// All model and owner text is inserted with textContent, never as HTML.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const messages = $("messages");
+  const form = $("composer");
+  const input = $("text");
+  const cancel = $("cancel");
+  const status = $("status");
+  let conversationId = null;
+  let busy = false;
+  let socket = null;
+  let current = null; // the assistant <li> being streamed
+
+  function csrf() {
+    const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+
+  async function api(path, options = {}) {
+    const init = { credentials: "same-origin", headers: { "X-CSRFToken": csrf() }, ...options };
+    if (init.body && typeof init.body !== "string") {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(init.body);
+    }
+    const response = await fetch(path, init);
+    const body = response.status === 204 ? null : await response.json();
+    if (!response.ok) throw new Error(body && body.error ? body.error.message : response.statusText);
+    return body;
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function addMessage(role, text, state) {
+    const li = el("li", `msg ${role}` + (state && state !== "complete" ? ` ${state}` : ""));
+    li.appendChild(el("div", "body", text || ""));
+    li.appendChild(el("div", "tools"));
+    messages.appendChild(li);
+    li.scrollIntoView({ block: "end" });
+    return li;
+  }
+
+  function toolLine(li, activity) {
+    const tools = li.querySelector(".tools");
+    if (activity.status === "awaiting_approval" && activity.action_id) {
+      tools.appendChild(approvalCard(activity));
+      return;
+    }
+    tools.appendChild(el("div", `tool ${activity.status}`, `${activity.tool}: ${activity.summary || activity.status}`));
+  }
+
+  function approvalCard(activity) {
+    const card = el("div", "approval");
+    card.dataset.actionId = activity.action_id;
+    card.appendChild(el("strong", "", activity.summary || activity.tool));
+    const state = el("span", "approval-state", " waiting for your approval");
+    card.appendChild(state);
+    const buttons = el("div", "buttons");
+    const decide = (verb) => async () => {
+      buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
+      try {
+        const action = await api(`/api/approvals/${activity.action_id}/${verb}`, { method: "POST" });
+        state.textContent = ` ${action.status}` + (action.error ? `: ${action.error}` : "");
+        buttons.replaceChildren();
+        if (action.status === "committed" && action.undo_until) {
+          const undo = el("button", "secondary", "Undo");
+          undo.type = "button";
+          undo.addEventListener("click", decide("undo"));
+          buttons.appendChild(undo);
+        }
+      } catch (err) {
+        state.textContent = ` ${err.message}`;
+        buttons.querySelectorAll("button").forEach((b) => (b.disabled = false));
+      }
+    };
+    for (const [verb, label] of [["approve", "Approve"], ["reject", "Reject"]]) {
+      const b = el("button", verb === "reject" ? "secondary" : "", label);
+      b.type = "button";
+      b.addEventListener("click", decide(verb));
+      buttons.appendChild(b);
+    }
+    card.appendChild(buttons);
+    return card;
+  }
+
+  function setBusy(value) {
+    busy = value;
+    $("send").disabled = value;
+    cancel.hidden = !value;
+  }
+
+  function onEvent(event) {
+    if (event.conversation_id) conversationId = event.conversation_id;
+    switch (event.type) {
+      case "title":
+        loadConversations();
+        break;
+      case "start":
+        current = addMessage("assistant", "", "streaming");
+        break;
+      case "text":
+        if (!current) current = addMessage("assistant", "", "streaming");
+        current.querySelector(".body").textContent += event.delta;
+        break;
+      case "tool":
+        if (current) toolLine(current, event.activity);
+        break;
+      case "error":
+        status.textContent = event.message;
+        if (current) current.classList.add("error");
+        break;
+      case "done":
+        if (current) current.classList.remove("streaming");
+        if (current && event.status !== "complete") current.classList.add(event.status);
+        current = null;
+        setBusy(false);
+        break;
+    }
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    socket = new WebSocket(`${scheme}://${location.host}/ws/chat/`);
+    socket.addEventListener("message", (e) => onEvent(JSON.parse(e.data)));
+    socket.addEventListener("close", () => {
+      if (busy) setBusy(false);
+      setTimeout(connect, 1500);
+    });
+  }
+
+  async function loadConversations() {
+    const list = $("conversation-list");
+    try {
+      const page = await api("/api/conversations?limit=50");
+      list.replaceChildren(
+        ...page.items.map((c) => {
+          const li = el("li");
+          const a = el("a", c.id === conversationId ? "active" : "", c.title || `Conversation ${c.id}`);
+          a.href = `#${c.id}`;
+          a.addEventListener("click", (e) => {
+            e.preventDefault();
+            openConversation(c.id);
+          });
+          li.appendChild(a);
+          return li;
+        })
+      );
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  }
+
+  async function openConversation(id) {
+    const convo = await api(`/api/conversations/${id}`);
+    conversationId = id;
+    messages.replaceChildren();
+    for (const m of convo.messages) {
+      const li = addMessage(m.role, m.content, m.status);
+      (m.tool_activity || []).forEach((a) => toolLine(li, a));
+    }
+    loadConversations();
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (!text || busy || !socket || socket.readyState !== WebSocket.OPEN) return;
+    addMessage("user", text);
+    status.textContent = "";
+    setBusy(true);
+    socket.send(JSON.stringify({ type: "send", text, conversation_id: conversationId }));
+    input.value = "";
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  cancel.addEventListener("click", () => {
+    if (socket && conversationId) socket.send(JSON.stringify({ type: "cancel", conversation_id: conversationId }));
+  });
+  $("new-chat").addEventListener("click", () => {
+    conversationId = null;
+    messages.replaceChildren();
+    loadConversations();
+    input.focus();
+  });
+
+  api("/api/settings")
+    .then((s) => ($("demo-banner").hidden = s.provider !== "demo"))
+    .catch(() => {});
+  connect();
+  loadConversations();
+})();

@@ -1,0 +1,270 @@
+"""A real local HTTP server that speaks OpenAI's streaming chat-completions format.
+
+Tests script what it answers (``server.script(reply, ...)``, one reply per request, in order)
+and read what it was sent (``server.requests``). With nothing scripted it falls back to a small
+default: a ``create_task`` call when the owner asks to add a task and the tool is offered, a
+short confirmation after a tool result, an echo otherwise. Another process can use that default:
+
+    python -m tests.agent.fake_openai --port 8765   # base URL http://127.0.0.1:8765/v1
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import select
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DONE = b"data: [DONE]\n\n"
+
+
+@dataclass
+class Stall:
+    """Send nothing for this long (the client may give up or hang up meanwhile)."""
+
+    seconds: float
+
+
+@dataclass
+class Reply:
+    parts: list[bytes | Stall]
+    status: int = 200
+    content_type: str = "text/event-stream"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def sse(payload: dict[str, Any] | str, *, space: bool = True, newline: str = "\n") -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return f"data:{' ' if space else ''}{data}{newline}{newline}".encode()
+
+
+def chunk(
+    delta: dict[str, Any] | None = None,
+    *,
+    finish_reason: str | None = None,
+    usage: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "model": "fake-model",
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}],
+    }
+    if usage is not None:
+        body["usage"] = _usage(usage)
+    return body
+
+
+def usage_chunk(usage: tuple[int, int]) -> dict[str, Any]:
+    """What ``stream_options.include_usage`` adds: usage and an empty ``choices``."""
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": _usage(usage),
+    }
+
+
+def _usage(usage: tuple[int, int]) -> dict[str, int]:
+    return {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+
+
+def events(*items: dict[str, Any] | bytes | Stall, done: bool = True, **reply: Any) -> Reply:
+    """A stream of chunks (dicts), raw bytes and stalls, then ``[DONE]`` unless ``done=False``."""
+    parts: list[bytes | Stall] = [sse(item) if isinstance(item, dict) else item for item in items]
+    return Reply(parts=parts + ([DONE] if done else []), **reply)
+
+
+def text(*pieces: str, usage: tuple[int, int] | None = (12, 5), done: bool = True) -> Reply:
+    items: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+    items += [chunk({"content": piece}) for piece in pieces]
+    items.append(chunk(finish_reason="stop"))
+    if usage is not None:
+        items.append(usage_chunk(usage))
+    return events(*items, done=done)
+
+
+def tool_calls(
+    *calls: tuple[str, str],
+    split: int = 3,
+    repeat: bool = False,
+    legacy: bool = False,
+    usage: tuple[int, int] | None = (20, 9),
+) -> Reply:
+    """Tool calls given as (name, arguments JSON text), each argument string split into ``split``
+    deltas. ``repeat`` sends id, type and name again in every delta (as some servers do);
+    ``legacy`` sends the old ``function_call`` field instead of ``tool_calls``."""
+    items: list[dict[str, Any]] = []
+    for index, (name, arguments) in enumerate(calls):
+        call_id = f"call_{index + 1}"
+        size = max(1, -(-len(arguments) // split))
+        pieces = [arguments[i : i + size] for i in range(0, len(arguments), size)] or [""]
+        for number, piece in enumerate(pieces):
+            if legacy:
+                function = {"arguments": piece} | ({"name": name} if number == 0 or repeat else {})
+                items.append(chunk({"function_call": function}))
+                continue
+            call: dict[str, Any] = {"index": index, "function": {"arguments": piece}}
+            if number == 0 or repeat:
+                call |= {"id": call_id, "type": "function"}
+                call["function"]["name"] = name
+            items.append(chunk({"tool_calls": [call]}))
+    items.append(chunk(finish_reason="function_call" if legacy else "tool_calls"))
+    if usage is not None:
+        items.append(usage_chunk(usage))
+    return events(*items)
+
+
+def error(status: int, message: str, **headers: str) -> Reply:
+    body = json.dumps({"error": {"message": message, "type": "fake_error", "code": status}})
+    return Reply(
+        parts=[body.encode()], status=status, content_type="application/json", headers=headers
+    )
+
+
+class FakeOpenAI:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._replies: collections.deque[Reply] = collections.deque()
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        # Set when a client hangs up before its reply was fully sent.
+        self.disconnected = threading.Event()
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.fake = self  # type: ignore[attr-defined]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    def start(self) -> FakeOpenAI:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            return self._replies.popleft() if self._replies else default_reply(body)
+
+
+def default_reply(body: dict[str, Any]) -> Reply:
+    messages = body.get("messages") or [{}]
+    last = messages[-1]
+    if last.get("role") == "tool":
+        return text("Done: ", str(last.get("content", ""))[:200])
+    said = str(last.get("content") or "")
+    offered = {tool["function"]["name"] for tool in body.get("tools") or []}
+    wanted = re.search(r"\badd (?:a )?task(?: to)?\s+(.+)", said, re.IGNORECASE)
+    if wanted and "create_task" in offered and body.get("tool_choice") != "none":
+        title = wanted.group(1).strip().rstrip(".!")
+        return tool_calls(("create_task", json.dumps({"title": title})))
+    return text("You said: ", said)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up on a kept-alive connection is normal here, not worth a traceback.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # chunked bodies and keep-alive, like real servers
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self.send_error(404)
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self.send_error(400)
+            return
+        reply = fake._next_reply(body, dict(self.headers.items()))
+        try:
+            self._send(reply)
+        except (BrokenPipeError, ConnectionResetError):
+            fake.disconnected.set()
+            self.close_connection = True
+
+    def _send(self, reply: Reply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        for part in reply.parts:
+            if isinstance(part, Stall):
+                if self._client_left_within(part.seconds):
+                    raise ConnectionResetError
+                continue
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _client_left_within(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            if readable:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        return True
+                except OSError:
+                    return True
+                time.sleep(min(left, 0.05))  # pipelined bytes, not a hang-up
+        return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    options = parser.parse_args()
+    server = FakeOpenAI(options.host, options.port)
+    print(f"fake OpenAI server at http://{options.host}:{server.port}/v1", flush=True)
+    try:
+        server._httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._httpd.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The chat WebSocket through the real ASGI stack (origin check, session auth, routing).
+
+The consumer drops stale database connections the way Channels does, which ends a test
+transaction, so these tests use committed data (``transaction=True``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+from django.utils import timezone
+
+from agent.models import Conversation, Message
+from talorys.asgi import application
+from talorys.models import Task
+from tests.agent.fake_openai import Stall, chunk, events
+from tests.agent.test_runner import conversation_with, use_fake
+from tests.conftest import OWNER_PASSWORD
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def session_cookie(owner) -> bytes:
+    client = Client()
+    assert client.login(username="owner", password=OWNER_PASSWORD)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+def communicator(cookie: bytes = b"", origin: bytes = b"http://testserver") -> Any:
+    headers = [(b"origin", origin)] + ([(b"cookie", cookie)] if cookie else [])
+    return WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+
+
+async def receive_until_done(ws: Any) -> list[dict[str, Any]]:
+    received = [await ws.receive_json_from(timeout=10)]
+    while received[-1]["type"] != "done":
+        received.append(await ws.receive_json_from(timeout=10))
+    return received
+
+
+def test_anonymous_sockets_are_refused(db):
+    async def scenario() -> tuple[bool, Any]:
+        ws = communicator()
+        connected, code = await ws.connect()
+        await ws.disconnect()
+        return connected, code
+
+    assert async_to_sync(scenario)() == (False, 4401)
+
+
+def test_other_origins_are_refused(session_cookie):
+    async def scenario() -> bool:
+        ws = communicator(session_cookie, origin=b"https://evil.example")
+        connected, _ = await ws.connect()
+        await ws.disconnect()
+        return connected
+
+    assert async_to_sync(scenario)() is False
+
+
+def test_a_turn_over_the_socket_creates_a_task(session_cookie, fake_openai):
+    use_fake(fake_openai)  # its default reply calls create_task for "add a task to ..."
+
+    async def scenario() -> list[dict[str, Any]]:
+        ws = communicator(session_cookie)
+        connected, _ = await ws.connect()
+        assert connected
+        try:
+            await ws.send_json_to({"type": "send", "text": "Add a task to water the plants"})
+            return await receive_until_done(ws)
+        finally:
+            await ws.disconnect()
+
+    received = async_to_sync(scenario)()
+
+    assert [e["type"] for e in received] == ["title", "start", "tool", "text", "text", "done"]
+    assert received[2]["activity"]["tool"] == "create_task"
+    assert received[-1]["status"] == "complete"
+    assert Task.objects.filter(title="water the plants").exists()
+    reply = Message.objects.get(role="assistant")
+    assert reply.status == "complete"
+    assert reply.conversation_id == received[0]["conversation_id"]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "not json",
+        {"type": "dance"},
+        {"type": "send", "text": "hi", "model": "other"},
+        {"type": "send", "text": "x" * 32_001},
+        {"type": "cancel"},
+        {"type": "send", "text": "   "},
+        ["send", "hi"],
+    ],
+)
+def test_invalid_frames_get_an_error_event_and_change_nothing(session_cookie, frame):
+    async def scenario() -> dict[str, Any]:
+        ws = communicator(session_cookie)
+        await ws.connect()
+        try:
+            if isinstance(frame, str):
+                await ws.send_to(text_data=frame)
+            else:
+                await ws.send_json_to(frame)
+            return await ws.receive_json_from(timeout=5)
+        finally:
+            await ws.disconnect()
+
+    event = async_to_sync(scenario)()
+
+    assert event["type"] == "error"
+    assert event["code"] == "VALIDATION"
+    assert not Conversation.objects.exists()
+
+
+def test_a_busy_conversation_gets_a_conflict_event(session_cookie):
+    conversation = conversation_with(
+        ("user", "hi"),
+        turn_id="elsewhere",
+        turn_lease_until=timezone.now() + dt.timedelta(seconds=30),
+    )
+
+    async def scenario() -> dict[str, Any]:
+        ws = communicator(session_cookie)
+        await ws.connect()
+        try:
+            await ws.send_json_to(
+                {"type": "send", "text": "again", "conversation_id": conversation.pk}
+            )
+            return await ws.receive_json_from(timeout=5)
+        finally:
+            await ws.disconnect()
+
+    event = async_to_sync(scenario)()
+
+    assert event == {
+        "type": "error",
+        "conversation_id": conversation.pk,
+        "code": "CONFLICT",
+        "message": "A response is already being generated in this conversation.",
+    }
+    assert conversation.messages.count() == 1
+
+
+def slow_reply() -> Any:
+    return events(chunk({"content": "Thinking"}), Stall(10), chunk({"content": " more"}))
+
+
+def test_a_cancel_frame_stops_the_turn(session_cookie, fake_openai):
+    use_fake(fake_openai)
+    fake_openai.script(slow_reply())
+
+    async def scenario() -> list[dict[str, Any]]:
+        ws = communicator(session_cookie)
+        await ws.connect()
+        try:
+            await ws.send_json_to({"type": "send", "text": "think hard"})
+            received = [await ws.receive_json_from(timeout=5) for _ in range(3)]
+            await ws.send_json_to(
+                {"type": "cancel", "conversation_id": received[0]["conversation_id"]}
+            )
+            received.append(await ws.receive_json_from(timeout=5))
+            return received
+        finally:
+            await ws.disconnect()
+
+    received = async_to_sync(scenario)()
+
+    assert [e["type"] for e in received] == ["title", "start", "text", "done"]
+    assert received[-1]["status"] == "cancelled"
+    reply = Message.objects.get(role="assistant")
+    assert (reply.status, reply.content) == ("cancelled", "Thinking")
+
+
+def test_closing_the_socket_cancels_the_turn(session_cookie, fake_openai):
+    use_fake(fake_openai)
+    fake_openai.script(slow_reply())
+
+    async def scenario() -> list[dict[str, Any]]:
+        ws = communicator(session_cookie)
+        await ws.connect()
+        await ws.send_json_to({"type": "send", "text": "think hard"})
+        received = [await ws.receive_json_from(timeout=5) for _ in range(3)]
+        await ws.disconnect()
+        return received
+
+    received = async_to_sync(scenario)()
+
+    assert received[-1] == {
+        "type": "text",
+        "conversation_id": received[0]["conversation_id"],
+        "message_id": received[1]["message_id"],
+        "delta": "Thinking",
+    }
+    reply = Message.objects.get(role="assistant")
+    assert (reply.status, reply.content) == ("cancelled", "Thinking")
+    assert Conversation.objects.get().turn_id == ""
+    assert fake_openai.disconnected.wait(3)

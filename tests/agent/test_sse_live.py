@@ -1,0 +1,144 @@
+"""POST /api/chat against a live daphne process, on the test database (PostgreSQL)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.db import connection
+
+from agent.models import Message
+from talorys.models import Task
+from tests.agent.fake_openai import Stall, chunk, events, tool_calls
+from tests.agent.test_runner import use_fake
+from tests.conftest import OWNER_PASSWORD
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def live_server_url(needs_postgres, owner, unused_tcp_port, tmp_path) -> Iterator[str]:
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "TALORYS_TEST_DATABASE_URL": _database_url(),
+        "TALORYS_DATA_DIR": str(tmp_path),
+    }
+    log = (tmp_path / "daphne.log").open("w")
+    daphne = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("daphne")),
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(unused_tcp_port),
+            "talorys.asgi:application",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{unused_tcp_port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if daphne.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"daphne did not start:\n{(tmp_path / 'daphne.log').read_text()}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        daphne.terminate()
+        daphne.wait(10)
+        log.close()
+
+
+def logged_in(url: str) -> httpx.Client:
+    client = httpx.Client(base_url=url, timeout=10)
+    response = client.post(
+        "/api/auth/login", json={"username": "owner", "password": OWNER_PASSWORD}
+    )
+    assert response.status_code == 200, response.text
+    client.headers["X-CSRFToken"] = response.json()["csrf_token"]
+    return client
+
+
+def sse_events(response: httpx.Response) -> Iterator[tuple[float, str, dict[str, Any]]]:
+    """(arrival time, event name, data) as each event arrives."""
+    name = ""
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            yield time.monotonic(), name, json.loads(line.removeprefix("data: "))
+
+
+def test_a_turn_streams_over_sse_from_a_live_server(live_server_url, fake_openai):
+    use_fake(fake_openai)
+    fake_openai.script(
+        tool_calls(("create_task", '{"title": "Book the dentist"}')),
+        events(chunk({"content": "Added"}), Stall(1.0), chunk({"content": " it."})),
+    )
+
+    client = logged_in(live_server_url)
+    with client.stream("POST", "/api/chat", json={"text": "Add a task to book the dentist"}) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"] == "text/event-stream"
+        received = list(sse_events(r))
+    client.close()
+
+    assert [name for _, name, _ in received] == ["title", "start", "tool", "text", "text", "done"]
+    assert received[-1][2]["status"] == "complete"
+    # Streamed, not buffered: the first words arrived while the model was still silent.
+    first_text_at = received[3][0]
+    assert received[-1][0] - first_text_at > 0.7
+    assert Task.objects.filter(title="Book the dentist").exists()
+    reply = Message.objects.get(role="assistant")
+    assert (reply.status, reply.content) == ("complete", "Added it.")
+
+
+def test_a_client_that_hangs_up_cancels_the_turn_on_the_live_server(live_server_url, fake_openai):
+    use_fake(fake_openai)
+    fake_openai.script(events(chunk({"content": "Thinking"}), Stall(15), chunk({"content": "."})))
+
+    client = logged_in(live_server_url)
+    with client.stream("POST", "/api/chat", json={"text": "think"}) as response:
+        for _, name, _ in sse_events(response):
+            if name == "text":
+                break
+    client.close()  # the connection goes away mid-stream
+
+    deadline = time.monotonic() + 10
+    while Message.objects.filter(role="assistant", status="streaming").exists():
+        assert time.monotonic() < deadline, "the turn did not stop after the client left"
+        time.sleep(0.1)
+    reply = Message.objects.get(role="assistant")
+    assert (reply.status, reply.content) == ("cancelled", "Thinking")
+    assert reply.conversation.turn_id == ""
+    assert fake_openai.disconnected.wait(5)
+
+    # The conversation is free for the next turn.
+    client = logged_in(live_server_url)
+    cancel = client.post("/api/chat/cancel", json={"conversation_id": reply.conversation_id})
+    client.close()
+    assert cancel.json() == {"cancelled": False}
