@@ -1,1 +1,40 @@
-from django.contrib import admin  # noqa: F401
+from django.contrib import admin
+
+from approvals.models import ApprovalEvent, PendingAction
+
+
+class ApprovalEventInline(admin.TabularInline):
+    model = ApprovalEvent
+    extra = 0
+    can_delete = False
+    fields = ("at", "kind", "actor", "detail")
+    readonly_fields = fields
+
+
+@admin.register(PendingAction)
+class PendingActionAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "tool",
+        "target_id",
+        "summary",
+        "status",
+        "created_at",
+        "expires_at",
+        "decided_at",
+    )
+    list_filter = ("status", "tool")
+    search_fields = ("summary", "preview", "error")
+    readonly_fields = ("snapshot", "created_at", "decided_at", "decided_by", "undone_at")
+    inlines = [ApprovalEventInline]
+
+
+@admin.register(ApprovalEvent)
+class ApprovalEventAdmin(admin.ModelAdmin):
+    list_display = ("at", "kind", "tool", "target_id", "summary", "actor")
+    list_filter = ("kind", "tool")
+    search_fields = ("summary", "detail", "actor")
+    readonly_fields = [f.name for f in ApprovalEvent._meta.fields]
+
+    def has_add_permission(self, request):
+        return False  # the audit trail is written by the code, never by hand

@@ -1,3 +1,57 @@
-from ninja import Router
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from ninja.pagination import LimitOffsetPagination, paginate
+from pydantic import Field
+
+from approvals import selectors, services
+from approvals.models import PendingAction
+from approvals.schemas import ApprovalEventOut, PendingActionOut
 
 router = Router(tags=["approvals"])
+
+
+class ApprovalFilters(Schema):
+    status: str | None = Field(
+        None, pattern="^(pending|committed|rejected|expired|failed|undone|all)$"
+    )
+    conversation_id: int | None = None
+
+
+class AuditFilters(Schema):
+    action_id: int | None = None
+
+
+@router.get("/approvals", response=list[PendingActionOut])
+@paginate(LimitOffsetPagination)
+def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]):
+    """Pending approvals by default; `status=all` lists every one. Expiry shows lazily."""
+    services.pending_actions_expire()
+    status = None if filters.status == "all" else (filters.status or PendingAction.Status.PENDING)
+    return selectors.pending_action_list(status=status, conversation_id=filters.conversation_id)
+
+
+@router.get("/approvals/audit", response=list[ApprovalEventOut])
+@paginate(LimitOffsetPagination)
+def approval_audit(request: HttpRequest, filters: Query[AuditFilters]):
+    return selectors.approval_event_list(action_id=filters.action_id)
+
+
+@router.get("/approvals/{int:action_id}", response=PendingActionOut)
+def approval_get(request: HttpRequest, action_id: int) -> PendingAction:
+    services.pending_actions_expire()
+    return services.pending_action_get(action_id=action_id)
+
+
+@router.post("/approvals/{int:action_id}/approve", response=PendingActionOut)
+def approval_approve(request: HttpRequest, action_id: int) -> PendingAction:
+    return services.pending_action_approve(action_id=action_id, user=request.auth)
+
+
+@router.post("/approvals/{int:action_id}/reject", response=PendingActionOut)
+def approval_reject(request: HttpRequest, action_id: int) -> PendingAction:
+    return services.pending_action_reject(action_id=action_id, user=request.auth)
+
+
+@router.post("/approvals/{int:action_id}/undo", response=PendingActionOut)
+def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
+    return services.pending_action_undo(action_id=action_id, user=request.auth)

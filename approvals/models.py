@@ -1,1 +1,84 @@
-"""Models of approvals."""
+"""Pending actions: a destructive model call waiting for the owner, and the audit trail of every
+proposal and decision.
+
+The pending action refers to its conversation and message by id only: approvals sits below the
+agent app (DESIGN.md, Layers) and must not depend on its models.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class PendingAction(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        COMMITTED = "committed"  # approved and carried out
+        REJECTED = "rejected"
+        EXPIRED = "expired"
+        FAILED = "failed"  # approved, but the target changed or vanished, or the commit failed
+        UNDONE = "undone"  # committed, then restored by the owner
+
+    tool = models.CharField(max_length=64)
+    target_id = models.BigIntegerField()
+    snapshot = models.CharField(
+        max_length=64, help_text="Hash of the target's fields when proposed"
+    )
+    payload = models.JSONField(default=dict, blank=True)
+    summary = models.CharField(max_length=500)
+    preview = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True, default="")
+    result = models.JSONField(
+        default=dict, blank=True, help_text="What the commit did; undo reads it"
+    )
+    conversation_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    message_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    undo_until = models.DateTimeField(null=True, blank=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.tool} #{self.target_id} ({self.status})"
+
+
+class ApprovalEvent(models.Model):
+    """One line of the audit trail. Kept when its pending action is pruned."""
+
+    class Kind(models.TextChoices):
+        PROPOSED = "proposed"
+        COMMITTED = "committed"
+        REJECTED = "rejected"
+        EXPIRED = "expired"
+        FAILED = "failed"
+        UNDONE = "undone"
+        PURGED = "purged"
+
+    action = models.ForeignKey(
+        PendingAction, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    action_ref = models.BigIntegerField(help_text="The action's id, kept after pruning")
+    tool = models.CharField(max_length=64)
+    target_id = models.BigIntegerField()
+    summary = models.CharField(max_length=500)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # "owner:<username>", "model" (a proposal from a turn), or "system" (expiry, purge).
+    actor = models.CharField(max_length=160)
+    detail = models.TextField(blank=True, default="")
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.tool} #{self.target_id} by {self.actor}"

@@ -1,0 +1,220 @@
+"""Propose, approve, reject, expire and undo destructive model actions.
+
+The commit path finds the tool by name in the registry (talorys/tools.py), so approvals never
+imports the app that owns the data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.models import ApprovalEvent, PendingAction
+from talorys.errors import Conflict, NotFound
+from talorys.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
+
+log = logging.getLogger(__name__)
+
+EXPIRY = dt.timedelta(minutes=30)
+UNDO_WINDOW = dt.timedelta(days=30)
+RETENTION = dt.timedelta(days=30)
+STALE_MESSAGE = (
+    "This item changed after it was proposed, so nothing was done. Ask again to get a new approval."
+)
+
+
+def _event(action: PendingAction, *, kind: str, actor: str, detail: str = "") -> None:
+    ApprovalEvent.objects.create(
+        action=action,
+        action_ref=action.pk,
+        tool=action.tool,
+        target_id=action.target_id,
+        summary=action.summary,
+        kind=kind,
+        actor=actor,
+        detail=detail,
+    )
+
+
+def _owner(user: Any) -> str:
+    return f"owner:{user.get_username()}" if user is not None else "owner"
+
+
+def _destructive_tool(name: str) -> Tool:
+    tool = get_tool(name, mode="chat")
+    if tool is None or tool.permission != Permission.DESTRUCTIVE:
+        raise NotFound(f"No destructive tool named {name!r}.")
+    return tool
+
+
+def _proposal(action: PendingAction) -> Proposal:
+    return Proposal(
+        target_id=action.target_id,
+        snapshot=action.snapshot,
+        summary=action.summary,
+        payload=action.payload,
+        preview=action.preview,
+    )
+
+
+def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
+    """Store a prepared destructive call. Nothing about the target changes here."""
+    with transaction.atomic():
+        action = PendingAction.objects.create(
+            tool=tool.name,
+            target_id=proposal.target_id,
+            snapshot=proposal.snapshot,
+            payload=proposal.payload,
+            summary=proposal.summary[:500],
+            preview=proposal.preview,
+            conversation_id=ctx.conversation_id,
+            message_id=ctx.message_id,
+            expires_at=timezone.now() + EXPIRY,
+        )
+        _event(
+            action,
+            kind=ApprovalEvent.Kind.PROPOSED,
+            actor="model" if ctx.mode == "chat" else ctx.source,
+        )
+    return action
+
+
+def pending_action_get(*, action_id: int) -> PendingAction:
+    action = PendingAction.objects.filter(pk=action_id).first()
+    if action is None:
+        raise NotFound(f"Approval {action_id} does not exist.")
+    return action
+
+
+def _expire_if_due(*, action_id: int) -> None:
+    """Record an expiry that is due, in its own transaction so that a refusal keeps it."""
+    action = PendingAction.objects.filter(
+        pk=action_id, status=PendingAction.Status.PENDING, expires_at__lte=timezone.now()
+    ).first()
+    if action is not None:
+        _expire(action)
+
+
+def _expire(action: PendingAction) -> None:
+    updated = PendingAction.objects.filter(
+        pk=action.pk, status=PendingAction.Status.PENDING
+    ).update(status=PendingAction.Status.EXPIRED, decided_at=timezone.now())
+    if updated:
+        action.status = PendingAction.Status.EXPIRED
+        _event(action, kind=ApprovalEvent.Kind.EXPIRED, actor="system")
+
+
+def _lock_pending(*, action_id: int) -> PendingAction:
+    """The action, locked, if it is still pending and unexpired; otherwise a clear refusal.
+
+    Call inside a transaction: the row lock makes concurrent deciders queue, and each re-checks
+    the state under the lock.
+    """
+    action = PendingAction.objects.select_for_update().filter(pk=action_id).first()
+    if action is None:
+        raise NotFound(f"Approval {action_id} does not exist.")
+    if action.status == PendingAction.Status.EXPIRED or (
+        action.status == PendingAction.Status.PENDING and action.expires_at <= timezone.now()
+    ):
+        raise Conflict("This approval expired, so nothing was done. Ask again to get a new one.")
+    if action.status != PendingAction.Status.PENDING:
+        raise Conflict(f"This approval was already decided: {action.status}.")
+    return action
+
+
+def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
+    """Approve and commit, at most once however many approvals race.
+
+    Checking the state, re-checking the target's snapshot and committing happen in one
+    transaction under the action's row lock, so there is no moment where an action is claimed
+    but not carried out, and a second approver waits and then finds it decided.
+    """
+    _expire_if_due(action_id=action_id)
+    with transaction.atomic():
+        action = _lock_pending(action_id=action_id)
+        tool = _destructive_tool(action.tool)
+        failure = ""
+        try:
+            with transaction.atomic():  # a savepoint: a failed commit leaves nothing behind
+                if tool.snapshot(action.target_id) != action.snapshot:
+                    raise ToolError(STALE_MESSAGE, code="STALE")
+                result = tool.commit(
+                    _proposal(action), ToolContext(mode="chat", source=_owner(user))
+                )
+        except ToolError as exc:
+            failure = exc.message
+        except Exception:
+            log.exception("Commit of approval %s (%s) failed", action.pk, action.tool)
+            failure = "The change could not be carried out, so nothing was done."
+        now = timezone.now()
+        action.decided_at, action.decided_by = now, user
+        if failure:
+            action.status, action.error = PendingAction.Status.FAILED, failure
+            action.save(update_fields=["status", "error", "decided_at", "decided_by"])
+            _event(action, kind=ApprovalEvent.Kind.FAILED, actor=_owner(user), detail=failure)
+            return action
+        action.status, action.result = PendingAction.Status.COMMITTED, result
+        action.undo_until = now + UNDO_WINDOW if result.get("undoable") else None
+        action.save(update_fields=["status", "result", "decided_at", "decided_by", "undo_until"])
+        _event(action, kind=ApprovalEvent.Kind.COMMITTED, actor=_owner(user))
+    return action
+
+
+def pending_action_reject(*, action_id: int, user: Any) -> PendingAction:
+    _expire_if_due(action_id=action_id)
+    with transaction.atomic():
+        action = _lock_pending(action_id=action_id)
+        action.status = PendingAction.Status.REJECTED
+        action.decided_at, action.decided_by = timezone.now(), user
+        action.save(update_fields=["status", "decided_at", "decided_by"])
+        _event(action, kind=ApprovalEvent.Kind.REJECTED, actor=_owner(user))
+    return action
+
+
+def pending_action_undo(*, action_id: int, user: Any) -> PendingAction:
+    """Restore what a committed deletion or rewrite changed, within the undo window."""
+    with transaction.atomic():
+        action = PendingAction.objects.select_for_update().filter(pk=action_id).first()
+        if action is None:
+            raise NotFound(f"Approval {action_id} does not exist.")
+        if action.status != PendingAction.Status.COMMITTED:
+            raise Conflict(f"Only a carried-out action can be undone; this one is {action.status}.")
+        if action.undo_until is None or action.undo_until <= timezone.now():
+            raise Conflict("This action can no longer be undone.")
+        tool = _destructive_tool(action.tool)
+        try:
+            tool.undo(_proposal(action), action.result)
+        except ToolError as exc:
+            raise Conflict(exc.message) from exc
+        action.status, action.undone_at = PendingAction.Status.UNDONE, timezone.now()
+        action.save(update_fields=["status", "undone_at"])
+        _event(action, kind=ApprovalEvent.Kind.UNDONE, actor=_owner(user))
+    return action
+
+
+def pending_actions_expire() -> int:
+    """Mark every pending action past its expiry as expired. Returns how many."""
+    due = PendingAction.objects.filter(
+        status=PendingAction.Status.PENDING, expires_at__lte=timezone.now()
+    )
+    count = 0
+    for action in due:
+        _expire(action)
+        count += action.status == PendingAction.Status.EXPIRED
+    return count
+
+
+def pending_actions_prune() -> int:
+    """Delete decided actions older than the retention window; their audit lines stay."""
+    cutoff = timezone.now() - RETENTION
+    old = PendingAction.objects.filter(created_at__lt=cutoff).exclude(
+        status=PendingAction.Status.PENDING
+    )
+    # Committed actions still inside their undo window are kept so that undo keeps working.
+    old = old.exclude(status=PendingAction.Status.COMMITTED, undo_until__gt=timezone.now())
+    deleted, _ = old.delete()
+    return deleted
