@@ -10,6 +10,8 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from agent.context import HistoryEntry
 from agent.models import Conversation, Message
+from approvals.models import PendingAction
+from approvals.selectors import pending_action_outcomes
 from memory.models import Memory
 from talorys.errors import NotFound
 
@@ -46,17 +48,53 @@ def conversation_with_messages(*, conversation_id: int) -> Conversation:
 
 def conversation_history(*, conversation_id: int, after_id: int | None) -> list[HistoryEntry]:
     """The newest messages a turn may show the model, oldest first: owner messages and complete
-    replies after the running summary, at most HISTORY_LIMIT of them."""
-    rows = (
+    replies after the running summary, at most HISTORY_LIMIT of them. A reply that proposed a
+    destructive action carries a note of that action's outcome as it stands now."""
+    rows = list(
         Message.objects.filter(conversation_id=conversation_id, id__gt=after_id or 0)
         .filter(
             Q(role=Message.Role.USER)
             | Q(role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE)
         )
         .order_by("-id")
-        .values_list("id", "role", "content")[:HISTORY_LIMIT]
+        .values_list("id", "role", "content", "tool_activity")[:HISTORY_LIMIT]
     )
-    return [HistoryEntry(id=pk, role=role, content=content) for pk, role, content in reversed(rows)]
+    action_ids = [
+        activity["action_id"]
+        for *_, activities in rows
+        for activity in activities or []
+        if activity.get("action_id")
+    ]
+    outcomes = pending_action_outcomes(action_ids=action_ids) if action_ids else {}
+    entries = []
+    for pk, role, content, activities in reversed(rows):
+        notes = [
+            outcome_note(outcomes[a["action_id"]])
+            for a in activities or []
+            if a.get("action_id") in outcomes
+        ]
+        if notes:
+            content = "\n\n".join([content, *notes]) if content else "\n\n".join(notes)
+        entries.append(HistoryEntry(id=pk, role=role, content=content))
+    return entries
+
+
+_OUTCOMES = {
+    PendingAction.Status.PENDING: "still waiting for the owner's approval; nothing has changed yet",
+    PendingAction.Status.COMMITTED: "approved by the owner and done",
+    PendingAction.Status.REJECTED: "rejected by the owner; nothing was changed",
+    PendingAction.Status.EXPIRED: "expired without a decision; nothing was changed",
+    PendingAction.Status.FAILED: "approved, but not done",
+    PendingAction.Status.UNDONE: "done, then undone by the owner",
+}
+
+
+def outcome_note(action: PendingAction) -> str:
+    """The line a later turn reads about a proposal it made (the seed report's outcome notes)."""
+    outcome = _OUTCOMES[PendingAction.Status(action.status)]
+    if action.status == PendingAction.Status.FAILED and action.error:
+        outcome = f"{outcome}: {action.error}"
+    return f"[Approval outcome: {action.summary} — {outcome}.]"
 
 
 def _keywords(text: str) -> list[str]:

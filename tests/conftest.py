@@ -108,3 +108,14 @@ def chromium() -> str:
     if not path:
         _missing("Chromium (apt-get install chromium)")
     return path
+
+
+@pytest.fixture
+def fake_openai():
+    """A started OpenAI-compatible server on 127.0.0.1 (tests/agent/fake_openai.py):
+    ``.base_url`` (…/v1), ``.script(...)``, ``.requests`` (every JSON body received), ``.headers``."""
+    from tests.agent.fake_openai import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
