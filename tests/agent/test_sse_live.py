@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from django.db import connection
 
 from agent.models import Message
 from talorys.models import Task
@@ -22,55 +17,6 @@ from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-@pytest.fixture
-def live_server_url(needs_postgres, owner, unused_tcp_port, tmp_path) -> Iterator[str]:
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "TALORYS_TEST_DATABASE_URL": _database_url(),
-        "TALORYS_DATA_DIR": str(tmp_path),
-    }
-    log = (tmp_path / "daphne.log").open("w")
-    daphne = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("daphne")),
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(unused_tcp_port),
-            "talorys.asgi:application",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{unused_tcp_port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if daphne.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"daphne did not start:\n{(tmp_path / 'daphne.log').read_text()}")
-            time.sleep(0.1)
-        yield url
-    finally:
-        daphne.terminate()
-        daphne.wait(10)
-        log.close()
 
 
 def logged_in(url: str) -> httpx.Client:

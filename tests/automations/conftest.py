@@ -1,0 +1,163 @@
+"""Fixtures for automations and notifications: the owner's clock and zone, celery run inline,
+a real local push service, and a browser's push keys."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import http_ece
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.db import connection
+
+from talorys import services
+from talorys.celery import app as celery_app
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.fixture
+def owner_zone(db) -> Callable[[str], None]:
+    def set_zone(name: str) -> None:
+        services.owner_settings_update(time_zone=name)
+
+    return set_zone
+
+
+@pytest.fixture
+def eager() -> Iterator[None]:
+    """Celery runs a task inline when it is sent (a real task call, no broker)."""
+    saved = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = saved
+
+
+def in_threads(*functions: Callable[[], Any]) -> list[Any]:
+    """Run the functions at the same moment in threads (each with its own DB connection)."""
+    barrier = threading.Barrier(len(functions))
+    results: list[Any] = [None] * len(functions)
+    errors: list[BaseException] = []
+
+    def runner(index: int, fn: Callable[[], Any]) -> None:
+        try:
+            barrier.wait(timeout=10)
+            results[index] = fn()
+        except BaseException as exc:  # reported in the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=runner, args=(i, fn)) for i, fn in enumerate(functions)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    if errors:
+        raise errors[0]
+    return results
+
+
+@dataclass
+class Browser:
+    """A browser's push keys: what it would give in PushSubscription.toJSON()."""
+
+    private_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+    auth_secret: bytes = field(default_factory=lambda: os.urandom(16))
+
+    @property
+    def p256dh(self) -> str:
+        point = self.private_key.public_key().public_bytes(
+            Encoding.X962, PublicFormat.UncompressedPoint
+        )
+        return b64url(point)
+
+    @property
+    def auth(self) -> str:
+        return b64url(self.auth_secret)
+
+    def subscription(self, endpoint: str) -> dict[str, Any]:
+        return {
+            "endpoint": endpoint,
+            "expirationTime": None,
+            "keys": {"p256dh": self.p256dh, "auth": self.auth},
+        }
+
+    def decrypt(self, body: bytes) -> dict[str, Any]:
+        plain = http_ece.decrypt(
+            body, private_key=self.private_key, auth_secret=self.auth_secret, version="aes128gcm"
+        )
+        return json.loads(plain)
+
+
+@dataclass
+class PushRequest:
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: bytes
+
+
+class PushService:
+    """A real HTTP server in place of a browser vendor's push service: records every POST and
+    answers with ``status`` (201 unless a test says otherwise)."""
+
+    def __init__(self) -> None:
+        self.requests: list[PushRequest] = []
+        self.status = 201
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                service.requests.append(
+                    PushRequest(
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        self.rfile.read(length),
+                    )
+                )
+                self.send_response(service.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def endpoint(self, name: str = "browser-1") -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/push/{name}"
+
+    def start(self) -> PushService:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def push_service() -> Iterator[PushService]:
+    service = PushService().start()
+    yield service
+    service.stop()
+
+
+@pytest.fixture
+def browser() -> Browser:
+    return Browser()
