@@ -1,3 +1,67 @@
-from ninja import Router
+"""The automations API, mounted at /api/automations. Thin: each handler calls one service."""
+
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+from ninja.pagination import LimitOffsetPagination, paginate
+
+from automations import selectors, services
+from automations.models import Automation, AutomationRun
+from automations.schemas import (
+    AutomationFilters,
+    AutomationIn,
+    AutomationOut,
+    AutomationPatch,
+    AutomationRunOut,
+)
 
 router = Router(tags=["automations"])
+
+
+@router.get("", response=list[AutomationOut])
+@paginate(LimitOffsetPagination)
+def automation_list(
+    request: HttpRequest, filters: Query[AutomationFilters]
+) -> QuerySet[Automation]:
+    return selectors.automation_list(enabled=filters.enabled, kind=filters.kind)
+
+
+@router.post("", response={201: AutomationOut})
+def automation_create(request: HttpRequest, payload: AutomationIn) -> Status:
+    return Status(201, services.automation_create(**payload.model_dump()))
+
+
+@router.get("/{int:automation_id}", response=AutomationOut)
+def automation_get(request: HttpRequest, automation_id: int) -> Automation:
+    return selectors.automation_get(automation_id=automation_id)
+
+
+@router.patch("/{int:automation_id}", response=AutomationOut)
+def automation_update(
+    request: HttpRequest, automation_id: int, payload: AutomationPatch
+) -> Automation:
+    return services.automation_update(
+        automation_id=automation_id, **payload.model_dump(exclude_unset=True)
+    )
+
+
+@router.delete("/{int:automation_id}", response={204: None})
+def automation_delete(request: HttpRequest, automation_id: int) -> Status:
+    services.automation_delete(automation_id=automation_id)
+    return Status(204, None)
+
+
+@router.get("/{int:automation_id}/runs", response=list[AutomationRunOut])
+@paginate(LimitOffsetPagination)
+def automation_run_list(request: HttpRequest, automation_id: int) -> QuerySet[AutomationRun]:
+    return selectors.automation_run_list(automation_id=automation_id)
+
+
+@router.post("/{int:automation_id}/pause", response=AutomationOut)
+def automation_pause(request: HttpRequest, automation_id: int) -> Automation:
+    return services.automation_pause(automation_id=automation_id)
+
+
+@router.post("/{int:automation_id}/resume", response=AutomationOut)
+def automation_resume(request: HttpRequest, automation_id: int) -> Automation:
+    return services.automation_resume(automation_id=automation_id)

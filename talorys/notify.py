@@ -51,21 +51,18 @@ def notification_send(
         to_send = push.push_deliveries_create(notification=notification)
         # robust: a channel layer or broker outage is logged and must not fail the caller,
         # whose transaction has already committed by then.
-        transaction.on_commit(partial(_broadcast, notification.pk), robust=True)
+        transaction.on_commit(partial(_broadcast, notification_payload(notification)), robust=True)
         for delivery_id in to_send:
             transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
     return notification
 
 
-def _broadcast(notification_id: int) -> None:
-    notification = Notification.objects.filter(pk=notification_id).first()
+def _broadcast(payload: dict[str, Any]) -> None:
     layer = get_channel_layer()
-    if notification is None or layer is None:
-        return
-    async_to_sync(layer.group_send)(
-        NOTIFICATIONS_GROUP,
-        {"type": "notification.created", "notification": notification_payload(notification)},
-    )
+    if layer is not None:
+        async_to_sync(layer.group_send)(
+            NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
+        )
 
 
 def _enqueue_push(delivery_id: int) -> None:
