@@ -25,6 +25,11 @@ their approval.
 - When a tool reports an error, say so plainly, and correct the arguments if you can.
 - Be brief and concrete. Give dates and times in the owner's local time."""
 
+SCHEDULED_NOTE = """\
+This is a scheduled routine the owner set up, not a live chat: nobody reads your reply as it \
+streams. You can only read the owner's data and send the owner a notification (notify_owner); \
+you cannot change or delete anything. Do the routine, then answer with a short result."""
+
 MEMORY_CHARS = 300
 
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
+from django.db import transaction
 from django.utils import timezone
 
 from agent import context, prompt, selectors, services
@@ -98,24 +99,34 @@ class TurnState:
         self.error_message = message
 
 
-def _load_inputs(start: services.TurnStart) -> TurnInputs:
+def _inputs(
+    *, text: str, summary: str = "", history: list[context.HistoryEntry] | None = None
+) -> TurnInputs:
     owner = core_services.owner_settings_get()
-    conversation = Conversation.objects.only("summary", "summary_upto").get(
-        pk=start.conversation_id
-    )
     return TurnInputs(
         provider=provider_config(owner),
         local_now=timezone.now().astimezone(ZoneInfo(owner.time_zone)),
         time_zone=owner.time_zone,
-        memories=selectors.memory_select_for_turn(text=start.text),
-        summary=conversation.summary,
-        history=selectors.conversation_history(
-            conversation_id=start.conversation_id, after_id=conversation.summary_upto
-        ),
+        memories=selectors.memory_select_for_turn(text=text),
+        summary=summary,
+        history=history or [],
         max_steps=max(1, owner.max_steps_per_turn),
         max_tool_calls=owner.max_tool_calls_per_turn,
         max_output_tokens=owner.max_output_tokens,
         max_context_tokens=owner.max_context_tokens,
+    )
+
+
+def _load_inputs(start: services.TurnStart) -> TurnInputs:
+    conversation = Conversation.objects.only("summary", "summary_upto").get(
+        pk=start.conversation_id
+    )
+    return _inputs(
+        text=start.text,
+        summary=conversation.summary,
+        history=selectors.conversation_history(
+            conversation_id=start.conversation_id, after_id=conversation.summary_upto
+        ),
     )
 
 
@@ -161,6 +172,16 @@ class _Lease:
             self.renewed_at = self.polled_at
         if not alive:
             raise TurnCancelled
+
+
+class _NoLease:
+    """A scheduled run has no conversation to hold and nobody to cancel it."""
+
+    def wait_budget(self) -> float:
+        return POLL_SECONDS
+
+    async def check(self) -> None:
+        return None
 
 
 _END = object()
@@ -297,27 +318,30 @@ def _event(kind: str, start: services.TurnStart, **fields: Any) -> Event:
     return {"type": kind, "conversation_id": start.conversation_id, **fields}
 
 
+def _reserve(kinds: tuple[str, ...]) -> None:
+    """Reserve one request of each kind, all or none."""
+    with transaction.atomic():
+        for kind in kinds:
+            core_services.usage_reserve(kind=kind)
+
+
 async def _model_loop(
     provider: Provider,
-    lease: _Lease,
-    start: services.TurnStart,
-    inputs: TurnInputs,
+    lease: _Lease | _NoLease,
+    executor: ToolExecutor,
+    *,
+    max_steps: int,
+    max_output_tokens: int,
     messages: list[ChatMessage],
     state: TurnState,
-) -> AsyncIterator[Event]:
-    executor = ToolExecutor(
-        ctx=ToolContext(
-            mode="chat",
-            conversation_id=start.conversation_id,
-            message_id=start.assistant_message_id,
-            source="chat",
-        ),
-        max_tool_calls=inputs.max_tool_calls,
-    )
-    for step in range(1, inputs.max_steps + 1):
+    budgets: tuple[str, ...] = ("ai",),
+) -> AsyncIterator[tuple[Literal["text", "tool"], Any]]:
+    """Steps of model and tools until an answer in words. Yields ("text", delta) and
+    ("tool", activity); a request of each of ``budgets`` is reserved before every provider call."""
+    for step in range(1, max_steps + 1):
         # Out of steps or tool budget: ask for an answer in words from what is known so far.
-        final = step == inputs.max_steps or executor.budget_left <= 0
-        await sync_to_async(core_services.usage_reserve)(kind="ai")
+        final = step == max_steps or executor.budget_left <= 0
+        await sync_to_async(_reserve)(budgets)
         step_text = ""
         calls: list[ToolCall] = []
         async with aclosing(
@@ -327,7 +351,7 @@ async def _model_loop(
                 messages=messages,
                 # Asked each step: once the tool budget is spent the executor offers none.
                 tools=executor.specs(),
-                max_tokens=inputs.max_output_tokens,
+                max_tokens=max_output_tokens,
                 tool_choice="none" if final else "auto",
             )
         ) as events:
@@ -338,7 +362,7 @@ async def _model_loop(
                         delta = STEP_SEPARATOR + delta
                     step_text += event.text
                     state.text += delta
-                    yield _event("text", start, message_id=start.assistant_message_id, delta=delta)
+                    yield "text", delta
                 elif isinstance(event, ToolCall):
                     calls.append(event)
                 elif isinstance(event, Usage):
@@ -350,9 +374,7 @@ async def _model_loop(
         for call in calls:
             outcome = await sync_to_async(executor.execute)(call)
             state.tool_activity.append(outcome.activity)
-            yield _event(
-                "tool", start, message_id=start.assistant_message_id, activity=outcome.activity
-            )
+            yield "tool", outcome.activity
             messages.append(
                 ChatMessage(
                     role="tool",
@@ -395,9 +417,28 @@ async def stream_turn(start: services.TurnStart) -> AsyncIterator[Event]:
         inputs = await sync_to_async(_load_inputs)(start)
         provider = _shared_provider(inputs.provider)
         messages = await _context(provider, lease, start, inputs)
-        async with aclosing(_model_loop(provider, lease, start, inputs, messages, state)) as events:
-            async for event in events:
-                yield event
+        executor = ToolExecutor(
+            ctx=ToolContext(
+                mode="chat",
+                conversation_id=start.conversation_id,
+                message_id=start.assistant_message_id,
+                source="chat",
+            ),
+            max_tool_calls=inputs.max_tool_calls,
+        )
+        steps = _model_loop(
+            provider,
+            lease,
+            executor,
+            max_steps=inputs.max_steps,
+            max_output_tokens=inputs.max_output_tokens,
+            messages=messages,
+            state=state,
+        )
+        async with aclosing(steps):
+            async for kind, value in steps:
+                field = "delta" if kind == "text" else "activity"
+                yield _event(kind, start, message_id=start.assistant_message_id, **{field: value})
         state.status = Message.Status.COMPLETE
     except TurnCancelled:
         state.status = Message.Status.CANCELLED
@@ -426,3 +467,58 @@ async def run_turn(
     async with aclosing(stream_turn(start)) as events:
         async for event in events:
             yield event
+
+
+# --- scheduled runs (automations) --------------------------------------------------------------
+
+
+@dataclass
+class ScheduledReply:
+    text: str
+    tool_activity: list[dict[str, Any]]
+
+
+async def arun_scheduled_prompt(*, prompt_text: str, source: str) -> ScheduledReply:
+    """An automation's stored prompt, run by the model in scheduled mode: read tools plus
+    notify_owner only (the executor enforces it), steps and output capped, and both the
+    scheduled and the ordinary AI budget reserved before every provider call.
+
+    Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
+    """
+    inputs = await sync_to_async(_inputs)(text=prompt_text)
+    executor = ToolExecutor(
+        ctx=ToolContext(mode="scheduled", source=source), max_tool_calls=inputs.max_tool_calls
+    )
+    messages = [
+        ChatMessage(role="system", content=inputs.system_prompt() + "\n\n" + prompt.SCHEDULED_NOTE),
+        ChatMessage(role="user", content=prompt_text),
+    ]
+    state = TurnState()
+    # A worker's event loop lives for one run: its provider is made and closed here.
+    provider = provider_for(inputs.provider)
+    try:
+        steps = _model_loop(
+            provider,
+            _NoLease(),
+            executor,
+            max_steps=inputs.max_steps,
+            max_output_tokens=inputs.max_output_tokens,
+            messages=messages,
+            state=state,
+            budgets=("scheduled_ai", "ai"),
+        )
+        async with aclosing(steps):
+            async for _ in steps:
+                pass
+    finally:
+        await provider.aclose()
+        if state.input_tokens or state.output_tokens:
+            await sync_to_async(core_services.usage_record_tokens)(
+                input_tokens=state.input_tokens, output_tokens=state.output_tokens
+            )
+    return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
+
+
+def run_scheduled_prompt(*, prompt: str, source: str) -> str:
+    """Synchronous entry for celery tasks: the reply's text."""
+    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source).text
