@@ -1,0 +1,73 @@
+"""Input and output schemas of the automations API. Inputs are never reused as outputs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import Field
+
+from automations import services
+from automations.models import Automation
+from automations.schedules import Schedule
+from talorys.schemas import In
+
+KindField = Literal["reminder", "task_digest", "agent_prompt"]
+
+
+class AutomationIn(In):
+    name: str = Field(min_length=1, max_length=services.MAX_NAME)
+    kind: KindField
+    message: str = Field("", max_length=services.MAX_MESSAGE)
+    schedule: Schedule
+    enabled: bool = True
+
+
+class AutomationPatch(In):
+    """Send only what changes. Pausing and resuming have their own endpoints."""
+
+    name: str | None = Field(None, min_length=1, max_length=services.MAX_NAME)
+    message: str | None = Field(None, max_length=services.MAX_MESSAGE)
+    schedule: Schedule | None = None
+
+
+class AutomationFilters(Schema):
+    enabled: bool | None = None
+    kind: KindField | None = None
+
+
+class AutomationOut(Schema):
+    id: int
+    name: str
+    kind: str
+    message: str
+    schedule: dict[str, Any]
+    schedule_text: str
+    enabled: bool
+    origin: str
+    next_run_at: dt.datetime | None
+    run_count: int
+    last_run_at: dt.datetime | None
+    last_status: str
+    last_result: str
+    last_error: str
+    cancelled_at: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @staticmethod
+    def resolve_schedule_text(obj: Automation) -> str:
+        return services.schedule_text(obj)
+
+
+class AutomationRunOut(Schema):
+    id: int
+    slot: dt.datetime
+    status: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    result: str
+    error: str
+    usage: dict[str, Any]
+    notification_id: int | None

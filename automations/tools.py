@@ -1,0 +1,259 @@
+"""Model tools over automations. Registered when the automations app loads.
+
+create/pause/resume are immediate writes; list_automations and list_automation_runs are reads
+(so a scheduled run may use them); delete and cancel are destructive and wait for the owner's
+approval (prepare -> pending action -> commit), with undo.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import Field
+
+from automations import selectors, services
+from automations.models import Automation, AutomationRun
+from automations.schedules import Schedule
+from talorys.errors import AppError
+from talorys.owner_tools import local_iso, owner_zone
+from talorys.tools import (
+    Permission,
+    Proposal,
+    SoftDeleteTool,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    register,
+)
+
+AutomationId = Annotated[
+    int, Field(ge=1, description="The automation's id, from list_automations.")
+]
+Limit = Annotated[int, Field(ge=1, le=50, description="How many to return at most (1-50).")]
+SNAPSHOT_FIELDS = ("name", "kind", "message", "schedule", "enabled", "cancelled_at")
+
+
+def _automation(automation: Automation, zone: ZoneInfo) -> dict[str, Any]:
+    return {
+        "id": automation.pk,
+        "name": automation.name,
+        "kind": automation.kind,
+        "message": automation.message,
+        "schedule": services.schedule_text(automation, zone),
+        "enabled": automation.enabled,
+        "cancelled": automation.cancelled_at is not None,
+        "next_run_at": local_iso(automation.next_run_at, zone),
+        "run_count": automation.run_count,
+        "last_status": automation.last_status or None,
+        "last_error": automation.last_error or None,
+    }
+
+
+def _run(run: AutomationRun, zone: ZoneInfo) -> dict[str, Any]:
+    return {
+        "slot": local_iso(run.slot, zone),
+        "status": run.status,
+        "result": run.result[:300],
+        "error": run.error or None,
+    }
+
+
+class CreateAutomationArgs(ToolArgs):
+    name: str = Field(
+        min_length=1, max_length=200, description="A short name, e.g. 'Call Sam' or 'Morning plan'."
+    )
+    kind: Literal["reminder", "task_digest", "agent_prompt"] = Field(
+        "reminder",
+        description="reminder: show the message at the time. task_digest: a summary of overdue "
+        "and due-today tasks. agent_prompt: you run the message as an instruction at the time, "
+        "with read tools and notify_owner only.",
+    )
+    message: str = Field(
+        "",
+        max_length=services.MAX_MESSAGE,
+        description="reminder: the text to show. task_digest: an optional heading. "
+        "agent_prompt: the instruction, e.g. 'Look at my open tasks and tell me the top three'.",
+    )
+    schedule: Schedule = Field(
+        description="When it runs, in the owner's local time. 'in 2 minutes' or 'tomorrow at 9' "
+        "is a once schedule with the exact time and the owner's UTC offset."
+    )
+
+
+@register
+class CreateAutomation(Tool):
+    name = "create_automation"
+    description = (
+        "Create a reminder, a task digest or a scheduled prompt that runs once or repeatedly "
+        "(daily, weekly on given days, monthly, or a cron expression) in the owner's time zone. "
+        "Each run sends the owner a notification."
+    )
+    args = CreateAutomationArgs
+    permission = Permission.WRITE
+    cap = 3
+
+    def run(self, args: CreateAutomationArgs, ctx: ToolContext) -> dict[str, Any]:
+        automation = services.automation_create(
+            name=args.name,
+            kind=args.kind,
+            message=args.message,
+            schedule=args.schedule,
+            origin=Automation.Origin.CHAT,
+        )
+        return {"automation": _automation(automation, owner_zone())}
+
+
+class ListAutomationsArgs(ToolArgs):
+    enabled: bool | None = Field(
+        None, description="true: only active ones; false: only paused or cancelled; omit for all."
+    )
+    limit: Limit = 20
+
+
+@register
+class ListAutomations(Tool):
+    name = "list_automations"
+    description = (
+        "List the owner's automations (reminders, digests, scheduled prompts) soonest first, "
+        "with ids, schedules, next run and last outcome."
+    )
+    args = ListAutomationsArgs
+    permission = Permission.READ
+    cap = 4
+
+    def run(self, args: ListAutomationsArgs, ctx: ToolContext) -> dict[str, Any]:
+        automations = selectors.automation_list(enabled=args.enabled)
+        zone = owner_zone()
+        return {
+            "automations": [_automation(a, zone) for a in automations[: args.limit]],
+            "total": automations.count(),
+        }
+
+
+class AutomationIdArgs(ToolArgs):
+    automation_id: AutomationId
+
+
+@register
+class PauseAutomation(Tool):
+    name = "pause_automation"
+    description = "Pause an automation: it stops running until resumed."
+    args = AutomationIdArgs
+    permission = Permission.WRITE
+    cap = 5
+
+    def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
+        automation = services.automation_pause(automation_id=args.automation_id)
+        return {"automation": _automation(automation, owner_zone())}
+
+
+@register
+class ResumeAutomation(Tool):
+    name = "resume_automation"
+    description = (
+        "Resume a paused automation from now on (times that passed while paused are not run)."
+    )
+    args = AutomationIdArgs
+    permission = Permission.WRITE
+    cap = 5
+
+    def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
+        automation = services.automation_resume(automation_id=args.automation_id)
+        return {"automation": _automation(automation, owner_zone())}
+
+
+class ListAutomationRunsArgs(ToolArgs):
+    automation_id: AutomationId
+    limit: Limit = 10
+
+
+@register
+class ListAutomationRuns(Tool):
+    name = "list_automation_runs"
+    description = "The latest runs of one automation, newest first: when, outcome, result or error."
+    args = ListAutomationRunsArgs
+    permission = Permission.READ
+    cap = 4
+
+    def run(self, args: ListAutomationRunsArgs, ctx: ToolContext) -> dict[str, Any]:
+        runs = selectors.automation_run_list(automation_id=args.automation_id)
+        zone = owner_zone()
+        return {"runs": [_run(r, zone) for r in runs[: args.limit]], "total": runs.count()}
+
+
+# --- destructive: wait for the owner's approval ------------------------------------------------
+
+
+class _AutomationApprovalTool(SoftDeleteTool):
+    model = Automation
+    id_arg = "automation_id"
+    label = "automation"
+    snapshot_fields = SNAPSHOT_FIELDS
+    args = AutomationIdArgs
+    verb: ClassVar[str]
+
+    def _proposal(self, obj: Automation) -> Proposal:
+        return Proposal(
+            target_id=obj.pk,
+            snapshot=self._hash(obj),
+            summary=f"{self.verb} the automation “{obj.name}” ({services.schedule_text(obj)})",
+        )
+
+    def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
+        obj = self._live(args.automation_id)
+        if obj is None:
+            raise ToolError(
+                f"There is no automation with id {args.automation_id}.", code="NOT_FOUND"
+            )
+        return self._proposal(obj)
+
+    @staticmethod
+    def _call(fn: Any, **kwargs: Any) -> Automation:
+        try:
+            return fn(**kwargs)
+        except AppError as exc:
+            raise ToolError(exc.message, code=exc.code) from exc
+
+
+@register
+class DeleteAutomation(_AutomationApprovalTool):
+    name = "delete_automation"
+    description = (
+        "Delete an automation (after the owner approves; restorable for 30 days). Until then "
+        "nothing changes: do not say it is deleted."
+    )
+    verb = "Delete"
+
+    def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
+        automation = self._call(services.automation_trash, automation_id=proposal.target_id)
+        return {"undoable": True, "deleted_at": automation.deleted_at.isoformat()}
+
+    def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
+        self._call(services.automation_restore, automation_id=proposal.target_id)
+        return {"restored": True}
+
+
+@register
+class CancelAutomation(_AutomationApprovalTool):
+    name = "cancel_automation"
+    description = (
+        "Cancel an automation for good: it never runs again (after the owner approves). To stop "
+        "it for a while, use pause_automation instead."
+    )
+    verb = "Cancel"
+
+    def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
+        proposal = super().prepare(args, ctx)
+        if self._live(args.automation_id).cancelled_at is not None:
+            raise ToolError("That automation is already cancelled.", code="CONFLICT")
+        return proposal
+
+    def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
+        automation = self._call(services.automation_cancel, automation_id=proposal.target_id)
+        return {"undoable": True, "cancelled_at": automation.cancelled_at.isoformat()}
+
+    def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
+        self._call(services.automation_uncancel, automation_id=proposal.target_id)
+        return {"restored": True, "enabled": False}
