@@ -17,6 +17,8 @@ from talorys.models import (
     Notification,
     OwnerSettings,
     Project,
+    PushDelivery,
+    PushSubscription,
     Task,
     UsageDay,
 )
@@ -244,3 +246,28 @@ class ApiTokenAdmin(admin.ModelAdmin):
         for token in queryset.filter(revoked_at__isnull=True):
             api_token_revoke(token_id=token.pk)
         self.message_user(request, "Selected tokens revoked.")
+
+
+@admin.register(PushSubscription)
+class PushSubscriptionAdmin(admin.ModelAdmin):
+    list_display = ("id", "endpoint", "active", "created_at", "last_success_at", "deactivated_at")
+    list_filter = ("active",)
+    search_fields = ("endpoint", "user_agent")
+    readonly_fields = ("p256dh", "auth", "created_at", "last_success_at", "deactivated_at")
+
+
+@admin.register(PushDelivery)
+class PushDeliveryAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "notification",
+        "subscription",
+        "status",
+        "attempts",
+        "status_code",
+        "sent_at",
+    )
+    list_filter = ("status",)
+    search_fields = ("error", "notification__title")
+    list_select_related = ("notification", "subscription")
+    readonly_fields = ("created_at", "updated_at", "sent_at")

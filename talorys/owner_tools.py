@@ -20,7 +20,7 @@ from django.utils import timezone
 from pydantic import AwareDatetime, Field
 
 from talorys import search as unified_search
-from talorys import selectors, services
+from talorys import notify, selectors, services
 from talorys.models import Note, Notification, Project, Task
 from talorys.tools import (
     Permission,
@@ -496,7 +496,8 @@ class NotifyOwner(Tool):
 
     def run(self, args: NotifyOwnerArgs, ctx: ToolContext) -> dict[str, Any]:
         kind = Notification.Kind.AUTOMATION if ctx.mode == "scheduled" else Notification.Kind.INFO
-        notification = services.notification_create(
+        # Through notify: it also reaches open pages and subscribed browsers.
+        notification = notify.notification_send(
             title=args.title, body=args.body, kind=kind, source=ctx.source
         )
         return {"notification": _notification(notification, owner_zone())}
