@@ -19,8 +19,8 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 from pydantic import AwareDatetime, Field
 
-from talorys import search as unified_search
 from talorys import notify, selectors, services
+from talorys import search as unified_search
 from talorys.models import Note, Notification, Project, Task
 from talorys.tools import (
     Permission,
