@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,7 +22,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         call_command("migrate", interactive=False, verbosity=0)
-        call_command("talorys_setup", noinput=True)
+        # Kept to print with the URL, after the servers' start-up logs, so it is not scrolled away.
+        setup_output = io.StringIO()
+        call_command("talorys_setup", noinput=True, stdout=setup_output)
         host = env_str("HOST", "127.0.0.1")
         port = env_int("PORT", 8000)
         python = sys.executable
@@ -45,6 +49,7 @@ class Command(BaseCommand):
                 "warning",
                 "--concurrency",
                 "2",
+                "--quiet",
             ],
             "beat": [
                 python,
@@ -59,9 +64,15 @@ class Command(BaseCommand):
                 str(settings.DATA_DIR / "celerybeat-schedule"),
             ],
         }
-        running = {name: subprocess.Popen(cmd) for name, cmd in procs.items()}
+        # Their logs go to stderr; what they print on stdout is start-up banners.
+        running = {
+            name: subprocess.Popen(cmd, stdout=subprocess.DEVNULL if name != "web" else None)
+            for name, cmd in procs.items()
+        }
         shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        _wait_until_listening(shown_host, port, running["web"])
         username = env_str("TALORYS_OWNER_USERNAME", "owner")
+        self.stdout.write("\n" + setup_output.getvalue().rstrip())
         self.stdout.write(
             self.style.SUCCESS(f"\nTalorys is running at http://{shown_host}:{port}/")
         )
@@ -97,3 +108,14 @@ class Command(BaseCommand):
                     proc.wait(timeout=max(0.1, deadline - time.time()))
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+
+def _wait_until_listening(host: str, port: int, web: subprocess.Popen, timeout: float = 30) -> None:
+    """Print the URL once it answers, so it is the last thing on screen, not lost in start-up logs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and web.poll() is None:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
