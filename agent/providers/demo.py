@@ -11,11 +11,13 @@ messages after it say what has been done so far in this turn.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent.providers.base import ChatMessage, Finish, ProviderEvent, TextDelta, ToolCall
 
@@ -23,6 +25,7 @@ HELP = (
     "This is the demo assistant: no AI model is configured, so I only understand a few plain "
     "requests:\n"
     "- “add a task to buy milk” or “remind me to call Ana”\n"
+    "- “remind me to call Sam in 20 minutes” (or “at 17:30”, “tomorrow at 9am”)\n"
     "- “remember that my sister is called Ana”\n"
     "- “what are my open tasks?”\n"
     "- “delete the task buy milk”\n"
@@ -31,9 +34,16 @@ HELP = (
 )
 
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+    "thirty": 30, "forty-five": 45, "half a": 0.5, "half an": 0.5,
+}  # fmt: skip
+_AMOUNT = r"\d+|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
+_UNIT = r"min(?:ute)?s?|h(?:ou)?rs?|days?"
 # Where a reminder's time starts: "at 5pm", "in 10 minutes", "tomorrow", "on friday", ...
 _WHEN = (
-    r"(?:at \d|at noon|at midnight|in (?:\d+|an?|one|two|five|ten|half an) \w+|tomorrow|tonight|"
+    rf"(?:at \d|at noon|at midnight|in (?:{_AMOUNT}) (?:{_UNIT})\b|tomorrow|tonight|"
     rf"today|this (?:morning|afternoon|evening)|on (?:{_WEEKDAYS})|next (?:{_WEEKDAYS}|week)|every )"
 )
 _TASK = r"(?:a |an |the )?(?:new )?task(?::\s*|\s+)(?:called |named |titled |to )?"
@@ -42,6 +52,7 @@ _NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"
 # (intent, pattern) in order; the first match wins.
 _PATTERNS: list[tuple[str, str]] = [
     ("timed_reminder", rf"^remind me to (?P<what>.+?) (?P<when>{_WHEN}.*)$"),
+    ("timed_reminder", rf"^remind me (?P<when>{_WHEN}.*?),? to (?P<what>.+)$"),
     ("create_task", r"^remind me to (?P<what>.+)$"),
     ("remember", r"^remember(?: that |:\s*)(?P<what>.+)$"),
     ("list_tasks", r"^(?:what are|show(?: me)?|list) (?:all )?my (?:open )?tasks$"),
@@ -139,20 +150,16 @@ class DemoProvider:
         request = parse_request(said)
         if request is None:
             return _say(HELP)
+        clock = owner_clock(messages)
         if not done:
-            return self._begin(request, usable, call_number)
-        return self._continue(request, done, usable, call_number)
+            return self._begin(request, usable, call_number, clock)
+        return self._continue(request, done, usable, call_number, clock)
 
-    def _begin(self, request: DemoRequest, usable: set[str], number: int) -> list[ProviderEvent]:
+    def _begin(
+        self, request: DemoRequest, usable: set[str], number: int, clock: dt.datetime | None
+    ) -> list[ProviderEvent]:
         if request.intent == "timed_reminder":
-            call = timed_reminder_call(request, usable, number)
-            if call is not None:
-                return _call(call)
-            return _say(
-                f"I can't schedule reminders for a time yet, so I haven't set “{request.what}” "
-                f"{request.when}. Say “remind me to {request.what}” without a time and I'll add "
-                "it as a task."
-            )
+            return _timed_reminder(request, usable, number, clock)
         tool = _FIRST_TOOL[request.intent]
         if tool not in usable:
             return _say(f"I can't use the {tool} tool right now, so I couldn't do that.")
@@ -166,7 +173,12 @@ class DemoProvider:
         return _call(_tool_call(number, tool, arguments))
 
     def _continue(
-        self, request: DemoRequest, done: list[_Done], usable: set[str], number: int
+        self,
+        request: DemoRequest,
+        done: list[_Done],
+        usable: set[str],
+        number: int,
+        clock: dt.datetime | None,
     ) -> list[ProviderEvent]:
         last = done[-1]
         if last.error is not None:
@@ -184,6 +196,8 @@ class DemoProvider:
             return _say(
                 f"Created the note “{_field(data, 'note', 'title') or arguments.get('title')}”."
             )
+        if last.tool == "create_automation":
+            return _say(_reminder_set(request.what, data, arguments, clock))
         if last.tool == "list_tasks":
             return _say(_task_list(_items(last.data), data.get("total")))
         if last.tool == "search_tasks" and request.intent == "delete_task":
@@ -209,13 +223,191 @@ class DemoProvider:
         return _call(_tool_call(number, "delete_task", {"task_id": task.get("id")}))
 
 
-def timed_reminder_call(request: DemoRequest, usable: set[str], number: int) -> ToolCall | None:
-    """Extension point for the automations issue: "remind me to X at/in/tomorrow ...".
+# --- reminders at a time ----------------------------------------------------------------------
 
-    Return a tool call that schedules a reminder (``request.what`` at ``request.when``) once
-    the automation tool exists and is in ``usable``. Until then the demo says it cannot.
+# agent/prompt.py, local_time_line: "Thursday 15 January 2026, 14:30 (Europe/Paris, UTC+01:00)".
+_CLOCK = re.compile(
+    r"The owner's local time: \w+ (?P<date>\d{1,2} \w+ \d{4}), (?P<time>\d{1,2}:\d{2}) "
+    r"\((?P<zone>[^,()]+), UTC(?P<offset>[+-]\d{2}:\d{2})?\)"
+)
+_DAY = rf"today|tonight|tomorrow|on (?:{_WEEKDAYS})"
+_AT = re.compile(
+    rf"^(?:(?P<day_before>{_DAY}),? )?(?:at )?"
+    r"(?:(?P<word>noon|midnight)|(?P<hour>\d{1,2})(?:[:.](?P<minute>\d{2}))?"
+    r"(?: ?(?P<half>[ap])\.?m\.?)?(?: o'?clock)?)"
+    rf"(?: (?P<day_after>{_DAY}))?$"
+)
+_DURATION = re.compile(
+    rf"^in (?P<n1>{_AMOUNT}) (?P<u1>{_UNIT})(?:,? (?:and )?(?P<n2>{_AMOUNT}) (?P<u2>{_UNIT}))?$"
+)
+_MAX_AHEAD = dt.timedelta(days=366)
+_NAME_CHARS = 200  # automations.services MAX_NAME / MAX_MESSAGE (providers cannot import it)
+_MESSAGE_CHARS = 4_000
+_EXAMPLES = "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”"
+
+
+class NoTime(ValueError):
+    """The reminder's time could not be read; the message says what was wrong."""
+
+
+def owner_clock(messages: list[ChatMessage]) -> dt.datetime | None:
+    """The owner's local time (aware, in their zone) as the system prompt states it.
+
+    The demo reads the same clock line a model reads, so each step stays a function of
+    ``messages`` alone. The prompt gives minutes only: "in 2 minutes" counts from the minute.
     """
+    for message in messages:
+        match = _CLOCK.search(message.content) if message.role == "system" else None
+        if match is None:
+            continue
+        try:
+            naive = dt.datetime.strptime(f"{match['date']} {match['time']}", "%d %B %Y %H:%M")
+        except ValueError:
+            return None
+        offset = match["offset"] or "+00:00"
+        sign = -1 if offset[0] == "-" else 1
+        fixed = dt.timezone(sign * dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[4:])))
+        zone: dt.tzinfo
+        try:
+            zone = ZoneInfo(match["zone"].strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = fixed
+        return naive.replace(tzinfo=fixed).astimezone(zone)
     return None
+
+
+def reminder_time(when: str, now: dt.datetime) -> dt.datetime:
+    """The instant ``when`` means, in ``now``'s zone: "in 20 minutes", "in 1 hour and 30
+    minutes", "at 5pm", "at 17:30 tomorrow", "tomorrow at 9", "on friday at noon".
+
+    A time of day without a day is the next time the clock shows it (tomorrow when it has passed
+    today); a bare hour such as "at 5" is whichever of 05:00 and 17:00 comes first that day, and
+    "tonight at 9" is 21:00. Raises NoTime saying what was wrong.
+    """
+    text = " ".join(when.lower().split())
+    zone = now.tzinfo
+    duration = _DURATION.match(text)
+    if duration is not None:
+        ahead = _minutes(duration["n1"], duration["u1"]) + (
+            _minutes(duration["n2"], duration["u2"]) if duration["n2"] else 0
+        )
+        if ahead < 1:
+            raise NoTime("That is not a time in the future.")
+        if ahead > _MAX_AHEAD.total_seconds() / 60:
+            raise NoTime("That is more than a year ahead.")
+        return (now.astimezone(dt.UTC) + dt.timedelta(minutes=ahead)).astimezone(zone)
+    match = _AT.match(text)
+    if match is None:
+        if text.startswith("every"):
+            raise NoTime("The demo only sets one-time reminders, not repeating ones.")
+        if re.fullmatch(_DAY, text):
+            raise NoTime(f"Tell me what time {text}, e.g. “{text} at 9am”.")
+        raise NoTime(f"I couldn't read “{when}” as a time.")
+    if match["day_before"] and match["day_after"]:
+        raise NoTime(f"I couldn't read “{when}” as a time: it names two days.")
+    day = match["day_before"] or match["day_after"]
+    hour, minute = _time_of_day(match)
+    bare = not (match["word"] or match["minute"] or match["half"]) and 1 <= hour <= 11
+    hours = ([hour + 12] if day == "tonight" else [hour, hour + 12]) if bare else [hour]
+    today = now.date()
+    if day is None:
+        dates = [today, today + dt.timedelta(days=1)]
+    elif day == "tomorrow" or (match["word"] == "midnight" and day in ("today", "tonight")):
+        dates = [today + dt.timedelta(days=1)]
+    elif day.startswith("on "):
+        ahead = (_WEEKDAYS.split("|").index(day[3:]) - today.weekday()) % 7
+        dates = [today + dt.timedelta(days=ahead), today + dt.timedelta(days=ahead + 7)]
+    else:  # today, tonight
+        dates = [today]
+    for date in dates:
+        for h in hours:
+            # fold=0, as schedules read wall times: a time in a DST gap is shifted by the gap.
+            at = dt.datetime.combine(date, dt.time(h, minute), tzinfo=zone).astimezone(dt.UTC)
+            if at > now:
+                return at.astimezone(zone)
+    raise NoTime(f"{hours[-1]:02}:{minute:02} {day} has already passed.")
+
+
+def _minutes(amount: str, unit: str) -> float:
+    count = int(amount) if amount.isdigit() else _NUMBERS[amount]
+    return count * (1 if unit.startswith("m") else 60 if unit.startswith("h") else 1440)
+
+
+def _time_of_day(match: re.Match[str]) -> tuple[int, int]:
+    if match["word"]:
+        return (12, 0) if match["word"] == "noon" else (0, 0)
+    hour, minute = int(match["hour"]), int(match["minute"] or 0)
+    spoken = match.group(0)
+    if match["half"]:
+        if not 1 <= hour <= 12:
+            raise NoTime(f"“{spoken}” is not a time of day.")
+        hour = hour % 12 + (12 if match["half"] == "p" else 0)
+    if hour > 23 or minute > 59:
+        raise NoTime(f"“{spoken}” is not a time of day.")
+    return hour, minute
+
+
+def timed_reminder_call(request: DemoRequest, now: dt.datetime, number: int) -> ToolCall:
+    """The create_automation call for "remind me to X at/in/tomorrow ...": a one-time reminder
+    at ``request.when`` counted from ``now`` (the owner's local time). Raises NoTime."""
+    at = reminder_time(request.when, now)
+    what = _capitalised(request.what)
+    name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
+    arguments = {
+        "name": name,
+        "kind": "reminder",
+        # A reminder shows its name; the whole text only when the name had to be cut.
+        "message": "" if name == what else what[:_MESSAGE_CHARS],
+        "schedule": {"type": "once", "at": at.isoformat(timespec="seconds")},
+    }
+    return _tool_call(number, "create_automation", arguments)
+
+
+def _timed_reminder(
+    request: DemoRequest, usable: set[str], number: int, clock: dt.datetime | None
+) -> list[ProviderEvent]:
+    what = request.what
+    if "create_automation" not in usable:
+        return _say(
+            f"I can't schedule reminders here, so I haven't set “{what}” {request.when}. Say "
+            f"“remind me to {what}” without a time and I'll add it as a task."
+        )
+    if clock is None:
+        return _say(f"I don't know your local time, so I haven't set “{what}” {request.when}.")
+    try:
+        return _call(timed_reminder_call(request, clock, number))
+    except NoTime as exc:
+        return _say(f"{exc} So I haven't set the reminder “{what}”. Say the time like {_EXAMPLES}.")
+
+
+def _reminder_set(
+    what: str, data: dict[str, Any], arguments: dict[str, Any], clock: dt.datetime | None
+) -> str:
+    schedule = arguments.get("schedule")
+    when = _field(data, "automation", "next_run_at") or (
+        schedule.get("at") if isinstance(schedule, dict) else None
+    )
+    try:
+        at = dt.datetime.fromisoformat(str(when))
+    except ValueError:
+        return f"I'll remind you to {what}."
+    return f"I'll remind you to {what} {_spoken(at, clock)}."
+
+
+def _spoken(at: dt.datetime, clock: dt.datetime | None) -> str:
+    """When, as the answer says it: at 14:32, tomorrow at 09:00, on Friday at 09:00, or with
+    the date when it is a week or more ahead."""
+    if clock is None:
+        return f"on {at:%A %d %B} at {at:%H:%M}"
+    local = at.astimezone(clock.tzinfo)
+    days = (local.date() - clock.date()).days
+    if days == 0:
+        return f"at {local:%H:%M}"
+    if days == 1:
+        return f"tomorrow at {local:%H:%M}"
+    if 1 < days < 7:
+        return f"on {local:%A} at {local:%H:%M}"
+    return f"on {local:%A %d %B} at {local:%H:%M}"
 
 
 def _current_turn(messages: list[ChatMessage]) -> tuple[str, list[_Done]]:

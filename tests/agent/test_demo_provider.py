@@ -6,11 +6,14 @@ tool results a turn would contain.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
+from agent.prompt import system_prompt
 from agent.providers import provider_for
 from agent.providers.base import ChatMessage, Finish, ProviderConfig, TextDelta, ToolCall
 from agent.providers.demo import DemoProvider
@@ -22,6 +25,7 @@ TOOL_NAMES = [
     "remember",
     "create_note",
     "delete_task",
+    "create_automation",
 ]
 TOOLS = [
     {"name": name, "description": name, "parameters": {"type": "object"}} for name in TOOL_NAMES
@@ -78,6 +82,7 @@ def test_it_is_the_demo_provider_when_nothing_is_configured():
         ("remind me to water the plants", "Water the plants"),
         ("remind me to check in on Bob", "Check in on Bob"),  # "in on" is not a time
         ("add oat milk to my list", "Oat milk"),
+        ("remind me to put the cake in a box", "Put the cake in a box"),  # not "in a minute"
     ],
 )
 async def test_adding_a_task_calls_create_task(text, title):
@@ -199,14 +204,6 @@ async def test_delete_without_the_delete_tool_says_so():
     assert said(events) == "I found “Buy milk”, but deleting tasks isn't available here."
 
 
-async def test_a_timed_reminder_is_not_silently_turned_into_a_task():
-    events = await step(owner("remind me to call mom at 5pm"))
-
-    assert calls(events) == []
-    assert "can't schedule reminders" in said(events)
-    assert "“call mom”" in said(events)
-
-
 async def test_unknown_requests_get_the_demo_help():
     events = await step(owner("What's the capital of France?"))
 
@@ -228,3 +225,172 @@ async def test_it_is_deterministic():
     first = await step(owner("add a task to buy milk"))
     second = await step(owner("add a task to buy milk"))
     assert first == second
+
+
+# --- reminders at a time -----------------------------------------------------------------------
+
+PARIS = ZoneInfo("Europe/Paris")
+THURSDAY = dt.datetime(2026, 1, 15, 14, 30, tzinfo=PARIS)  # 14:30 in Paris, UTC+01:00
+
+
+def owner_at(text: str, now: dt.datetime = THURSDAY) -> list[ChatMessage]:
+    """The owner's message under the real system prompt, which states their local time."""
+    prompt = system_prompt(now=now, time_zone=now.tzinfo.key, memories=[])
+    return [ChatMessage(role="system", content=prompt), ChatMessage(role="user", content=text)]
+
+
+def reminder(name: str, at: str, message: str = "") -> tuple[str, dict[str, Any]]:
+    return (
+        "create_automation",
+        {
+            "name": name,
+            "kind": "reminder",
+            "message": message,
+            "schedule": {"type": "once", "at": at},
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        ("Remind me to call Sam in 2 minutes.", "2026-01-15T14:32:00+01:00"),
+        ("remind me to call Sam in 1 hour and 30 minutes", "2026-01-15T16:00:00+01:00"),
+        ("remind me to call Sam in half an hour", "2026-01-15T15:00:00+01:00"),
+        ("remind me to call Sam in two days", "2026-01-17T14:30:00+01:00"),
+        ("remind me in 10 minutes to call Sam", "2026-01-15T14:40:00+01:00"),
+        ("remind me to call Sam at 5pm", "2026-01-15T17:00:00+01:00"),
+        ("remind me to call Sam at 17:30", "2026-01-15T17:30:00+01:00"),
+        ("remind me to call Sam at 5", "2026-01-15T17:00:00+01:00"),  # the next 5 o'clock
+        ("remind me to call Sam at 9am", "2026-01-16T09:00:00+01:00"),  # passed today
+        ("remind me to call Sam at 14:30", "2026-01-16T14:30:00+01:00"),  # this very minute
+        ("remind me to call Sam at 9am tomorrow", "2026-01-16T09:00:00+01:00"),
+        ("Remind me to call Sam tomorrow at 9", "2026-01-16T09:00:00+01:00"),
+        ("remind me to call Sam tonight at 9", "2026-01-15T21:00:00+01:00"),
+        ("remind me to call Sam at midnight", "2026-01-16T00:00:00+01:00"),
+        ("remind me to call Sam on monday at noon", "2026-01-19T12:00:00+01:00"),
+        ("remind me to call Sam at 9 a.m. tomorrow", "2026-01-16T09:00:00+01:00"),
+    ],
+)
+async def test_a_reminder_at_a_time_is_a_one_time_automation_in_the_owner_time(text, at):
+    events = await step(owner_at(text))
+
+    assert calls(events) == [reminder("Call Sam", at)]
+    assert events[-1] == Finish("tool_calls")
+    assert said(events) == ""
+
+
+@pytest.mark.parametrize(
+    ("now", "text", "at"),
+    [
+        # Spring forward in Paris (02:00 -> 03:00): two hours later is 04:30 summer time...
+        (
+            dt.datetime(2026, 3, 29, 1, 30, tzinfo=PARIS),
+            "remind me to call Sam in 2 hours",
+            "2026-03-29T04:30:00+02:00",
+        ),
+        # ...and 02:30, which does not exist that night, is shifted by the gap as schedules are.
+        (
+            dt.datetime(2026, 3, 28, 20, 0, tzinfo=PARIS),
+            "remind me to call Sam tomorrow at 2:30am",
+            "2026-03-29T03:30:00+02:00",
+        ),
+        # The owner's own zone, whatever it is.
+        (
+            dt.datetime(2026, 7, 1, 8, 0, tzinfo=ZoneInfo("America/New_York")),
+            "remind me to call Sam at 9am",
+            "2026-07-01T09:00:00-04:00",
+        ),
+    ],
+)
+async def test_reminder_times_follow_the_owner_time_zone_and_dst(now, text, at):
+    events = await step(owner_at(text, now))
+
+    assert calls(events) == [reminder("Call Sam", at)]
+
+
+async def test_a_long_reminder_keeps_its_whole_text_in_the_message():
+    what = "read " + "very " * 60 + "carefully"
+    events = await step(owner_at(f"remind me to {what} in 5 minutes"))
+
+    ((name, arguments),) = calls(events)
+    assert len(arguments["name"]) == 200 and arguments["name"].endswith("…")
+    assert arguments["message"] == "R" + what[1:]
+
+
+@pytest.mark.parametrize(
+    ("next_run_at", "answer"),
+    [
+        ("2026-01-15T14:32+01:00", "I'll remind you to call Sam at 14:32."),
+        ("2026-01-16T09:00+01:00", "I'll remind you to call Sam tomorrow at 09:00."),
+        ("2026-01-19T12:00+01:00", "I'll remind you to call Sam on Monday at 12:00."),
+        ("2026-02-02T09:00+01:00", "I'll remind you to call Sam on Monday 02 February at 09:00."),
+    ],
+)
+async def test_the_answer_says_when_the_reminder_comes(next_run_at, answer):
+    messages = owner_at("remind me to call Sam in 2 minutes")
+    first = await step(messages)
+    created = {
+        "ok": True,
+        "automation": {"id": 4, "name": "Call Sam", "next_run_at": next_run_at, "enabled": True},
+    }
+
+    events = await step(after(messages, first, created))
+
+    assert said(events) == answer
+    assert calls(events) == []
+    assert events[-1] == Finish("stop")
+
+
+async def test_a_refused_reminder_is_reported():
+    messages = owner_at("remind me to call Sam in 2 minutes")
+    first = await step(messages)
+    refused = {
+        "ok": False,
+        "error": {"code": "VALIDATION", "message": "schedule.at: that time has passed"},
+    }
+
+    events = await step(after(messages, first, refused))
+
+    assert said(events) == "That didn't work: schedule.at: that time has passed"
+
+
+@pytest.mark.parametrize(
+    ("text", "explanation"),
+    [
+        ("remind me to call mom this evening", "I couldn't read “this evening” as a time."),
+        ("remind me to call mom tomorrow", "Tell me what time tomorrow, e.g. “tomorrow at 9am”."),
+        ("remind me to call mom today at 9am", "09:00 today has already passed."),
+        ("remind me to call mom at 25:00", "“at 25:00” is not a time of day."),
+        ("remind me to call mom at 13pm", "“at 13pm” is not a time of day."),
+        ("remind me to call mom in 0 minutes", "That is not a time in the future."),
+        ("remind me to call mom in 999999 days", "That is more than a year ahead."),
+        (
+            "remind me to call mom every day at 9",
+            "The demo only sets one-time reminders, not repeating ones.",
+        ),
+    ],
+)
+async def test_a_time_it_cannot_read_gets_an_explanation_and_no_call(text, explanation):
+    events = await step(owner_at(text))
+
+    assert calls(events) == []
+    assert said(events) == (
+        f"{explanation} So I haven't set the reminder “call mom”. Say the time like "
+        "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”."
+    )
+
+
+async def test_a_timed_reminder_is_not_silently_turned_into_a_task():
+    tools = [spec for spec in TOOLS if spec["name"] != "create_automation"]
+    without_the_tool = await step(owner_at("remind me to call mom at 5pm"), tools)
+    without_a_clock = await step(owner("remind me to call mom at 5pm"))
+
+    assert calls(without_the_tool) == calls(without_a_clock) == []
+    assert said(without_the_tool) == (
+        "I can't schedule reminders here, so I haven't set “call mom” at 5pm. Say “remind me to "
+        "call mom” without a time and I'll add it as a task."
+    )
+    assert said(without_a_clock) == (
+        "I don't know your local time, so I haven't set “call mom” at 5pm."
+    )

@@ -49,7 +49,6 @@ class Command(BaseCommand):
                 "warning",
                 "--concurrency",
                 "2",
-                "--quiet",
             ],
             "beat": [
                 python,

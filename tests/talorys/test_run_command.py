@@ -1,0 +1,78 @@
+"""`make run`'s command: web, worker and beat start together on embedded defaults (SQLite, file
+broker, demo model), the generated password logs in, a reminder fires, and Ctrl-C stops all."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unused_tcp_port):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TALORYS_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS"))
+    }
+    env |= {"TALORYS_DATA_DIR": str(tmp_path / "data"), "PORT": str(unused_tcp_port)}
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "talorys_run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{unused_tcp_port}"
+    output = ""
+    try:
+        while "Press Ctrl-C" not in output:
+            line = proc.stdout.readline()
+            assert line, f"talorys_run ended early:\n{output}"
+            output += line
+        password = re.search(r"OWNER PASSWORD \(shown once\): (\S+)", output).group(1)
+        assert f"running at {url}/" in output
+
+        with httpx.Client(base_url=url, timeout=10) as client:
+            assert client.get("/api/health").json()["status"] == "ok"
+            assert client.get("/api/tasks").status_code == 401
+            login = client.post("/api/auth/login", json={"username": "owner", "password": password})
+            assert login.status_code == 200
+            headers = {"X-CSRFToken": login.json()["csrf_token"]}
+            assert client.get("/api/tasks").status_code == 200
+            at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3)).isoformat()
+            created = client.post(
+                "/api/automations",
+                headers=headers,
+                json={
+                    "name": "Stretch",
+                    "kind": "reminder",
+                    "message": "Stretch",
+                    "schedule": {"type": "once", "at": at},
+                },
+            )
+            assert created.status_code == 201, created.text
+            deadline = time.monotonic() + 40
+            while not client.get("/api/notifications").json()["count"]:
+                assert time.monotonic() < deadline, "the worker and beat did not fire the reminder"
+                assert proc.poll() is None
+                time.sleep(0.5)
+            assert client.get("/api/notifications").json()["items"][0]["title"] == "Stretch"
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=30)
+    time.sleep(0.5)
+    leftovers = subprocess.run(
+        ["pgrep", "-g", str(proc.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert leftovers == [], "web, worker or beat survived Ctrl-C"
