@@ -470,6 +470,8 @@ def _task_list(tasks: list[dict[str, Any]], total: Any) -> str:
     lines = "\n".join(f"- {task.get('title')}" for task in tasks)
     if isinstance(total, int) and total > len(tasks):
         return f"You have {total} open tasks; here are the first {len(tasks)}:\n{lines}"
+    if len(tasks) == 1:
+        return f"You have 1 open task:\n{lines}"
     return f"You have {len(tasks)} open tasks:\n{lines}"
 
 
