@@ -23,11 +23,9 @@ from agent import services
 from agent.runner import begin_turn, stream_turn
 from agent.schemas import CancelFrame, SendFrame, frame_adapter
 from talorys.errors import AppError
+from talorys.security import WEBSOCKET_UNAUTHENTICATED, websocket_owner_ok
 
 logger = logging.getLogger(__name__)
-
-# Close code for "log in first" (4000-4999 are the application's).
-UNAUTHENTICATED = 4401
 
 
 def _error(code: str, message: str, conversation_id: int | None = None) -> dict[str, Any]:
@@ -37,9 +35,8 @@ def _error(code: str, message: str, conversation_id: int | None = None) -> dict[
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.turns: set[asyncio.Task[None]] = set()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=UNAUTHENTICATED)
+        if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+            await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.accept()
 

@@ -77,10 +77,6 @@ def budget_allows_summary(ai_remaining: int) -> bool:
     return ai_remaining >= SUMMARY_MIN_AI_REQUESTS
 
 
-def should_summarize(*, overflow: int, ai_remaining: int) -> bool:
-    return overflow_needs_summary(overflow) and budget_allows_summary(ai_remaining)
-
-
 def summary_messages(*, prior_summary: str, overflow: list[HistoryEntry]) -> list[ChatMessage]:
     """The separate summarizer's input: the prior summary and the evicted messages, nothing else
     (no tools, no system prompt of the main turn)."""

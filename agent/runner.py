@@ -43,6 +43,7 @@ from agent.providers.base import (
     ToolCall,
     Usage,
 )
+from memory import selectors as memory_selectors
 from talorys import services as core_services
 from talorys.errors import AppError, BudgetExhausted
 from talorys.tools import ToolContext
@@ -107,7 +108,7 @@ def _inputs(
         provider=provider_config(owner),
         local_now=timezone.now().astimezone(ZoneInfo(owner.time_zone)),
         time_zone=owner.time_zone,
-        memories=selectors.memory_select_for_turn(text=text),
+        memories=memory_selectors.memory_select_for_turn(text=text),
         summary=summary,
         history=history or [],
         max_steps=max(1, owner.max_steps_per_turn),

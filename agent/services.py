@@ -65,6 +65,8 @@ def _clean_owner_text(text: str) -> str:
         raise ValidationFailed("text must not be empty.")
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationFailed(f"text is longer than {MAX_MESSAGE_CHARS} characters.")
+    if "\x00" in text:  # the WebSocket's frames reach here unchecked; PostgreSQL refuses NUL
+        raise ValidationFailed("text must not contain NUL characters.")
     return text
 
 

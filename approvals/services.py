@@ -100,12 +100,14 @@ def _expire_if_due(*, action_id: int) -> None:
 
 
 def _expire(action: PendingAction) -> None:
-    updated = PendingAction.objects.filter(
-        pk=action.pk, status=PendingAction.Status.PENDING
-    ).update(status=PendingAction.Status.EXPIRED, decided_at=timezone.now())
-    if updated:
-        action.status = PendingAction.Status.EXPIRED
-        _event(action, kind=ApprovalEvent.Kind.EXPIRED, actor="system")
+    # The status and its audit line are written together, or neither is.
+    with transaction.atomic():
+        updated = PendingAction.objects.filter(
+            pk=action.pk, status=PendingAction.Status.PENDING
+        ).update(status=PendingAction.Status.EXPIRED, decided_at=timezone.now())
+        if updated:
+            action.status = PendingAction.Status.EXPIRED
+            _event(action, kind=ApprovalEvent.Kind.EXPIRED, actor="system")
 
 
 def _lock_pending(*, action_id: int) -> PendingAction:

@@ -44,6 +44,7 @@ from talorys import selectors as core_selectors
 from talorys import services as core_services
 from talorys.errors import AppError, BudgetExhausted, Conflict, NotFound, ValidationFailed
 from talorys.models import Notification, Task
+from talorys.services import clean_text, owner_zone
 
 log = logging.getLogger(__name__)
 
@@ -62,22 +63,9 @@ Kind = Automation.Kind
 RunStatus = AutomationRun.Status
 
 
-def owner_zone() -> ZoneInfo:
-    return ZoneInfo(core_services.owner_settings_get().time_zone)
-
-
-def _clean(value: str | None, *, field: str, max_length: int, required: bool) -> str:
-    value = (value or "").strip()
-    if required and not value:
-        raise ValidationFailed(f"{field} must not be empty.")
-    if len(value) > max_length:
-        raise ValidationFailed(f"{field} is longer than {max_length} characters.")
-    return value
-
-
 def _message(kind: str, message: str | None) -> str:
     # The prompt is the whole point of an agent_prompt; a reminder may just use its name.
-    return _clean(
+    return clean_text(
         message, field="message", max_length=MAX_MESSAGE, required=kind == Kind.AGENT_PROMPT
     )
 
@@ -114,7 +102,7 @@ def automation_create(
         raise ValidationFailed(f"kind must be one of {', '.join(Kind.values)}.")
     if origin not in Automation.Origin.values:
         raise ValidationFailed(f"origin must be one of {', '.join(Automation.Origin.values)}.")
-    name = _clean(name, field="name", max_length=MAX_NAME, required=True)
+    name = clean_text(name, field="name", max_length=MAX_NAME, required=True)
     message = _message(kind, message)
     parsed = schedule_parse(schedule)
     if origin == Automation.Origin.IMPORT:
@@ -145,7 +133,7 @@ def automation_update(*, automation_id: int, **changes: Any) -> Automation:
     with transaction.atomic():
         automation = _lock(automation_id)
         if "name" in changes:
-            automation.name = _clean(
+            automation.name = clean_text(
                 changes["name"], field="name", max_length=MAX_NAME, required=True
             )
         if "message" in changes:
@@ -400,12 +388,18 @@ def _rearm_for_time_zone(*, now: dt.datetime, zone: ZoneInfo) -> int:
             .exclude(armed_time_zone=zone.key)
             .select_for_update(skip_locked=True)
         )
+        rearmed = []
         for automation in rows:
-            automation.next_run_at = next_after(schedule_parse(automation.schedule), now, zone)
+            try:
+                schedule = schedule_parse(automation.schedule)
+            except ValidationFailed:  # a hand edit in the admin: paused when it comes due
+                continue
+            automation.next_run_at = next_after(schedule, now, zone)
             automation.enabled = automation.next_run_at is not None
             automation.armed_time_zone = zone.key
-        Automation.objects.bulk_update(rows, ["next_run_at", "enabled", "armed_time_zone"])
-    return len(rows)
+            rearmed.append(automation)
+        Automation.objects.bulk_update(rearmed, ["next_run_at", "enabled", "armed_time_zone"])
+    return len(rearmed)
 
 
 def automations_dispatch(

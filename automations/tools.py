@@ -16,7 +16,8 @@ from automations import selectors, services
 from automations.models import Automation, AutomationRun
 from automations.schedules import Schedule
 from talorys.errors import AppError
-from talorys.owner_tools import local_iso, owner_zone
+from talorys.owner_tools import local_iso
+from talorys.services import owner_zone
 from talorys.tools import (
     Permission,
     Proposal,

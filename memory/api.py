@@ -6,13 +6,14 @@ from ninja.pagination import LimitOffsetPagination, paginate
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
 from memory.schemas import MemoryIn, MemoryOut, MemoryPatch, MemoryRevisionOut
+from talorys.schemas import QueryText
 
 router = Router(tags=["memory"])
 
 
 @router.get("", response=list[MemoryOut])
 @paginate(LimitOffsetPagination)
-def memory_list(request: HttpRequest, q: str | None = None) -> QuerySet[Memory]:
+def memory_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Memory]:
     return selectors.memory_list(q=q)
 
 

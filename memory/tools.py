@@ -13,7 +13,8 @@ from pydantic import Field
 from memory import selectors, services
 from memory.models import Memory
 from talorys.errors import NotFound
-from talorys.owner_tools import local_iso, owner_zone
+from talorys.owner_tools import local_iso
+from talorys.services import owner_zone
 from talorys.tools import (
     Permission,
     Proposal,

@@ -244,7 +244,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
         for token in queryset.filter(revoked_at__isnull=True):
-            api_token_revoke(token_id=token.pk)
+            api_token_revoke(user=token.user, token_id=token.pk)
         self.message_user(request, "Selected tokens revoked.")
 
 

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from talorys.notify import NOTIFICATIONS_GROUP
-
-UNAUTHENTICATED = 4401
+from talorys.security import WEBSOCKET_UNAUTHENTICATED, websocket_owner_ok
 
 
 class NotificationConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=UNAUTHENTICATED)
+        if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+            await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(NOTIFICATIONS_GROUP, self.channel_name)
         await self.accept()

@@ -22,6 +22,7 @@ from pydantic import AwareDatetime, Field
 from talorys import notify, selectors, services
 from talorys import search as unified_search
 from talorys.models import Note, Notification, Project, Task
+from talorys.services import owner_zone
 from talorys.tools import (
     Permission,
     Proposal,
@@ -41,10 +42,6 @@ DUE_AT_HELP = (
     "ISO 8601 date-time WITH a UTC offset, e.g. 2026-03-14T09:00:00+01:00. Use the owner's "
     "local offset from the system prompt; a time without an offset is refused."
 )
-
-
-def owner_zone() -> ZoneInfo:
-    return ZoneInfo(services.owner_settings_get().time_zone)
 
 
 def local_iso(value: dt.datetime | None, zone: ZoneInfo) -> str | None:
@@ -535,10 +532,6 @@ class Search(Tool):
 # --- destructive: these only propose; the owner's approval commits (approvals/) ----------------
 
 ProjectId = Annotated[int, Field(ge=1, description="The project's id, from list_projects.")]
-
-
-class TaskIdArgs(ToolArgs):
-    task_id: TaskId
 
 
 class ProjectIdArgs(ToolArgs):

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import AwareDatetime, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, field_validator
+
+
+def _no_nul(value: Any) -> Any:
+    # PostgreSQL cannot store or even compare text with a NUL character: bad input, not a crash.
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+# A query-string text (a search or filter) held to the same rule as body fields.
+QueryText = Annotated[str, AfterValidator(_no_nul)]
 
 
 class In(Schema):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    @field_validator("*")
+    @classmethod
+    def _text_has_no_nul(cls, value: Any) -> Any:
+        return _no_nul(value)
 
 
 class LoginIn(In):
@@ -78,7 +94,7 @@ class TaskFilters(Schema):
     project: int | None = None
     due_before: AwareDatetime | None = None
     due_after: AwareDatetime | None = None
-    q: str | None = Field(None, max_length=200)
+    q: QueryText | None = Field(None, max_length=200)
 
 
 class ProjectIn(In):
@@ -200,7 +216,7 @@ class UsageOut(Schema):
 class SearchQuery(Schema):
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    q: str = Field(min_length=1, max_length=200)
+    q: QueryText = Field(min_length=1, max_length=200)
     kinds: str | None = Field(None, description="Comma-separated, e.g. tasks,notes")
     limit: int = Field(20, ge=1, le=50)
 

@@ -10,6 +10,7 @@ import secrets
 import time
 from collections.abc import Callable
 from importlib import import_module
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import (
@@ -38,7 +39,7 @@ from talorys.errors import (
     ValidationFailed,
     error_body,
 )
-from talorys.middleware import LOGIN_AT, SEEN_AT
+from talorys.middleware import LOGIN_AT, SEEN_AT, session_expired
 from talorys.models import ApiToken
 
 TOKEN_PREFIX = "tal_"
@@ -102,13 +103,30 @@ def api_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
     return wrapper
 
 
+# Close code for "log in first" on a WebSocket (4000-4999 are the application's).
+WEBSOCKET_UNAUTHENTICATED = 4401
+
+
+def websocket_owner_ok(scope: dict[str, Any]) -> bool:
+    """Whether a WebSocket's scope carries a live owner session: logged in, and neither idle nor
+    past its lifetime (what SessionLifetimeMiddleware checks on every HTTP request).
+
+    Reads the session: consumers call it through ``database_sync_to_async``.
+    """
+    user = scope.get("user")
+    if user is None or not user.is_authenticated:
+        return False
+    session = scope.get("session")
+    return session is None or not session_expired(session, now=timezone.now().timestamp())
+
+
 # --- login and throttling ---------------------------------------------------------------------
 
 
 def client_address(request: HttpRequest) -> str:
     # Behind a proxy the operator sets TALORYS_TRUST_X_FORWARDED_FOR; otherwise the socket address,
     # because a client can write any X-Forwarded-For it likes.
-    if getattr(settings, "TRUST_X_FORWARDED_FOR", False):
+    if settings.TRUST_X_FORWARDED_FOR:
         forwarded = request.headers.get("X-Forwarded-For", "")
         if forwarded:
             return forwarded.split(",")[0].strip()
@@ -164,7 +182,10 @@ def owner_login(*, request: HttpRequest, username: str, password: str) -> Abstra
     username = username.strip()
     keys = _throttle_keys(address=client_address(request), username=username)
     _check_throttle(keys)
-    user = authenticate(request, username=username, password=password)
+    # PostgreSQL cannot even look up a name with a NUL character: no such user, like any other.
+    user = (
+        None if "\x00" in username else authenticate(request, username=username, password=password)
+    )
     if user is None or not user.is_active:
         _record_failure(keys)
         raise Unauthorized("Wrong username or password.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
 from django.conf import settings
@@ -65,7 +65,7 @@ def notification_list(*, unread: bool | None = None) -> QuerySet[Notification]:
 class ModelEndpoint:
     base_url: str
     model: str
-    api_key: str
+    api_key: str = field(repr=False)  # kept out of logs and tracebacks
 
 
 def _endpoint(

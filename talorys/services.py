@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -29,7 +30,7 @@ MAX_TITLE = 500
 MAX_NOTE_CONTENT = 200_000
 
 
-def _clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:
+def clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:
     value = (value or "").strip()
     if required and not value:
         raise ValidationFailed(f"{field} must not be empty.")
@@ -56,19 +57,17 @@ def project_get(*, project_id: int) -> Project:
 
 def project_create(*, name: str, description: str = "") -> Project:
     return Project.objects.create(
-        name=_clean_text(name, field="name", max_length=200),
-        description=_clean_text(
-            description, field="description", max_length=10_000, required=False
-        ),
+        name=clean_text(name, field="name", max_length=200),
+        description=clean_text(description, field="description", max_length=10_000, required=False),
     )
 
 
 def project_update(*, project_id: int, **changes: Any) -> Project:
     project = project_get(project_id=project_id)
     if "name" in changes:
-        project.name = _clean_text(changes["name"], field="name", max_length=200)
+        project.name = clean_text(changes["name"], field="name", max_length=200)
     if "description" in changes:
-        project.description = _clean_text(
+        project.description = clean_text(
             changes["description"] or "", field="description", max_length=10_000, required=False
         )
     project.save()
@@ -112,8 +111,8 @@ def task_create(
         raise ValidationFailed("priority must be 1 (low), 2 (normal) or 3 (high).")
     project = _project_ref(project_id)
     return Task.objects.create(
-        title=_clean_text(title, field="title", max_length=MAX_TITLE),
-        details=_clean_text(details, field="details", max_length=20_000, required=False),
+        title=clean_text(title, field="title", max_length=MAX_TITLE),
+        details=clean_text(details, field="details", max_length=20_000, required=False),
         priority=priority,
         due_at=_aware(due_at, field="due_at"),
         project=project,
@@ -127,9 +126,9 @@ def task_update(*, task_id: int, **changes: Any) -> Task:
         if task is None:
             raise NotFound(f"Task {task_id} does not exist.")
         if "title" in changes:
-            task.title = _clean_text(changes["title"], field="title", max_length=MAX_TITLE)
+            task.title = clean_text(changes["title"], field="title", max_length=MAX_TITLE)
         if "details" in changes:
-            task.details = _clean_text(
+            task.details = clean_text(
                 changes["details"] or "", field="details", max_length=20_000, required=False
             )
         if "priority" in changes:
@@ -171,17 +170,17 @@ def note_get(*, note_id: int) -> Note:
 
 def note_create(*, title: str, content: str = "") -> Note:
     return Note.objects.create(
-        title=_clean_text(title, field="title", max_length=300),
-        content=_clean_text(content, field="content", max_length=MAX_NOTE_CONTENT, required=False),
+        title=clean_text(title, field="title", max_length=300),
+        content=clean_text(content, field="content", max_length=MAX_NOTE_CONTENT, required=False),
     )
 
 
 def note_update(*, note_id: int, **changes: Any) -> Note:
     note = note_get(note_id=note_id)
     if "title" in changes:
-        note.title = _clean_text(changes["title"], field="title", max_length=300)
+        note.title = clean_text(changes["title"], field="title", max_length=300)
     if "content" in changes:
-        note.content = _clean_text(
+        note.content = clean_text(
             changes["content"] or "", field="content", max_length=MAX_NOTE_CONTENT, required=False
         )
     note.save()
@@ -190,7 +189,7 @@ def note_update(*, note_id: int, **changes: Any) -> Note:
 
 def note_append(*, note_id: int, text: str) -> Note:
     """Append a paragraph. Locked so that two appends never lose each other's text."""
-    text = _clean_text(text, field="text", max_length=MAX_NOTE_CONTENT)
+    text = clean_text(text, field="text", max_length=MAX_NOTE_CONTENT)
     with transaction.atomic():
         note = Note.objects.live().select_for_update().filter(pk=note_id).first()
         if note is None:
@@ -220,8 +219,8 @@ def notification_create(
     if kind not in Notification.Kind.values:
         raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
     return Notification.objects.create(
-        title=_clean_text(title, field="title", max_length=300),
-        body=_clean_text(body, field="body", max_length=10_000, required=False),
+        title=clean_text(title, field="title", max_length=300),
+        body=clean_text(body, field="body", max_length=10_000, required=False),
         kind=kind,
         source=source[:100],
     )
@@ -249,6 +248,11 @@ def owner_settings_get() -> OwnerSettings:
         except IntegrityError:  # made by a concurrent request
             settings_row = OwnerSettings.objects.get(pk=1)
     return settings_row
+
+
+def owner_zone() -> ZoneInfo:
+    """The owner's time zone, in which schedules run and times are shown to the model."""
+    return ZoneInfo(owner_settings_get().time_zone)
 
 
 SETTINGS_FIELDS = {

@@ -170,6 +170,8 @@ CSRF_COOKIE_SAMESITE = "Lax"
 LOGIN_FAILURES_PER_CLIENT = env_int("TALORYS_LOGIN_FAILURES_PER_CLIENT", 10)
 LOGIN_FAILURES_PER_USERNAME = env_int("TALORYS_LOGIN_FAILURES_PER_USERNAME", 5)
 LOGIN_THROTTLE_WINDOW = env_int("TALORYS_LOGIN_THROTTLE_SECONDS", 15 * 60)
+# Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
+TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
 
 # Security headers and the Content Security Policy.
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
+from django.utils import timezone
 from pydantic import BaseModel, ConfigDict
 
 Mode = Literal["chat", "scheduled"]
@@ -206,8 +207,6 @@ class SoftDeleteTool(Tool):
         return None if obj is None else self._hash(obj)
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        from django.utils import timezone
-
         now = timezone.now()
         if not self.model.objects.live().filter(pk=proposal.target_id).update(deleted_at=now):
             raise ToolError(f"The {self.label} is already gone.", code="NOT_FOUND")

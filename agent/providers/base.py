@@ -70,7 +70,7 @@ class ProviderError(Exception):
 class ProviderConfig:
     base_url: str = ""
     model: str = ""
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)  # kept out of logs and tracebacks
     connect_timeout: float = 10.0
     read_timeout: float = 120.0  # longest silence allowed between two streamed chunks
 

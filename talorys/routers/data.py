@@ -14,6 +14,7 @@ from talorys.schemas import (
     ProjectIn,
     ProjectOut,
     ProjectPatch,
+    QueryText,
     TaskFilters,
     TaskIn,
     TaskOut,
@@ -31,7 +32,7 @@ notifications_router = Router(tags=["notifications"])
 
 @projects_router.get("", response=list[ProjectOut])
 @paginate(LimitOffsetPagination)
-def project_list(request: HttpRequest, q: str | None = None) -> QuerySet[Project]:
+def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Project]:
     return selectors.project_list(q=q)
 
 
@@ -97,7 +98,7 @@ def task_delete(request: HttpRequest, task_id: int) -> Status:
 
 @notes_router.get("", response=list[NoteOut])
 @paginate(LimitOffsetPagination)
-def note_list(request: HttpRequest, q: str | None = None) -> QuerySet[Note]:
+def note_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Note]:
     return selectors.note_list(q=q)
 
 

@@ -97,6 +97,7 @@ def test_a_turn_over_the_socket_creates_a_task(session_cookie, fake_openai):
         {"type": "send", "text": "x" * 32_001},
         {"type": "cancel"},
         {"type": "send", "text": "   "},
+        {"type": "send", "text": "h\x00i"},
         ["send", "hi"],
     ],
 )

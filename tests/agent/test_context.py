@@ -70,7 +70,8 @@ def test_owner_message_bodies_are_capped_in_the_window_but_replies_are_not():
 def test_a_summary_needs_eight_overflowing_messages_and_two_requests_left(
     overflow, remaining, expected
 ):
-    assert context.should_summarize(overflow=overflow, ai_remaining=remaining) is expected
+    wanted = context.overflow_needs_summary(overflow) and context.budget_allows_summary(remaining)
+    assert wanted is expected
 
 
 def test_the_summarizer_gets_the_prior_summary_and_overflow_entries_cut_to_1500_chars():

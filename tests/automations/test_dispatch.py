@@ -238,6 +238,32 @@ def test_slots_follow_the_owner_when_the_time_zone_changes(db, clock, dispatch, 
     assert automation.next_run_at == dt.datetime(2026, 6, 2, 0, 0, tzinfo=UTC)  # 09:00 in Tokyo
 
 
+def test_a_hand_broken_schedule_is_paused_and_never_stops_the_others(
+    db, clock, dispatch, owner_zone
+):
+    owner_zone("Europe/Paris")
+    healthy = reminder({"type": "daily", "time": "09:00"}, name="Healthy")
+    broken = reminder({"type": "daily", "time": "23:00"}, name="Broken")
+    # The operator's admin accepts any JSON; a time zone change then re-arms both.
+    Automation.objects.filter(pk=broken.pk).update(schedule={"type": "fortnightly"})
+    owner_zone("Asia/Tokyo")
+
+    clock.shift(dt.timedelta(hours=1, minutes=1))  # 09:01 in Paris: only Healthy is due
+    dispatch()
+
+    healthy.refresh_from_db()
+    assert [n.title for n in notifications(healthy)] == ["Healthy"]
+    assert healthy.next_run_at == dt.datetime(2026, 6, 2, 0, 0, tzinfo=UTC)  # 09:00 in Tokyo
+
+    clock.shift(dt.timedelta(hours=15))  # past midnight in Paris: Broken's 23:00 slot is due
+    dispatch()
+
+    broken.refresh_from_db()
+    assert not broken.enabled and broken.next_run_at is None
+    assert broken.last_error.startswith("Paused: its schedule is invalid")
+    assert notifications(broken) == []
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_dispatchers_racing_on_postgres_claim_each_slot_once(needs_postgres, eager):
     with time_machine.travel(START, tick=False) as clock:

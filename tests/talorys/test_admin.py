@@ -12,7 +12,7 @@ from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
 from talorys import services
 from talorys.models import ApiToken, OwnerSettings
-from talorys.security import api_token_authenticate
+from talorys.security import api_token_authenticate, api_token_create
 
 # Models whose admin refuses the add page on purpose (their rows are only ever made by the app).
 ADD_REFUSED = {"approvals.ApprovalEvent"}
@@ -138,6 +138,21 @@ def test_a_token_made_in_admin_is_shown_once_and_stored_hashed(operator, owner):
     assert raw.encode() not in change_page.content
     assert token.token_hash.encode() in change_page.content  # shown, but read-only
     assert b'name="token_hash"' not in change_page.content
+
+
+def test_the_revoke_action_revokes_only_the_selected_tokens(operator, owner):
+    kept, kept_raw = api_token_create(user=owner, name="phone")
+    gone, gone_raw = api_token_create(user=owner, name="laptop")
+
+    response = operator.post(
+        url("talorys.ApiToken", "changelist"),
+        {"action": "revoke", "_selected_action": [gone.pk]},
+    )
+
+    assert response.status_code == 302
+    assert api_token_authenticate(raw=gone_raw) is None
+    assert api_token_authenticate(raw=kept_raw) == owner
+    assert ApiToken.objects.get(pk=kept.pk).revoked_at is None
 
 
 def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator):

@@ -203,10 +203,16 @@ def test_due_filters_respect_the_offset(api, task_set):
         {"project": "home"},
         {"limit": 0},
         {"offset": -1},
+        {"q": "re\x00nt"},
     ],
 )
 def test_bad_task_filters_are_rejected(api, task_set, params):
     assert_error(api.get("/api/tasks", params), 422, "VALIDATION")
+
+
+@pytest.mark.parametrize("path", ["/api/projects", "/api/notes", "/api/memories"])
+def test_a_nul_character_in_a_list_query_is_rejected(api, path):
+    assert_error(api.get(path, {"q": "to\x00mato"}), 422, "VALIDATION")
 
 
 def test_soft_deleted_tasks_are_invisible(api, task_set):
@@ -231,6 +237,7 @@ def test_soft_deleted_tasks_are_invisible(api, task_set):
         {"title": "Pay rent", "status": "done"},  # not an input of create
         {"title": "Pay rent", "tags": ["home"]},
         {"details": "no title"},
+        {"title": "Pay\x00rent"},  # PostgreSQL cannot store a NUL character
     ],
 )
 def test_bad_task_input_creates_nothing(api, body):

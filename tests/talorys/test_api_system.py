@@ -239,6 +239,7 @@ def test_search_skips_deleted_items(api, findable):
         {"q": "   "},
         {},
         {"q": "basil", "limit": 0},
+        {"q": "bas\x00il"},
     ],
 )
 def test_bad_search_is_rejected(api, findable, params):

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 import time_machine
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 
+from talorys.asgi import application
 from tests.conftest import ApiClient
 
 START = dt.datetime(2030, 3, 4, 8, 0, tzinfo=dt.UTC)
@@ -103,3 +107,25 @@ def test_an_admin_login_session_gets_the_same_lifetimes(owner):
         response = client.get("/admin/")
         assert response.status_code == 302
         assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/ws/chat/", "/ws/notifications/"])
+def test_an_idle_session_cannot_open_a_socket_either(owner, path):
+    def connects(client: ApiClient) -> tuple[bool, int | None]:
+        async def scenario() -> tuple[bool, int | None]:
+            cookie = f"sessionid={client.client.cookies['sessionid'].value}".encode()
+            ws = WebsocketCommunicator(
+                application, path, headers=[(b"origin", b"http://testserver"), (b"cookie", cookie)]
+            )
+            connected, code = await ws.connect()
+            await ws.disconnect()
+            return connected, None if connected else code
+
+        return async_to_sync(scenario)()
+
+    with time_machine.travel(START, tick=False) as clock:
+        client = logged_in()
+        assert connects(client) == (True, None)
+        clock.shift(7 * DAY + 2 * dt.timedelta(minutes=1))
+        assert connects(client) == (False, 4401)

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 import time_machine
 from django.conf import settings
-from django.test import Client
+from django.test import Client, override_settings
 
 from tests.conftest import OWNER_PASSWORD, ApiClient
 
@@ -70,6 +70,23 @@ def test_forged_forwarded_for_headers_do_not_dodge_the_address_limit(owner):
     assert_rate_limited(attacker.login())
 
 
+@override_settings(TRUST_X_FORWARDED_FOR=True)
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(owner):
+    proxy = client_at("127.0.0.2")
+    attacker = {"X-Forwarded-For": "198.51.100.7, 127.0.0.2"}
+    for n in range(settings.LOGIN_FAILURES_PER_CLIENT):
+        response = proxy.post(
+            "/api/auth/login", {"username": f"guess{n}", "password": "nope"}, headers=attacker
+        )
+        assert response.status_code == 401
+
+    owner_login = {"username": "owner", "password": OWNER_PASSWORD}
+    assert_rate_limited(proxy.post("/api/auth/login", owner_login, headers=attacker))
+    # The owner, behind the same proxy, is not locked out by the attacker's failures.
+    elsewhere = {"X-Forwarded-For": "203.0.113.5"}
+    assert proxy.post("/api/auth/login", owner_login, headers=elsewhere).status_code == 200
+
+
 def test_the_lock_lifts_after_the_window_and_retry_after_counts_down(owner):
     with time_machine.travel(START, tick=False) as clock:
         fail(client_at("127.0.0.2"), times=settings.LOGIN_FAILURES_PER_USERNAME)
@@ -113,6 +130,17 @@ def test_the_login_page_shares_the_throttle(owner):
     assert client.get("/").status_code == 302  # not logged in
     # And the API sees the same lock.
     assert_rate_limited(client_at("127.0.0.9").login())
+
+
+def test_a_username_with_a_nul_character_is_a_wrong_login_not_a_crash(owner):
+    page = Client(REMOTE_ADDR="127.0.0.2").post(
+        "/login/", {"username": "own\x00er", "password": OWNER_PASSWORD}
+    )
+    assert page.status_code == 401
+    assert b"Wrong username or password." in page.content
+    api = client_at("127.0.0.2").login("own\x00er", OWNER_PASSWORD)
+    assert api.status_code == 422
+    assert api.json()["error"]["code"] == "VALIDATION"
 
 
 def test_the_login_page_only_sends_the_owner_on_within_this_site(owner):
