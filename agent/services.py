@@ -256,7 +256,9 @@ def turn_finish(
 ) -> None:
     """Save the assistant's reply with its final status and give the conversation back."""
     with transaction.atomic():
-        Message.objects.filter(pk=message_id).update(
+        # Still streaming: a process that took over a dead turn's lease has already closed this
+        # reply as INTERRUPTED, and a late finish must not overwrite that.
+        Message.objects.filter(pk=message_id, status=Message.Status.STREAMING).update(
             content=content, tool_activity=tool_activity, status=status, error_code=error_code
         )
         Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(

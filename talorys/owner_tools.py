@@ -580,20 +580,12 @@ class DeleteProject(SoftDeleteTool):
     snapshot_fields = ("name", "description")
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        # The tasks leave the project with it; undo puts back exactly these.
-        task_ids = list(
-            Task.objects.filter(project_id=proposal.target_id).values_list("pk", flat=True)
-        )
-        result = super().commit(proposal, ctx)
-        Task.objects.filter(pk__in=task_ids).update(project=None)
-        return result | {"task_ids": task_ids}
+        task_ids = services.project_bin(project_id=proposal.target_id)
+        return {"undoable": True, "task_ids": task_ids}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        restored = super().undo(proposal, result)
-        Task.objects.filter(pk__in=result.get("task_ids", []), project__isnull=True).update(
-            project_id=proposal.target_id
-        )
-        return restored
+        services.project_restore(project_id=proposal.target_id, task_ids=result.get("task_ids", []))
+        return {"restored": True}
 
 
 class RewriteNoteArgs(ToolArgs):

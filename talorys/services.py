@@ -11,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -176,14 +176,21 @@ def note_create(*, title: str, content: str = "") -> Note:
 
 
 def note_update(*, note_id: int, **changes: Any) -> Note:
-    note = note_get(note_id=note_id)
-    if "title" in changes:
-        note.title = clean_text(changes["title"], field="title", max_length=300)
-    if "content" in changes:
-        note.content = clean_text(
-            changes["content"] or "", field="content", max_length=MAX_NOTE_CONTENT, required=False
-        )
-    note.save()
+    """Locked like note_append, so a rewrite and an append never lose each other's change."""
+    with transaction.atomic():
+        note = Note.objects.live().select_for_update().filter(pk=note_id).first()
+        if note is None:
+            raise NotFound(f"Note {note_id} does not exist.")
+        if "title" in changes:
+            note.title = clean_text(changes["title"], field="title", max_length=300)
+        if "content" in changes:
+            note.content = clean_text(
+                changes["content"] or "",
+                field="content",
+                max_length=MAX_NOTE_CONTENT,
+                required=False,
+            )
+        note.save()
     return note
 
 
@@ -373,7 +380,37 @@ def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
     )
 
 
-# --- the bin -----------------------------------------------------------------------------------
+# --- the bin: where approved deletions go, restorable for 30 days ------------------------------
+
+
+def bin_move(*, model: type[models.Model], pk: int) -> dt.datetime:
+    """Move one live row of ``model`` (a model with ``deleted_at``) to the bin."""
+    now = timezone.now()
+    if not model.objects.live().filter(pk=pk).update(deleted_at=now):
+        raise NotFound(f"The {model._meta.verbose_name} is already gone.")
+    return now
+
+
+def bin_restore(*, model: type[models.Model], pk: int) -> None:
+    if not model.objects.filter(pk=pk, deleted_at__isnull=False).update(deleted_at=None):
+        raise NotFound(f"The {model._meta.verbose_name} is no longer in the bin.")
+
+
+def project_bin(*, project_id: int) -> list[int]:
+    """The project goes to the bin and its tasks leave it; returns those tasks for the undo."""
+    with transaction.atomic():
+        task_ids = list(Task.objects.filter(project_id=project_id).values_list("pk", flat=True))
+        bin_move(model=Project, pk=project_id)
+        Task.objects.filter(pk__in=task_ids).update(project=None)
+    return task_ids
+
+
+def project_restore(*, project_id: int, task_ids: list[int]) -> None:
+    """Out of the bin, with the tasks it had that are still without a project."""
+    with transaction.atomic():
+        bin_restore(model=Project, pk=project_id)
+        Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)
+
 
 BIN_RETENTION = dt.timedelta(days=30)
 

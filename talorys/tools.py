@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
-from django.utils import timezone
 from pydantic import BaseModel, ConfigDict
+
+from talorys import services
+from talorys.errors import NotFound
 
 Mode = Literal["chat", "scheduled"]
 
@@ -207,15 +209,15 @@ class SoftDeleteTool(Tool):
         return None if obj is None else self._hash(obj)
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        now = timezone.now()
-        if not self.model.objects.live().filter(pk=proposal.target_id).update(deleted_at=now):
-            raise ToolError(f"The {self.label} is already gone.", code="NOT_FOUND")
-        return {"undoable": True, "deleted_at": now.isoformat()}
+        try:
+            deleted_at = services.bin_move(model=self.model, pk=proposal.target_id)
+        except NotFound as exc:
+            raise ToolError(exc.message, code="NOT_FOUND") from exc
+        return {"undoable": True, "deleted_at": deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        restored = self.model.objects.filter(
-            pk=proposal.target_id, deleted_at__isnull=False
-        ).update(deleted_at=None)
-        if not restored:
-            raise ToolError(f"The {self.label} is no longer in the bin.", code="NOT_FOUND")
+        try:
+            services.bin_restore(model=self.model, pk=proposal.target_id)
+        except NotFound as exc:
+            raise ToolError(exc.message, code="NOT_FOUND") from exc
         return {"restored": True}

@@ -56,37 +56,44 @@
     tools.appendChild(el("div", `tool ${activity.status}`, `${activity.tool}: ${activity.summary || activity.status}`));
   }
 
+  // An approval card shows the action's current state: a card from an older message may have
+  // been decided (or have expired) since, so it asks the server before offering buttons.
   function approvalCard(activity) {
     const card = el("div", "approval");
     card.dataset.actionId = activity.action_id;
     card.appendChild(el("strong", "", activity.summary || activity.tool));
     const state = el("span", "approval-state", " waiting for your approval");
-    card.appendChild(state);
     const buttons = el("div", "buttons");
-    const decide = (verb) => async () => {
-      buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
-      try {
-        const action = await api(`/api/approvals/${activity.action_id}/${verb}`, { method: "POST" });
+    card.append(state, buttons);
+
+    const button = (label, verb, secondary) => {
+      const b = el("button", secondary ? "secondary" : "", label);
+      b.type = "button";
+      b.addEventListener("click", () => decide(verb));
+      return b;
+    };
+    const show = (action) => {
+      const undoable = action.status === "committed" && action.undo_until && new Date(action.undo_until) > new Date();
+      if (action.status === "pending") {
+        state.textContent = " waiting for your approval";
+        buttons.replaceChildren(button("Approve", "approve"), button("Reject", "reject", true));
+      } else {
         state.textContent = ` ${action.status}` + (action.error ? `: ${action.error}` : "");
-        buttons.replaceChildren();
-        if (action.status === "committed" && action.undo_until) {
-          const undo = el("button", "secondary", "Undo");
-          undo.type = "button";
-          undo.addEventListener("click", decide("undo"));
-          buttons.appendChild(undo);
-        }
-      } catch (err) {
-        state.textContent = ` ${err.message}`;
-        buttons.querySelectorAll("button").forEach((b) => (b.disabled = false));
+        buttons.replaceChildren(...(undoable ? [button("Undo", "undo", true)] : []));
       }
     };
-    for (const [verb, label] of [["approve", "Approve"], ["reject", "Reject"]]) {
-      const b = el("button", verb === "reject" ? "secondary" : "", label);
-      b.type = "button";
-      b.addEventListener("click", decide(verb));
-      buttons.appendChild(b);
-    }
-    card.appendChild(buttons);
+    const decide = async (verb) => {
+      buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
+      try {
+        show(await api(`/api/approvals/${activity.action_id}/${verb}`, { method: "POST" }));
+      } catch (err) {
+        state.textContent = ` ${err.message}`;
+        api(`/api/approvals/${activity.action_id}`).then(show).catch(() => {});
+      }
+    };
+    api(`/api/approvals/${activity.action_id}`)
+      .then(show)
+      .catch((err) => (state.textContent = ` ${err.message}`));
     return card;
   }
 

@@ -334,6 +334,28 @@ def test_an_expired_lease_of_a_dead_process_is_taken_over(db, fake_openai):
     assert (orphan.status, orphan.error_code) == ("error", "INTERRUPTED")
 
 
+def test_a_late_finish_of_a_taken_over_turn_does_not_overwrite_the_interrupted_reply(db):
+    dead = services.turn_begin(conversation_id=None, text="first")
+    Conversation.objects.filter(pk=dead.conversation_id).update(
+        turn_lease_until=timezone.now() - dt.timedelta(seconds=1)
+    )
+    services.turn_begin(conversation_id=dead.conversation_id, text="anyone there?")
+
+    # The first process was only slow, not dead: it finishes after the takeover.
+    services.turn_finish(
+        conversation_id=dead.conversation_id,
+        turn_id=dead.turn_id,
+        message_id=dead.assistant_message_id,
+        content="late",
+        tool_activity=[],
+        status=Message.Status.CANCELLED,
+    )
+
+    orphan = Message.objects.get(pk=dead.assistant_message_id)
+    assert (orphan.status, orphan.error_code, orphan.content) == ("error", "INTERRUPTED", "")
+    assert Conversation.objects.get(pk=dead.conversation_id).turn_id != ""  # still the new turn's
+
+
 def test_heartbeat_renews_the_lease_and_stops_on_cancel(db):
     start = services.turn_begin(conversation_id=None, text="hi")
     conversation = Conversation.objects.get(pk=start.conversation_id)

@@ -96,3 +96,26 @@ def test_model_text_is_shown_as_text_not_html(page, live_server_url):
     expect(page.locator(".msg.assistant").last).to_contain_text("<img src=x")
     assert page.locator(".msg img").count() == 0
     assert page.title() != "1"
+
+
+def test_a_reopened_conversation_shows_decided_approvals_without_buttons(page, live_server_url):
+    from playwright.sync_api import expect
+
+    page.goto(f"{live_server_url}/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill(OWNER_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.locator("#text").fill("add a task to file taxes")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".msg.assistant").last).to_contain_text("File taxes")
+    page.locator("#text").fill("delete the task file taxes")
+    page.get_by_role("button", name="Send").click()
+    card = page.locator(".approval").last
+    card.get_by_role("button", name="Reject").click()
+    expect(card).to_contain_text("rejected")
+
+    page.reload()
+    page.locator("#conversation-list a").first.click()
+    reopened = page.locator(".approval").last
+    expect(reopened).to_contain_text("rejected")
+    expect(reopened.get_by_role("button")).to_have_count(0)
