@@ -48,3 +48,20 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description="messages", ordering="_messages")
     def message_count(self, obj: Conversation) -> int:
         return obj._messages
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    """Every message across conversations, to find a failed or stuck reply. Read-only."""
+
+    list_display = ["id", "conversation", "role", "status", "origin", "error_code", "created_at"]
+    list_filter = ["role", "status", "origin", "error_code"]
+    search_fields = ["content"]
+    list_select_related = ["conversation"]
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
+        return False

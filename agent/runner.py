@@ -78,9 +78,13 @@ class TurnInputs:
     max_output_tokens: int
     max_context_tokens: int
 
-    def system_prompt(self, *, summary: str = "") -> str:
+    def system_prompt(self, *, summary: str = "", outcomes: list[str] | None = None) -> str:
         return prompt.system_prompt(
-            now=self.local_now, time_zone=self.time_zone, memories=self.memories, summary=summary
+            now=self.local_now,
+            time_zone=self.time_zone,
+            memories=self.memories,
+            summary=summary,
+            outcomes=outcomes,
         )
 
 
@@ -311,7 +315,12 @@ async def _context(
         await sync_to_async(core_services.usage_remaining)(kind="ai")
     ):
         summary = await _summarize(provider, lease, start, inputs, window)
-    system = inputs.system_prompt(summary=summary)
+    # Proposals whose reply is not in the window still have an outcome the model should know.
+    outcomes = await sync_to_async(selectors.outcome_notes_outside)(
+        conversation_id=start.conversation_id,
+        shown_message_ids={entry.id for entry in window.kept if entry.role == "assistant"},
+    )
+    system = inputs.system_prompt(summary=summary, outcomes=outcomes)
     return [ChatMessage(role="system", content=system), *context.window_messages(window)]
 
 

@@ -71,6 +71,19 @@ _OUTCOMES = {
 }
 
 
+def outcome_notes_outside(
+    *, conversation_id: int, shown_message_ids: set[int], limit: int = 10
+) -> list[str]:
+    """Outcome notes of this conversation's proposals whose reply the model will not see: a
+    reply that ended in error or was cancelled, or one evicted from the window. Oldest first."""
+    actions = (
+        PendingAction.objects.filter(conversation_id=conversation_id)
+        .exclude(message_id__in=shown_message_ids)
+        .order_by("-created_at", "-id")[:limit]
+    )
+    return [outcome_note(action) for action in reversed(actions)]
+
+
 def outcome_note(action: PendingAction) -> str:
     """The line a later turn reads about a proposal it made (the seed report's outcome notes)."""
     outcome = _OUTCOMES[PendingAction.Status(action.status)]

@@ -36,5 +36,12 @@ class ApprovalEventAdmin(admin.ModelAdmin):
     search_fields = ("summary", "detail", "actor")
     readonly_fields = [f.name for f in ApprovalEvent._meta.fields]
 
+    # The audit trail is written by the code and kept: never added, changed or deleted by hand.
     def has_add_permission(self, request):
-        return False  # the audit trail is written by the code, never by hand
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

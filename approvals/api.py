@@ -6,8 +6,12 @@ from pydantic import Field
 from approvals import selectors, services
 from approvals.models import PendingAction
 from approvals.schemas import ApprovalEventOut, PendingActionOut
+from talorys.security import owner_session_auth
 
 router = Router(tags=["approvals"])
+
+# Deciding is the owner's own act, in the app: a personal API token (a script) may read the
+# approvals but never approve, reject or undo one, so a leaked token cannot wave deletions through.
 
 
 class ApprovalFilters(Schema):
@@ -42,16 +46,20 @@ def approval_get(request: HttpRequest, action_id: int) -> PendingAction:
     return services.pending_action_get(action_id=action_id)
 
 
-@router.post("/approvals/{int:action_id}/approve", response=PendingActionOut)
+@router.post(
+    "/approvals/{int:action_id}/approve", auth=owner_session_auth, response=PendingActionOut
+)
 def approval_approve(request: HttpRequest, action_id: int) -> PendingAction:
     return services.pending_action_approve(action_id=action_id, user=request.auth)
 
 
-@router.post("/approvals/{int:action_id}/reject", response=PendingActionOut)
+@router.post(
+    "/approvals/{int:action_id}/reject", auth=owner_session_auth, response=PendingActionOut
+)
 def approval_reject(request: HttpRequest, action_id: int) -> PendingAction:
     return services.pending_action_reject(action_id=action_id, user=request.auth)
 
 
-@router.post("/approvals/{int:action_id}/undo", response=PendingActionOut)
+@router.post("/approvals/{int:action_id}/undo", auth=owner_session_auth, response=PendingActionOut)
 def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
     return services.pending_action_undo(action_id=action_id, user=request.auth)

@@ -71,3 +71,19 @@ class MemoryAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Memory) -> None:
         services.memory_delete(memory_id=obj.pk)
+
+
+@admin.register(MemoryRevision)
+class MemoryRevisionAdmin(admin.ModelAdmin):
+    """The history of every memory, searchable across memories. Written by the code only."""
+
+    list_display = ["memory_id", "action", "text", "category", "source", "created_at"]
+    list_filter = ["action", "source", "category"]
+    search_fields = ["text"]
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

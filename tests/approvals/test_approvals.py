@@ -259,3 +259,33 @@ def test_delete_memory_goes_to_the_bin_with_history_and_undo_restores(api, db):
     assert api.get(f"/api/memories/{memory.pk}").json()["text"] == "Allergic to penicillin"
     actions = list(memory.revisions.order_by("created_at", "id").values_list("action", flat=True))
     assert actions == ["create", "delete", "restore"]
+
+
+def test_a_personal_api_token_can_read_approvals_but_never_decide(api, owner, task):
+    from django.test import Client
+
+    from talorys.security import api_token_create
+
+    _, raw = api_token_create(user=owner, name="script")
+    action_id = propose("delete_task", task_id=task.pk).result["action_id"]
+    script = Client()
+    bearer = {"Authorization": f"Bearer {raw}"}
+
+    assert script.get("/api/approvals", headers=bearer).json()["count"] == 1
+    for verb in ("approve", "reject", "undo"):
+        response = script.post(f"/api/approvals/{action_id}/{verb}", headers=bearer)
+        assert response.status_code == 401, verb
+    assert PendingAction.objects.get(pk=action_id).status == "pending"
+    assert Task.objects.live().filter(pk=task.pk).exists()
+
+
+def test_the_audit_trail_cannot_be_edited_or_deleted_in_the_admin(admin_client, task):
+    action_id = propose("delete_task", task_id=task.pk).result["action_id"]
+    event = ApprovalEvent.objects.get(action_ref=action_id)
+
+    assert admin_client.get(f"/admin/approvals/approvalevent/{event.pk}/change/").status_code == 200
+    delete = admin_client.post(
+        f"/admin/approvals/approvalevent/{event.pk}/delete/", {"post": "yes"}
+    )
+    assert delete.status_code == 403
+    assert ApprovalEvent.objects.filter(pk=event.pk).exists()

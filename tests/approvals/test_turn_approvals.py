@@ -8,7 +8,7 @@ import json
 from approvals.models import PendingAction
 from talorys import services
 from talorys.models import Note, Task
-from tests.agent.fake_openai import text, tool_calls
+from tests.agent.fake_openai import error, text, tool_calls
 from tests.agent.test_runner import kinds, reply_of, sent_messages, turn, use_fake
 
 
@@ -97,3 +97,25 @@ def test_demo_delete_streams_an_approval_card_and_approval_deletes_once_then_und
 
     api.post(f"/api/approvals/{card['action_id']}/undo")
     assert Task.objects.live().get(pk=task.pk).title == "Water the plants"
+
+
+def test_a_proposal_from_a_turn_that_failed_still_reports_its_outcome(api, fake_openai):
+    task = services.task_create(title="Old errand")
+    use_fake(fake_openai)
+    fake_openai.script(
+        tool_calls(("delete_task", json.dumps({"task_id": task.pk}))),
+        error(500, "model crashed"),
+    )
+    first = turn(text="Delete the old errand")
+    assert reply_of(first).status == "error"  # this reply never reaches a later window
+    action = PendingAction.objects.get()
+    api.post(f"/api/approvals/{action.pk}/approve")
+
+    fake_openai.script(text("It is gone."))
+    turn(conversation_id=first[-1]["conversation_id"], text="Is it gone?")
+
+    system = fake_openai.requests[-1]["messages"][0]["content"]
+    assert (
+        "[Approval outcome: Delete the task “Old errand” — approved by the owner and done.]"
+        in system
+    )

@@ -15,7 +15,7 @@ from talorys.models import ApiToken, OwnerSettings
 from talorys.security import api_token_authenticate, api_token_create
 
 # Models whose admin refuses the add page on purpose (their rows are only ever made by the app).
-ADD_REFUSED = {"approvals.ApprovalEvent"}
+ADD_REFUSED = {"approvals.ApprovalEvent", "agent.Message", "memory.MemoryRevision"}
 
 
 @pytest.fixture
