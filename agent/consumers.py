@@ -22,8 +22,12 @@ from pydantic import ValidationError
 from agent import services
 from agent.runner import begin_turn, stream_turn
 from agent.schemas import CancelFrame, SendFrame, frame_adapter
-from talorys.errors import AppError
-from talorys.security import WEBSOCKET_UNAUTHENTICATED, websocket_owner_ok
+from talorys.errors import AppError, Unauthorized
+from talorys.security import (
+    WEBSOCKET_SESSION_ENDED,
+    WEBSOCKET_UNAUTHENTICATED,
+    websocket_owner_ok,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +62,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         return json.dumps(content, default=str)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        # Every frame, not only the connect: the session may have ended since (websocket_owner_ok).
+        if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+            await self.send_json(_error(Unauthorized.code, WEBSOCKET_SESSION_ENDED))
+            await self.close(code=WEBSOCKET_UNAUTHENTICATED)
+            return
         try:
             frame = frame_adapter.validate_python(content)
         except ValidationError as error:

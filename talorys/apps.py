@@ -1,4 +1,11 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
+
+
+class OwnerAdminConfig(admin_apps.AdminConfig):
+    # The owner is a superuser: the admin's login must share the owner's login throttle.
+    default_site = "talorys.security.OwnerAdminSite"
+    default = False  # only where settings name it; "talorys" itself stays TalorysConfig
 
 
 class TalorysConfig(AppConfig):

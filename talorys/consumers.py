@@ -12,8 +12,13 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from talorys.errors import Unauthorized
 from talorys.notify import NOTIFICATIONS_GROUP
-from talorys.security import WEBSOCKET_UNAUTHENTICATED, websocket_owner_ok
+from talorys.security import (
+    WEBSOCKET_SESSION_ENDED,
+    WEBSOCKET_UNAUTHENTICATED,
+    websocket_owner_ok,
+)
 
 
 class NotificationConsumer(AsyncJsonWebsocketConsumer):
@@ -31,4 +36,12 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
         """The page has nothing to say on this socket; marking read goes through the API."""
 
     async def notification_created(self, event: dict[str, Any]) -> None:
+        # Before each delivery, not only at connect: the session may have ended since.
+        if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+            await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
+            await self.send_json(
+                {"type": "error", "code": Unauthorized.code, "message": WEBSOCKET_SESSION_ENDED}
+            )
+            await self.close(code=WEBSOCKET_UNAUTHENTICATED)
+            return
         await self.send_json({"type": "notification", "notification": event["notification"]})

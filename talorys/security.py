@@ -1,5 +1,6 @@
-"""Owner authentication: the API's auth (session + CSRF, or a personal token), login throttling,
-password changes, session ending and personal API tokens.
+"""Owner authentication: the API's auth (session + CSRF, or a personal token), the WebSocket's
+session check, login throttling (shared by the admin's login), password changes, session ending
+and personal API tokens.
 """
 
 from __future__ import annotations
@@ -12,22 +13,31 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
+from django import forms
 from django.conf import settings
+from django.contrib.admin import AdminSite
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import (
+    BACKEND_SESSION_KEY,
+    HASH_SESSION_KEY,
     SESSION_KEY,
     authenticate,
     get_user_model,
+    load_backend,
     login,
     update_session_auth_hash,
 )
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 from ninja.utils import check_csrf
 
 from talorys.errors import (
@@ -105,19 +115,58 @@ def api_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
 # Close code for "log in first" on a WebSocket (4000-4999 are the application's).
 WEBSOCKET_UNAUTHENTICATED = 4401
+WEBSOCKET_SESSION_ENDED = "Your session has ended. Log in again."
+
+
+def _session_store_class() -> type[SessionBase]:
+    return import_module(settings.SESSION_ENGINE).SessionStore
+
+
+def _session_user(session: SessionBase) -> AbstractBaseUser | None:
+    """The active user a stored session is logged in as, if the session still verifies.
+
+    The check of django.contrib.auth.get_user (the session's hash must match the user's current
+    password, or a SECRET_KEY fallback), without its writes: on a fallback match Django rotates
+    the session key, which from a socket would log the browser out instead of re-signing it.
+    """
+    try:
+        user_id = get_user_model()._meta.pk.to_python(session[SESSION_KEY])
+        backend_path = session[BACKEND_SESSION_KEY]
+    except KeyError:
+        return None
+    if backend_path not in settings.AUTHENTICATION_BACKENDS:
+        return None
+    user = load_backend(backend_path).get_user(user_id)  # None when missing or inactive
+    stored_hash = session.get(HASH_SESSION_KEY) or ""
+    if user is None or not stored_hash:
+        return None
+    hashes = [user.get_session_auth_hash(), *user.get_session_auth_fallback_hash()]
+    return user if any(constant_time_compare(stored_hash, h) for h in hashes) else None
 
 
 def websocket_owner_ok(scope: dict[str, Any]) -> bool:
-    """Whether a WebSocket's scope carries a live owner session: logged in, and neither idle nor
-    past its lifetime (what SessionLifetimeMiddleware checks on every HTTP request).
+    """Whether a WebSocket still belongs to a live owner session.
 
-    Reads the session: consumers call it through ``database_sync_to_async``.
+    Consumers ask at connect and again before acting on each frame or event: a socket lives for
+    hours, and meanwhile its session may have ended (logout, owner_sessions_end), gone idle or
+    past its lifetime (what SessionLifetimeMiddleware checks over HTTP), or been made with a
+    password that has since changed. The scope's session is the copy read at connect, so the
+    store is read afresh each time: two small queries. Nothing is written: activity on a socket
+    does not keep a session alive, and a write here could overwrite what a concurrent request
+    saved. A password change rotates the changing session's key too (owner_password_change), so
+    that session's sockets end as well; the page reconnects with its new cookie.
+
+    Reads the database: consumers call it through ``database_sync_to_async``.
     """
     user = scope.get("user")
-    if user is None or not user.is_authenticated:
-        return False
     session = scope.get("session")
-    return session is None or not session_expired(session, now=timezone.now().timestamp())
+    if user is None or not user.is_authenticated or session is None:
+        return False
+    stored = _session_store_class()(session_key=session.session_key)
+    if session_expired(stored, now=timezone.now().timestamp()):
+        return False
+    current = _session_user(stored)
+    return current is not None and current.pk == user.pk
 
 
 # --- login and throttling ---------------------------------------------------------------------
@@ -173,11 +222,12 @@ def _clear_failures(keys: list[tuple[str, int]]) -> None:
     cache.delete_many([name for key, _limit in keys for name in (key, f"{key}:since")])
 
 
-def owner_login(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
-    """Log the owner in, or raise. Throttled per client address and per username.
+def owner_authenticate(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
+    """Check a username and password under the login throttle, or raise; does not log in.
 
-    The throttle is checked before the password, so that a locked-out attacker learns nothing
-    from a right guess either.
+    Every login form goes through here (the API, /login/ and /admin/login/), so failures on any
+    of them count toward one limit per client address and per username. The throttle is checked
+    before the password, so that a locked-out attacker learns nothing from a right guess either.
     """
     username = username.strip()
     keys = _throttle_keys(address=client_address(request), username=username)
@@ -190,10 +240,58 @@ def owner_login(*, request: HttpRequest, username: str, password: str) -> Abstra
         _record_failure(keys)
         raise Unauthorized("Wrong username or password.")
     _clear_failures(keys)
+    return user
+
+
+def owner_login(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
+    """Log the owner in, or raise (see owner_authenticate)."""
+    user = owner_authenticate(request=request, username=username, password=password)
     login(request, user)  # rotates the session key: no session fixation
     now = timezone.now().timestamp()
     request.session[LOGIN_AT] = request.session[SEEN_AT] = now
     return user
+
+
+class OwnerAdminLoginForm(AdminAuthenticationForm):
+    """The admin's login form, under the same throttle as the owner's login (owner_authenticate).
+
+    The owner is a superuser, so without it /admin/login/ would be an unthrottled way to guess
+    the owner's password.
+    """
+
+    retry_after: int | None = None
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
+        if username is not None and password:
+            try:
+                self.user_cache = owner_authenticate(
+                    request=self.request, username=username, password=password
+                )
+            except RateLimited as exc:
+                self.retry_after = exc.retry_after
+                raise forms.ValidationError(exc.message, code="throttled") from exc
+            except Unauthorized as exc:
+                raise self.get_invalid_login_error() from exc
+            self.confirm_login_allowed(self.user_cache)
+        return self.cleaned_data
+
+
+class OwnerAdminSite(AdminSite):
+    """The admin site (talorys.apps.OwnerAdminConfig): a throttled login answers 429 with
+    Retry-After, as the API and /login/ do."""
+
+    login_form = OwnerAdminLoginForm
+
+    def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        response = super().login(request, extra_context)
+        form = response.context_data.get("form") if isinstance(response, TemplateResponse) else None
+        retry_after = getattr(form, "retry_after", None)
+        if retry_after:
+            response.status_code = RateLimited.status
+            response["Retry-After"] = str(retry_after)
+        return response
 
 
 # --- passwords and sessions ----------------------------------------------------------------------
@@ -215,7 +313,7 @@ def owner_sessions_end(*, user: AbstractBaseUser, keep_session_key: str | None =
     session-store reader such as the WebSocket. Stores that cannot be listed (cache-only) rely
     on the hash alone.
     """
-    store = import_module(settings.SESSION_ENGINE).SessionStore
+    store = _session_store_class()
     if not hasattr(store, "get_model_class"):
         return 0
     model = store.get_model_class()

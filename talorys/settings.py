@@ -19,7 +19,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "talorys.apps.OwnerAdminConfig",  # django.contrib.admin, with a throttled login
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -87,6 +87,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis: when set, broker, channel layer and cache; when unset, embedded defaults.
 REDIS_URL = env_str("REDIS_URL")
+# An open page stays in its notifications group as long as its session may live (the default,
+# one day, would silently stop a page left open longer than that).
+GROUP_EXPIRY = env_int("TALORYS_SESSION_LIFETIME_SECONDS", 30 * 24 * 3600)
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
@@ -94,14 +97,19 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [REDIS_URL], "group_expiry": GROUP_EXPIRY},
         }
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"group_expiry": GROUP_EXPIRY},
+        }
+    }
     # kombu's filesystem transport: a broker that needs no server, kept in the data dir.
     _broker_dir = DATA_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
