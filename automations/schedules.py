@@ -25,6 +25,7 @@ Both rules are what Python's ``zoneinfo`` does with ``fold=0``; ``next_after`` r
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo
@@ -108,6 +109,18 @@ class Monthly(_Schedule):
     time: HHMM
 
 
+_EQUAL_RANGE = re.compile(r"\b(\w+)-(\w+)(/\d+)?\b")
+
+
+def _one_value(match: re.Match[str]) -> str:
+    # croniter reads a range whose ends are equal ("3-3", "mon-mon") as the whole field, so
+    # "0 3-3 * * *" would run every hour; cron reads it as that one value, and so do we.
+    low, high = match.group(1).lower(), match.group(2).lower()
+    if low == high or (low.isdigit() and high.isdigit() and int(low) == int(high)):
+        return match.group(1)
+    return match.group(0)
+
+
 class Cron(_Schedule):
     type: Literal["cron"]
     expression: str = Field(
@@ -119,7 +132,7 @@ class Cron(_Schedule):
     @field_validator("expression")
     @classmethod
     def _valid(cls, expression: str) -> str:
-        expression = " ".join(expression.split())
+        expression = _EQUAL_RANGE.sub(_one_value, " ".join(expression.split()))
         if len(expression.split(" ")) != 5 or not croniter.is_valid(expression):
             raise ValueError(
                 "use five cron fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5'"
@@ -216,15 +229,20 @@ def next_after(schedule: Schedule, after: dt.datetime, tz: ZoneInfo | str) -> dt
         at = schedule.at.astimezone(UTC)
         return at if at > after else None
     zone = _zone(tz)
-    local_after = after.astimezone(zone).replace(tzinfo=None)
+    local_after = after.astimezone(zone)
+    # A wall time in a gap runs late by the gap's length, so one up to that long before the wall
+    # clock now can still be ahead (02:30 runs at 03:30; asked at 03:10, it is still to come).
+    # Gaps in tzdata last at most a day (Samoa skipped 2011-12-30).
+    day_before = (after.astimezone(UTC) - dt.timedelta(days=1)).astimezone(zone)
+    gap = max(local_after.utcoffset() - day_before.utcoffset(), dt.timedelta(0))
     best: dt.datetime | None = None
     horizon: dt.datetime | None = None
-    for wall in _wall_times(schedule, local_after):
+    for wall in _wall_times(schedule, local_after.replace(tzinfo=None) - gap):
         if horizon is not None and wall >= horizon:
             break
         instant = wall_to_instant(wall, zone)
-        # Only in a repeated hour can a wall time after ``local_after`` be an earlier instant
-        # (its first occurrence): skip it.
+        # A wall time in the repeated hour (its first occurrence) or one looked back at for the
+        # gap can be an instant already past: skip it.
         if instant <= after:
             continue
         if best is None:

@@ -1,0 +1,42 @@
+# Talorys production image. The web service runs the default command (daphne); compose.yaml runs
+# the celery worker, beat and the one-shot migrations from the same image.
+# No collectstatic: talorys/asgi.py serves static files in-process (ASGIStaticFilesHandler, which
+# reads them through the staticfiles finders, not from STATIC_ROOT).
+FROM python:3.11-slim
+
+# pyproject.toml installs the dependencies only ([tool.setuptools] packages = []), so the apps
+# are imported from the source tree in /app; PYTHONPATH makes that independent of the cwd.
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore \
+    PYTHONPATH=/app \
+    TALORYS_DATA_DIR=/data
+
+WORKDIR /app
+
+# Dependencies before the code, so that a code change does not reinstall them.
+COPY pyproject.toml ./
+RUN pip install . && rm -rf build ./*.egg-info
+
+COPY . .
+
+# A named volume mounted on /data starts as a copy of this directory, owner included, so the
+# app user can write its database, generated secrets and keys there.
+RUN groupadd --system --gid 10001 talorys \
+    && useradd --system --uid 10001 --gid talorys --no-create-home --shell /usr/sbin/nologin talorys \
+    && mkdir -p /data \
+    && chown talorys:talorys /data
+VOLUME ["/data"]
+USER talorys
+
+EXPOSE 8000
+
+# Django answers 400 to a Host it does not allow, so ask with the first plain name of
+# ALLOWED_HOSTS (wildcards like ".example.org" cannot be sent). A 503 (database or Redis down)
+# raises, which marks the container unhealthy.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request as r; hosts = [h.strip() for h in os.environ.get('ALLOWED_HOSTS', '').split(',')]; host = next((h for h in hosts if h and h[0] not in '.*'), 'localhost'); r.urlopen(r.Request('http://127.0.0.1:8000/api/health', headers={'Host': host}), timeout=4)"]
+
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "talorys.asgi:application"]

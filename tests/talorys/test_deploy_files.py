@@ -1,0 +1,257 @@
+"""The Dockerfile, .dockerignore and compose.yaml against the code they deploy.
+
+Docker is not run here; these catch what would only show on a server: a variable the app never
+reads (a typo leaves the default silently in place), a command or health check aimed at
+something that does not exist, data kept outside the volume, code left out of the image.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from celery import Celery
+from channels.routing import ProtocolTypeRouter
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ("talorys", "agent", "memory", "approvals", "automations")
+
+
+# --- reading the files -------------------------------------------------------------------------
+
+
+def _strip_comment(line: str) -> str:
+    quoted = False
+    for i, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif char == "#" and not quoted and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line.rstrip()
+
+
+def _flow(text: str):
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return [_flow(item) for item in text[1:-1].split(",") if item.strip()]
+    if text.startswith("{"):
+        pairs = (item.split(":", 1) for item in text[1:-1].split(",") if item.strip())
+        return {key.strip(): _flow(value) for key, value in pairs}
+    if text[:1] in "\"'":
+        return text[1:-1]
+    return text
+
+
+def load_compose(text: str) -> dict:
+    """The subset of YAML compose.yaml is written in (PyYAML is not a dependency): block maps,
+    flow lists and maps, anchors on maps and ``<<`` merges. Anything else fails loudly."""
+    lines = [_strip_comment(raw) for raw in text.splitlines()]
+    lines = [line for line in lines if line.strip()]
+    root: dict = {}
+    anchors: dict[str, dict] = {}
+    stack: list[tuple[int, dict | list]] = [(-1, root)]
+    for n, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        while stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        body = line.strip()
+        if body.startswith("- "):
+            assert isinstance(parent, list), line
+            parent.append(_flow(body[2:]))
+            continue
+        key, colon, value = body.partition(":")
+        assert colon and isinstance(parent, dict), line
+        key, value = key.strip(), value.strip()
+        if value.startswith("*"):
+            merged = copy.deepcopy(anchors[value[1:]])
+            assert key == "<<", f"only merges use aliases here: {line}"
+            for merged_key, merged_value in merged.items():
+                parent.setdefault(merged_key, merged_value)
+        elif value == "" or value.startswith("&"):
+            following = lines[n + 1] if n + 1 < len(lines) else ""
+            child: dict | list = [] if following.strip().startswith("- ") else {}
+            if value:
+                assert isinstance(child, dict), line
+                anchors[value[1:]] = child
+            parent[key] = child
+            stack.append((indent, child))
+        else:
+            parent[key] = _flow(value)
+    return root
+
+
+def compose() -> dict:
+    return load_compose((ROOT / "compose.yaml").read_text())
+
+
+def built_here(services: dict) -> dict:
+    """The services that run this repository's image (the others are postgres and redis)."""
+    return {name: svc for name, svc in services.items() if "build" in svc}
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n", " ", (ROOT / "Dockerfile").read_text())
+    found = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            found.append((word.upper(), rest.strip()))
+    return found
+
+
+def dockerfile(word: str) -> list[str]:
+    return [rest for found, rest in dockerfile_instructions() if found == word]
+
+
+def dockerfile_env() -> dict[str, str]:
+    env = {}
+    for rest in dockerfile("ENV"):
+        env.update(dict(re.findall(r"([A-Z_][A-Z0-9_]*)=(\S+)", rest)))
+    return env
+
+
+def healthcheck_command() -> list[str]:
+    (rest,) = dockerfile("HEALTHCHECK")
+    return json.loads(rest[rest.index("CMD") + 3 :])
+
+
+def variables_the_app_reads() -> set[str]:
+    """Every variable read through talorys.env's helpers or os.environ, anywhere in the apps.
+    ``env_str`` (and ``persistent_secret``, built on it) also read ``NAME_FILE``."""
+    reader = re.compile(
+        r"\b(env_str|env_bool|env_int|env_list|persistent_secret|os\.environ\.get|os\.getenv"
+        r"|os\.environ\.setdefault)\(\s*[\"']([A-Z][A-Z0-9_]*)[\"']"
+    )
+    read = set()
+    sources = [ROOT / "manage.py", *(p for app in APPS for p in (ROOT / app).rglob("*.py"))]
+    for path in sources:
+        for helper, name in reader.findall(path.read_text()):
+            read.add(name)
+            if helper in ("env_str", "persistent_secret"):
+                read.add(f"{name}_FILE")
+        read.update(re.findall(r"os\.environ\[[\"']([A-Z][A-Z0-9_]*)[\"']\]", path.read_text()))
+    return read
+
+
+# --- compose.yaml ------------------------------------------------------------------------------
+
+
+def test_compose_sets_only_variables_the_app_reads():
+    services = built_here(compose()["services"])
+    assert {"migrate", "web", "worker", "beat"} <= set(services)
+    read = variables_the_app_reads()
+    for name, service in services.items():
+        environment = set(service["environment"])
+        assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY_FILE", "ALLOWED_HOSTS"} <= environment
+        assert environment - read == set(), f"{name} sets variables Talorys never reads"
+
+
+def test_migrations_run_once_before_the_app_starts():
+    services = compose()["services"]
+    migrate = services["migrate"]
+    command = " ".join(migrate["command"])
+    assert "manage.py migrate --noinput" in command
+    assert "manage.py talorys_setup --noinput" in command
+    assert migrate["restart"] == "no"
+    for name in ("web", "worker", "beat"):
+        assert services[name]["depends_on"]["migrate"] == {
+            "condition": "service_completed_successfully"
+        }, name
+
+
+def test_the_celery_services_load_the_celery_app():
+    services = compose()["services"]
+    for name in ("worker", "beat"):
+        command = services[name]["command"]
+        app = command[command.index("-A") + 1]
+        # celery -A <package> looks for <package>.celery:app
+        assert isinstance(importlib.import_module(f"{app}.celery").app, Celery), name
+
+
+def test_the_data_directory_is_the_volume():
+    assert dockerfile_env()["TALORYS_DATA_DIR"] == "/data"
+    assert json.loads(dockerfile("VOLUME")[0]) == ["/data"]
+    for name, service in built_here(compose()["services"]).items():
+        assert service["environment"]["TALORYS_DATA_DIR"] == "/data", name
+        assert any(v.split(":")[1] == "/data" for v in service["volumes"]), name
+
+
+# --- Dockerfile --------------------------------------------------------------------------------
+
+
+def test_the_image_serves_the_projects_asgi_application():
+    (cmd,) = dockerfile("CMD")
+    command = json.loads(cmd)
+    assert command[0] == "daphne"
+    module, attr = command[-1].split(":")
+    assert isinstance(getattr(importlib.import_module(module), attr), ProtocolTypeRouter)
+    assert dockerfile_env()["PYTHONPATH"] == "/app"  # pip install . installs no packages
+    assert dockerfile("WORKDIR") == ["/app"]
+
+
+def test_the_image_runs_as_an_unprivileged_user():
+    (user,) = dockerfile("USER")
+    assert user not in ("root", "0")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_health_check_passes_against_a_running_server(live_server):
+    """The image's own HEALTHCHECK command, run against a live server: it exits 0, sending a
+    Host the server allows (the first plain name of ALLOWED_HOSTS), and fails on a 400."""
+    command = healthcheck_command()
+    (cmd,) = dockerfile("CMD")
+    port = json.loads(cmd)[json.loads(cmd).index("-p") + 1]
+    script = command[-1]
+    assert f"http://127.0.0.1:{port}/api/health" in script
+    script = script.replace(f"127.0.0.1:{port}", live_server.url.removeprefix("http://"))
+
+    def run(allowed_hosts: str) -> int:
+        env = {**os.environ, "ALLOWED_HOSTS": allowed_hosts}
+        return subprocess.run([sys.executable, "-c", script], env=env, timeout=30).returncode
+
+    assert command[:2] == ["python", "-c"]
+    assert run(".example.org,localhost") == 0
+    assert run("talorys.example.org") != 0  # not among the test server's hosts: 400
+
+
+# --- .dockerignore -----------------------------------------------------------------------------
+
+
+def ignored(path: str, patterns: list[str]) -> bool:
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(
+        fnmatch.fnmatch(prefix, pattern.removeprefix("**/"))
+        or fnmatch.fnmatch(part, pattern.removeprefix("**/"))
+        for pattern in patterns
+        for prefix, part in zip(prefixes, parts, strict=True)
+    )
+
+
+def test_dockerignore_keeps_the_code_and_leaves_out_state_and_secrets():
+    patterns = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    needed = ["manage.py", "pyproject.toml", "templates/base.html", *(f"{a}/apps.py" for a in APPS)]
+    needed += [str(p.relative_to(ROOT)) for p in (ROOT / "static").rglob("*") if p.is_file()][:5]
+    for path in needed:
+        assert (ROOT / path).exists(), path
+        assert not ignored(path, patterns), path
+    for path in [".venv", "data/talorys.sqlite3", ".git", "secrets/secret_key", ".env"]:
+        assert ignored(path, patterns), path
+    assert ignored("talorys/__pycache__/settings.cpython-311.pyc", patterns)
