@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("login/", views.login_page, name="login"),
     path("logout/", views.logout_page, name="logout"),
+    path("sw.js", views.service_worker, name="service-worker"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.contrib.staticfiles import finders
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from talorys.errors import AppError
 from talorys.security import owner_login
@@ -56,3 +57,21 @@ def login_page(request: HttpRequest) -> HttpResponse:
 def logout_page(request: HttpRequest) -> HttpResponse:
     logout(request)
     return redirect("/login/")
+
+
+@require_GET
+def service_worker(request: HttpRequest) -> HttpResponse:
+    """The Web Push service worker, at the root so that it may control every page.
+
+    Public: it is the same static script for everyone, and the browser re-fetches it to check
+    for updates even after the session has expired (a redirect to the login page would fail that).
+    """
+    path = finders.find("talorys/sw.js")
+    if path is None:
+        raise Http404("The service worker script is missing.")
+    with open(path, "rb") as fh:
+        response = HttpResponse(fh.read(), content_type="application/javascript; charset=utf-8")
+    response["Service-Worker-Allowed"] = "/"
+    # Browsers check the worker for updates on navigation; never answer from a stale cache.
+    response["Cache-Control"] = "no-cache"
+    return response

@@ -140,12 +140,24 @@ def _database_url() -> str:
 
 
 @pytest.fixture
-def live_server_url(needs_postgres, owner, unused_tcp_port, tmp_path) -> Iterator[str]:
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "TALORYS_TEST_DATABASE_URL": _database_url(),
-        "TALORYS_DATA_DIR": str(tmp_path),
-    }
+def live_server_env() -> dict[str, str]:
+    """More environment for the live daphne; a test module overrides it (tests/browser)."""
+    return {}
+
+
+@pytest.fixture
+def live_server_url(
+    needs_postgres, owner, unused_tcp_port, tmp_path, live_server_env
+) -> Iterator[str]:
+    env = (
+        os.environ
+        | {
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "TALORYS_TEST_DATABASE_URL": _database_url(),
+            "TALORYS_DATA_DIR": str(tmp_path),
+        }
+        | live_server_env
+    )
     log = (tmp_path / "daphne.log").open("w")
     daphne = subprocess.Popen(
         [

@@ -14,29 +14,7 @@
   let socket = null;
   let current = null; // the assistant <li> being streamed
 
-  function csrf() {
-    const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return m ? decodeURIComponent(m[1]) : "";
-  }
-
-  async function api(path, options = {}) {
-    const init = { credentials: "same-origin", headers: { "X-CSRFToken": csrf() }, ...options };
-    if (init.body && typeof init.body !== "string") {
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(init.body);
-    }
-    const response = await fetch(path, init);
-    const body = response.status === 204 ? null : await response.json();
-    if (!response.ok) throw new Error(body && body.error ? body.error.message : response.statusText);
-    return body;
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { api, el } = window.Talorys;
 
   function addMessage(role, text, state) {
     const li = el("li", `msg ${role}` + (state && state !== "complete" ? ` ${state}` : ""));
@@ -97,10 +75,17 @@
     return card;
   }
 
+  // Send is offered only while the socket is open and no reply is streaming, so a message is
+  // never dropped on the floor while the socket (re)connects.
   function setBusy(value) {
     busy = value;
-    $("send").disabled = value;
-    cancel.hidden = !value;
+    refreshSend();
+  }
+
+  function refreshSend() {
+    const open = socket && socket.readyState === WebSocket.OPEN;
+    $("send").disabled = busy || !open;
+    cancel.hidden = !busy;
   }
 
   function onEvent(event) {
@@ -135,9 +120,12 @@
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/ws/chat/`);
+    refreshSend();
+    socket.addEventListener("open", refreshSend);
     socket.addEventListener("message", (e) => onEvent(JSON.parse(e.data)));
     socket.addEventListener("close", () => {
       if (busy) setBusy(false);
+      refreshSend();
       setTimeout(connect, 1500);
     });
   }

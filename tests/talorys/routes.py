@@ -26,7 +26,9 @@ PUBLIC_API = {
     ("POST", "/api/auth/login"),
     ("GET", "/api/auth/session"),
 }
-PUBLIC_PAGES = {"/login/", "/admin/login/"}
+# /sw.js is the Web Push service worker: one static script with no data in it, which the browser
+# re-fetches for updates whether or not the session is still alive (talorys/views.py).
+PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js"}
 # The API's root answers 404 to everyone: it exists only so that ninja can reverse its own URLs.
 NOTHING_HERE = {"/api/"}
 

@@ -103,6 +103,8 @@ def test_the_public_routes_exist_and_answer_anonymous_visitors(db):
     assert login.status_code == 422  # reached the handler: it validated the body
     assert client.get("/login/").status_code == 200
     assert client.get("/admin/login/").status_code == 200
+    worker = client.get("/sw.js")
+    assert worker.status_code == 200 and worker["Service-Worker-Allowed"] == "/"
 
 
 def test_the_docs_and_schema_need_the_owner(api, anon_api):

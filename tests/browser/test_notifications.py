@@ -1,0 +1,326 @@
+"""Notifications in a real browser (Debian's Chromium through Playwright) against live daphne:
+live toasts and the unread badge, marking read, the service worker at /sw.js, a push message
+shown by it, and turning Web Push on and off for the device.
+
+Chromium subscribes to push through Google's push service, which a test cannot reach; the
+subscribe test stands in for that service in the page (and only that), and the push test hands
+the message to the worker through DevTools, as Chromium's push service would."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.db import connections, transaction
+
+from talorys import notify, push, services
+from talorys.models import Notification, PushSubscription
+from tests.browser.test_chat_page import CHROMIUM_ARGS
+from tests.conftest import OWNER_PASSWORD
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+TURN_ON = "Turn on notifications on this device"
+TURN_OFF = "Turn off notifications on this device"
+
+
+@pytest.fixture
+def shared_channel_layer(settings, redis_url_for_tests) -> dict:
+    """One Redis channel layer for this process and the live daphne, so that a notification
+    sent here reaches the page, as one sent by a celery worker does in production."""
+    layers = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # Its own prefix: another test run on the same Redis cannot see these messages.
+            "CONFIG": {"hosts": [redis_url_for_tests], "prefix": f"test-{uuid.uuid4().hex}"},
+        }
+    }
+    settings.CHANNEL_LAYERS = layers
+    return layers
+
+
+@pytest.fixture
+def live_server_env(request) -> dict[str, str]:
+    """Tests marked ``redis`` get a live daphne on the shared Redis channel layer."""
+    if request.node.get_closest_marker("redis") is None:
+        return {}
+    layers = request.getfixturevalue("shared_channel_layer")
+    return {
+        "DJANGO_SETTINGS_MODULE": "tests.browser.redis_settings",
+        "TALORYS_TEST_CHANNEL_LAYERS": json.dumps(layers),
+    }
+
+
+@pytest.fixture
+def page(chromium, live_server_url, monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread, so Django takes the test's plain
+    # ORM calls for calls from async code; they are not, nothing else runs on that loop.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        page = context.new_page()
+        page.csp_violations = []
+        page.on(
+            "console",
+            lambda msg: (
+                "Content Security Policy" in msg.text and page.csp_violations.append(msg.text)
+            ),
+        )
+        yield page
+        browser.close()
+        # The ORM calls made while Playwright runs got connections of their own: close them.
+        connections.close_all()
+
+
+def log_in(page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill(OWNER_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{url}/")
+    # The socket is open (and joined to the owner's group) before anything is sent to it.
+    expect(page.locator("#notifications[data-live]")).to_be_attached()
+
+
+def in_a_thread(fn, /, **kwargs):
+    """Call fn in a thread without an event loop: async_to_sync, which broadcasts a notification
+    on commit, refuses to run beside Playwright's loop."""
+
+    def run():
+        try:
+            return fn(**kwargs)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
+
+
+def send_and_roll_back() -> None:
+    with transaction.atomic():
+        notify.notification_send(title="Never shown", body="rolled back")
+        transaction.set_rollback(True)
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+@pytest.mark.redis
+def test_a_new_notification_shows_as_a_toast_and_bumps_the_badge(page, live_server_url):
+    from playwright.sync_api import expect
+
+    services.notification_create(title="Earlier", body="")
+    log_in(page, live_server_url)
+    badge = page.locator("#notif-count")
+    expect(badge).to_have_text("1")
+
+    in_a_thread(send_and_roll_back)
+    in_a_thread(
+        notify.notification_send,
+        title='Call Sam <img src=x onerror="document.title=1">',
+        body="About Friday\nbring the <b>notes</b>",
+        kind=Notification.Kind.REMINDER,
+    )
+
+    toast = page.locator(".toast")
+    expect(toast).to_have_count(1)
+    expect(toast).to_contain_text('Call Sam <img src=x onerror="document.title=1">')
+    expect(toast).to_contain_text("bring the <b>notes</b>")
+    expect(badge).to_have_text("2")
+    assert page.locator(".toast img, .toast b").count() == 0
+    assert page.title() != "1"
+
+    toast.get_by_role("button", name="Dismiss").click()
+    expect(toast).to_have_count(0)
+    assert page.csp_violations == []
+
+
+def test_the_list_shows_the_latest_and_marks_one_read(page, live_server_url):
+    from playwright.sync_api import expect
+
+    first = services.notification_create(title="Water the plants", body="The ferns first")
+    services.notification_create(title="Pay rent", body="")
+    log_in(page, live_server_url)
+    badge = page.locator("#notif-count")
+    expect(badge).to_have_text("2")
+
+    page.get_by_role("button", name="Notifications").click()
+    items = page.locator("#notif-list li")
+    expect(items).to_have_count(2)
+    expect(items.first).to_contain_text("Pay rent")  # newest first
+    plants = items.filter(has_text="Water the plants")
+    expect(plants).to_contain_text("The ferns first")
+    plants.get_by_role("button", name="Mark read").click()
+
+    expect(badge).to_have_text("1")
+    expect(plants.get_by_role("button", name="Mark read")).to_have_count(0)
+    first.refresh_from_db()
+    assert first.read_at is not None
+    assert Notification.objects.filter(read_at__isnull=True).get().title == "Pay rent"
+
+    page.keyboard.press("Escape")
+    expect(page.locator("#notif-panel")).to_be_hidden()
+    assert page.csp_violations == []
+
+
+def test_the_service_worker_registers_at_the_root_scope(page, live_server_url):
+    from playwright.sync_api import expect
+
+    worker = httpx.get(f"{live_server_url}/sw.js")  # anonymous: the browser fetches it so
+    assert worker.status_code == 200
+    assert worker.headers["content-type"].startswith("application/javascript")
+    assert worker.headers["service-worker-allowed"] == "/"
+    assert 'addEventListener("push"' in worker.text
+
+    page.goto(f"{live_server_url}/login/")
+    assert page.locator("#notifications").count() == 0  # nothing of it before logging in
+    log_in(page, live_server_url)
+    registration = page.evaluate(
+        """async () => {
+            const registration = await navigator.serviceWorker.ready;
+            return {scope: registration.scope, script: registration.active.scriptURL};
+        }"""
+    )
+    assert registration == {"scope": f"{live_server_url}/", "script": f"{live_server_url}/sw.js"}
+
+    page.get_by_role("button", name="Notifications").click()
+    expect(page.get_by_role("button", name=TURN_ON)).to_be_visible()
+    assert page.csp_violations == []
+
+
+def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
+    page.context.grant_permissions(["notifications"], origin=live_server_url)
+    log_in(page, live_server_url)
+    cdp = page.context.new_cdp_session(page)
+    registrations: list[dict] = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda event: registrations.extend(event["registrations"]),
+    )
+    cdp.send("ServiceWorker.enable")
+    page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    for _ in range(50):  # DevTools reports the registration asynchronously
+        live = {r["registrationId"] for r in registrations if not r["isDeleted"]}
+        if live:
+            break
+        page.wait_for_timeout(100)
+    (registration,) = live
+
+    notification = services.notification_create(
+        title="Call Sam", body="About Friday", kind=Notification.Kind.REMINDER
+    )
+    # Exactly what talorys/push.py encrypts and sends to the browser's push service.
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {
+            "origin": live_server_url,
+            "registrationId": registration,
+            "data": push._payload(notification),
+        },
+    )
+    shown = page.evaluate(
+        """async () => {
+            const registration = await navigator.serviceWorker.ready;
+            for (let i = 0; i < 50; i++) {
+                const shown = await registration.getNotifications();
+                if (shown.length) return shown.map((n) => ({title: n.title, body: n.body}));
+                await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return [];
+        }"""
+    )
+    assert shown == [{"title": "Call Sam", "body": "About Friday"}]
+
+
+# Chromium's PushManager talks to Google's push service, out of reach here. This stands in for
+# it (and only it): subscribe() records the options and returns a subscription to a local URL.
+FAKE_PUSH_SERVICE = """
+(() => {
+  const endpoint = "http://127.0.0.1:9/push/this-device";
+  const subscription = (key) => ({
+    endpoint,
+    options: {userVisibleOnly: true, applicationServerKey: new Uint8Array(key).buffer},
+    toJSON: () => ({endpoint, expirationTime: null, keys: KEYS}),
+    unsubscribe: async () => { localStorage.removeItem("fake-push"); return true; },
+  });
+  window.subscribeCalls = [];
+  PushManager.prototype.subscribe = async function (options) {
+    const key = Array.from(new Uint8Array(options.applicationServerKey));
+    window.subscribeCalls.push({userVisibleOnly: options.userVisibleOnly, key});
+    localStorage.setItem("fake-push", JSON.stringify(key));
+    return subscription(key);
+  };
+  PushManager.prototype.getSubscription = async function () {
+    const key = localStorage.getItem("fake-push");
+    return key ? subscription(JSON.parse(key)) : null;
+  };
+})();
+"""
+
+
+def test_the_owner_turns_web_push_on_and_off_for_this_device(page, live_server_url):
+    from playwright.sync_api import expect
+
+    public = ec.generate_private_key(ec.SECP256R1()).public_key()
+    keys = {
+        "p256dh": b64url(public.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)),
+        "auth": b64url(os.urandom(16)),
+    }
+    page.context.add_init_script(FAKE_PUSH_SERVICE.replace("KEYS", json.dumps(keys)))
+    page.context.grant_permissions(["notifications"], origin=live_server_url)
+    log_in(page, live_server_url)
+    page.get_by_role("button", name="Notifications").click()
+
+    page.get_by_role("button", name=TURN_ON).click()
+    expect(page.get_by_role("button", name=TURN_OFF)).to_be_visible()
+    expect(page.locator("#push-status")).to_have_text("This device will show notifications.")
+    saved = PushSubscription.objects.get()
+    assert (saved.endpoint, saved.p256dh, saved.auth, saved.active) == (
+        "http://127.0.0.1:9/push/this-device",
+        keys["p256dh"],
+        keys["auth"],
+        True,
+    )
+    assert "Chrome" in saved.user_agent
+    (call,) = page.evaluate("window.subscribeCalls")
+    assert call["userVisibleOnly"] is True
+    # The server's VAPID key, decoded from base64url to the bytes the browser needs.
+    assert b64url(bytes(call["key"])) == page.evaluate(
+        "fetch('/api/push/key').then((r) => r.json()).then((key) => key.public_key)"
+    )
+
+    page.reload()  # the state survives a reload: the page asks the browser and the server
+    page.get_by_role("button", name="Notifications").click()
+    turn_off = page.get_by_role("button", name=TURN_OFF)
+    expect(turn_off).to_be_visible()
+    turn_off.click()
+    expect(page.get_by_role("button", name=TURN_ON)).to_be_visible()
+    assert not PushSubscription.objects.exists()
+    assert page.csp_violations == []
+
+
+def test_a_blocked_permission_subscribes_nothing(page, live_server_url):
+    from playwright.sync_api import expect
+
+    log_in(page, live_server_url)
+    page.get_by_role("button", name="Notifications").click()
+    # A headless browser that was granted nothing answers the permission prompt with "denied".
+    page.get_by_role("button", name=TURN_ON).click()
+    expect(page.locator("#push-status")).to_have_text(re.compile("blocked"))
+    expect(page.get_by_role("button", name=TURN_ON)).to_be_visible()
+    assert not PushSubscription.objects.exists()
