@@ -354,13 +354,16 @@ def usage_reserve(*, kind: str, count: int = 1) -> None:
     """Reserve ``count`` requests of ``kind`` before a provider call, or raise BudgetExhausted.
 
     A conditional UPDATE, so concurrent turns and workers can never overspend the day's budget.
+    It is one query on the hot path; the day's row is made only when the first try finds none.
     """
     column, limit_field = USAGE_KINDS[kind]
     limit = getattr(owner_settings_get(), limit_field)
-    day = _usage_today()
-    updated = UsageDay.objects.filter(pk=day.pk, **{f"{column}__lte": limit - count}).update(
-        **{column: F(column) + count}
-    )
+    within = {"day": timezone.now().date(), f"{column}__lte": limit - count}
+    spend = {column: F(column) + count}
+    updated = UsageDay.objects.filter(**within).update(**spend)
+    if not updated:
+        _usage_today()
+        updated = UsageDay.objects.filter(**within).update(**spend)
     if not updated:
         raise BudgetExhausted(
             f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up."
