@@ -1,8 +1,10 @@
+import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import aclosing
+from contextlib import suppress
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router, Status
 from ninja.pagination import LimitOffsetPagination, paginate
@@ -36,11 +38,35 @@ def _sse(event: Event) -> str:
 
 
 async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
-    # Closing this stream (client gone, server shutting down) closes the turn, which then ends
-    # ``cancelled``.
-    async with aclosing(stream_turn(start)) as events:
-        async for event in events:
+    """The turn's events as SSE, with a comment line whenever the model is silent for
+    SSE_KEEPALIVE_SECONDS, so proxies and browsers do not drop a quiet but live stream.
+
+    The next event is awaited in a task of its own: a keep-alive must not cancel the turn's
+    generator mid-step. Closing this stream (client gone, server shutting down) cancels that
+    task and closes the turn, which then ends ``cancelled``.
+    """
+    events = stream_turn(start)
+    pending: asyncio.Future[Event] | None = None
+    try:
+        while True:
+            pending = pending or asyncio.ensure_future(anext(events))
+            done, _ = await asyncio.wait({pending}, timeout=settings.SSE_KEEPALIVE_SECONDS)
+            if not done:
+                yield ": keep-alive\n\n"
+                continue
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                pending = None
+                return
+            pending = None
             yield _sse(event)
+    finally:
+        if pending is not None and not pending.done():
+            pending.cancel()
+            with suppress(asyncio.CancelledError, StopAsyncIteration):
+                await pending
+        await events.aclose()
 
 
 @router.post("/chat", openapi_extra=_SSE_DOC)

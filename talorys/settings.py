@@ -220,6 +220,8 @@ TALORYS_MODEL_API_KEY = env_str("TALORYS_MODEL_API_KEY")
 TALORYS_EMBEDDINGS_BASE_URL = env_str("TALORYS_EMBEDDINGS_BASE_URL")
 TALORYS_EMBEDDINGS_MODEL = env_str("TALORYS_EMBEDDINGS_MODEL")
 TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
+# A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
+SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
 
 LOGGING = {
     "version": 1,

@@ -192,3 +192,34 @@ def test_a_conversation_with_a_running_turn_cannot_be_deleted(api):
 
     assert response.status_code == 409
     assert Conversation.objects.filter(pk=conversation.pk).exists()
+
+
+def test_a_silent_model_gets_keep_alive_comments_and_the_turn_still_completes(
+    api, fake_openai, settings
+):
+    from tests.agent.fake_openai import Stall, chunk, events
+
+    settings.SSE_KEEPALIVE_SECONDS = 0.2
+    use_fake(fake_openai)
+    fake_openai.script(
+        events(chunk({"content": "Thinking"}), Stall(1.0), chunk({"content": " done."}))
+    )
+
+    response = api.post("/api/chat", {"text": "Take your time"})
+
+    async def body() -> bytes:
+        return b"".join([part async for part in response.streaming_content])
+
+    raw = async_to_sync(body)().decode()
+    assert raw.count(": keep-alive\n\n") >= 3
+    events_only = "".join(
+        block + "\n\n" for block in raw.split("\n\n") if block and not block.startswith(":")
+    )
+    names = [
+        line.removeprefix("event: ")
+        for line in events_only.splitlines()
+        if line.startswith("event: ")
+    ]
+    assert names == ["title", "start", "text", "text", "done"]
+    reply = Message.objects.get(role="assistant")
+    assert (reply.status, reply.content) == ("complete", "Thinking done.")
