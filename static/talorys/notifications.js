@@ -15,6 +15,7 @@
   const LATEST = 10;
   const TOAST_MS = 8000;
   const MAX_DELAY_MS = 30000;
+  const POLL_MS = window.TALORYS_POLL_MS || 30000; // tests shorten it
   const UNAUTHENTICATED = 4401; // the socket's close code when the session is gone (talorys/security.py)
 
   const { api, el } = window.Talorys;
@@ -110,6 +111,31 @@
     setTimeout(() => box.remove(), TOAST_MS);
   }
 
+  // The newest notification this page has shown. Notifications made in another process reach
+  // the socket only through a shared channel layer (Redis); without one (the embedded install)
+  // a poll every POLL_MS finds them, and each is toasted once whichever way it arrives.
+  let newest = null;
+  function show(n) {
+    if (newest !== null && n.id <= newest) return;
+    newest = n.id;
+    toast(n);
+  }
+
+  async function catchUp() {
+    try {
+      const page = await api(`/api/notifications?limit=${LATEST}`);
+      if (newest === null) {
+        newest = page.items.length ? page.items[0].id : 0; // the page's first look: nothing is new
+      } else {
+        page.items.filter((n) => n.id > newest).reverse().forEach(show);
+      }
+      refreshUnread();
+      if (!panel.hidden) loadList();
+    } catch (err) {
+      console.warn("notifications: could not catch up", err);
+    }
+  }
+
   let delay = 1000;
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
@@ -117,14 +143,13 @@
     socket.addEventListener("open", () => {
       delay = 1000;
       $("notifications").dataset.live = "true";
-      // Whatever arrived while the socket was down is counted (and listed) again.
-      refreshUnread();
-      if (!panel.hidden) loadList();
+      // Whatever arrived while the socket was down is shown, counted and listed.
+      catchUp();
     });
     socket.addEventListener("message", (e) => {
       const message = JSON.parse(e.data);
       if (message.type !== "notification") return;
-      toast(message.notification);
+      show(message.notification);
       refreshUnread();
       if (!panel.hidden) {
         list.prepend(item(message.notification));
@@ -232,6 +257,8 @@
   }
 
   connect(); // counts the unread once connected (or failed to)
+  catchUp();
+  setInterval(catchUp, POLL_MS);
   // Service workers exist only on https:// and localhost; elsewhere the control stays hidden.
   if ("serviceWorker" in navigator && "PushManager" in window && "Notification" in window) setUpPush();
 })();

@@ -150,6 +150,29 @@ def test_a_new_notification_shows_as_a_toast_and_bumps_the_badge(page, live_serv
     assert page.csp_violations == []
 
 
+def test_without_a_shared_channel_layer_a_poll_still_shows_each_new_notification_once(
+    page, live_server_url
+):
+    """The embedded install: a worker's notification cannot reach daphne's in-memory channel
+    layer, so the page's poll finds it (shortened here from 30 s)."""
+    from playwright.sync_api import expect
+
+    page.add_init_script("window.TALORYS_POLL_MS = 300")
+    services.notification_create(title="Before the page", body="")
+    log_in(page, live_server_url)
+    page.wait_for_timeout(700)  # a few polls: what existed before is not news
+    expect(page.locator(".toast")).to_have_count(0)
+
+    services.notification_create(title="Stretch", body="From the worker")
+
+    toast = page.locator(".toast")
+    expect(toast).to_have_count(1)
+    expect(toast).to_contain_text("Stretch")
+    expect(page.locator("#notif-count")).to_have_text("2")
+    page.wait_for_timeout(700)
+    expect(toast).to_have_count(1)  # shown once, not at every poll
+
+
 def test_the_list_shows_the_latest_and_marks_one_read(page, live_server_url):
     from playwright.sync_api import expect
 
