@@ -21,6 +21,7 @@ from pydantic import AwareDatetime, Field
 
 from talorys import notify, selectors, services
 from talorys import search as unified_search
+from talorys.errors import NotFound
 from talorys.models import Note, Notification, Project, Task
 from talorys.services import owner_zone
 from talorys.tools import (
@@ -579,12 +580,21 @@ class DeleteProject(SoftDeleteTool):
     label = "project"
     snapshot_fields = ("name", "description")
 
+    # As in SoftDeleteTool: approvals read a ToolError as a failed commit or a refused undo (409).
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        task_ids = services.project_bin(project_id=proposal.target_id)
+        try:
+            task_ids = services.project_bin(project_id=proposal.target_id)
+        except NotFound as exc:
+            raise ToolError(exc.message, code="NOT_FOUND") from exc
         return {"undoable": True, "task_ids": task_ids}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        services.project_restore(project_id=proposal.target_id, task_ids=result.get("task_ids", []))
+        try:
+            services.project_restore(
+                project_id=proposal.target_id, task_ids=result.get("task_ids", [])
+            )
+        except NotFound as exc:
+            raise ToolError(exc.message, code="NOT_FOUND") from exc
         return {"restored": True}
 
 

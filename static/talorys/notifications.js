@@ -158,10 +158,18 @@
     });
     socket.addEventListener("close", (e) => {
       delete $("notifications").dataset.live;
-      if (e.code === UNAUTHENTICATED) return; // logged out: reconnecting cannot help
+      const retry = () => {
+        setTimeout(connect, delay + Math.random() * 500);
+        delay = Math.min(delay * 2, MAX_DELAY_MS);
+      };
+      if (e.code === UNAUTHENTICATED) {
+        // The socket's session key is gone: logged out, or re-signed under a new key (a password
+        // change made here). Reconnect only if this page's cookie still logs in.
+        api("/api/notifications?unread=true&limit=1").then(retry, () => {});
+        return;
+      }
       refreshUnread(); // still counted while the socket is down, at each attempt
-      setTimeout(connect, delay + Math.random() * 500);
-      delay = Math.min(delay * 2, MAX_DELAY_MS);
+      retry();
     });
   }
 

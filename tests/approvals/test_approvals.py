@@ -207,6 +207,21 @@ def test_delete_project_detaches_its_tasks_and_undo_brings_them_back(api, db):
     assert Task.objects.get(pk=inside.pk).project_id == project.pk
 
 
+def test_undo_of_a_project_already_out_of_the_bin_is_a_conflict_like_any_other(api, db):
+    project = services.project_create(name="House")
+    inside = services.task_create(title="Paint", project_id=project.pk)
+    action_id = propose("delete_project", project_id=project.pk).result["action_id"]
+    api.post(f"/api/approvals/{action_id}/approve")
+    Project.objects.filter(pk=project.pk).update(deleted_at=None)  # restored by hand (admin)
+
+    response = api.post(f"/api/approvals/{action_id}/undo")
+
+    assert response.status_code == 409
+    assert "no longer in the bin" in response.json()["error"]["message"]
+    assert PendingAction.objects.get(pk=action_id).status == "committed"
+    assert Task.objects.get(pk=inside.pk).project_id is None
+
+
 def test_undo_window_closes_after_30_days(api, task):
     action_id = propose("delete_task", task_id=task.pk).result["action_id"]
     api.post(f"/api/approvals/{action_id}/approve")

@@ -150,6 +150,34 @@ def test_a_new_notification_shows_as_a_toast_and_bumps_the_badge(page, live_serv
     assert page.csp_violations == []
 
 
+@pytest.mark.redis
+def test_after_a_password_change_on_this_page_the_socket_reconnects_with_the_new_cookie(
+    page, live_server_url
+):
+    """The change re-signs this session under a new key; the socket opened with the old key is
+    closed at its next delivery (4401), and the page, still logged in, opens a new one."""
+    from playwright.sync_api import expect
+
+    log_in(page, live_server_url)
+    # A request still in flight with the old cookie would be answered by deleting the cookie.
+    page.wait_for_load_state("networkidle")
+    page.evaluate(
+        """([current, fresh]) => window.Talorys.api("/api/auth/password", {
+            method: "POST", body: {current_password: current, new_password: fresh}})""",
+        [OWNER_PASSWORD, "a much longer new passphrase"],
+    )
+
+    in_a_thread(notify.notification_send, title="Just after the change", body="")
+    expect(page.locator("#notifications:not([data-live])")).to_be_attached()
+    expect(page.locator("#notifications[data-live]")).to_be_attached()
+    in_a_thread(notify.notification_send, title="Live again", body="")
+
+    # Both, well before the 30 s poll: the first when the new socket catches up, the second live.
+    toasts = page.locator(".toast")
+    expect(toasts.filter(has_text="Just after the change")).to_have_count(1)
+    expect(toasts.filter(has_text="Live again")).to_have_count(1)
+
+
 def test_without_a_shared_channel_layer_a_poll_still_shows_each_new_notification_once(
     page, live_server_url
 ):
