@@ -24,12 +24,15 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture
 def page(chromium, live_server_url):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         context = browser.new_context()
         page = context.new_page()
+        # Generous waits: CI runs these beside the rest of the suite on two cores.
+        page.set_default_timeout(15_000)
+        expect.set_options(timeout=15_000)
         page.csp_violations = []
         page.on(
             "console",

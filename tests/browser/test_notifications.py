@@ -61,7 +61,7 @@ def live_server_env(request) -> dict[str, str]:
 
 @pytest.fixture
 def page(chromium, live_server_url, monkeypatch):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     # Playwright's sync API keeps an event loop in this thread, so Django takes the test's plain
     # ORM calls for calls from async code; they are not, nothing else runs on that loop.
@@ -71,6 +71,9 @@ def page(chromium, live_server_url, monkeypatch):
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         context = browser.new_context()
         page = context.new_page()
+        # Generous waits: CI runs these beside the rest of the suite on two cores.
+        page.set_default_timeout(15_000)
+        expect.set_options(timeout=15_000)
         page.csp_violations = []
         page.on(
             "console",
