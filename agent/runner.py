@@ -77,6 +77,9 @@ class TurnInputs:
     max_tool_calls: int
     max_output_tokens: int
     max_context_tokens: int
+    # Chat turns only: the history that fits, and the outcomes of proposals whose reply it left out.
+    window: context.Window | None = None
+    outcomes: list[str] = field(default_factory=list)
 
     def system_prompt(self, *, summary: str = "", outcomes: list[str] | None = None) -> str:
         return prompt.system_prompt(
@@ -126,13 +129,25 @@ def _load_inputs(start: services.TurnStart) -> TurnInputs:
     conversation = Conversation.objects.only("summary", "summary_upto").get(
         pk=start.conversation_id
     )
-    return _inputs(
+    inputs = _inputs(
         text=start.text,
         summary=conversation.summary,
         history=selectors.conversation_history(
             conversation_id=start.conversation_id, after_id=conversation.summary_upto
         ),
     )
+    # Chosen here, in the same trip to the database thread: the window is a pure function of
+    # what was just read, and the outcomes need to know which replies it keeps.
+    # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it.
+    budget = context.history_budget(
+        max_context_tokens=inputs.max_context_tokens, system_prompt=inputs.system_prompt()
+    )
+    inputs.window = context.select_window(inputs.history, budget_tokens=budget)
+    inputs.outcomes = selectors.outcome_notes_outside(
+        conversation_id=start.conversation_id,
+        shown_message_ids={e.id for e in inputs.window.kept if e.role == "assistant"},
+    )
+    return inputs
 
 
 def _save_outcome(start: services.TurnStart, state: TurnState) -> None:
@@ -304,23 +319,15 @@ async def _summarize(
 async def _context(
     provider: Provider, lease: _Lease, start: services.TurnStart, inputs: TurnInputs
 ) -> list[ChatMessage]:
-    # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it.
-    budget = context.history_budget(
-        max_context_tokens=inputs.max_context_tokens, system_prompt=inputs.system_prompt()
-    )
-    window = context.select_window(inputs.history, budget_tokens=budget)
+    window = inputs.window
+    assert window is not None  # set by _load_inputs
     summary = inputs.summary
     # The day's remaining budget is read only when enough overflowed to want a summary.
     if context.overflow_needs_summary(len(window.overflow)) and context.budget_allows_summary(
         await sync_to_async(core_services.usage_remaining)(kind="ai")
     ):
         summary = await _summarize(provider, lease, start, inputs, window)
-    # Proposals whose reply is not in the window still have an outcome the model should know.
-    outcomes = await sync_to_async(selectors.outcome_notes_outside)(
-        conversation_id=start.conversation_id,
-        shown_message_ids={entry.id for entry in window.kept if entry.role == "assistant"},
-    )
-    system = inputs.system_prompt(summary=summary, outcomes=outcomes)
+    system = inputs.system_prompt(summary=summary, outcomes=inputs.outcomes)
     return [ChatMessage(role="system", content=system), *context.window_messages(window)]
 
 
