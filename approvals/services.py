@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
-from talorys.errors import Conflict, NotFound
+from talorys.errors import AppError, Conflict, NotFound
 from talorys.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,9 @@ def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
                 result = tool.commit(
                     _proposal(action), ToolContext(mode="chat", source=_owner(user))
                 )
-        except ToolError as exc:
+        # A tool's own refusal, or a service's clear error (the target is gone...), is told to
+        # the owner as is; anything else is logged and reported generically.
+        except (ToolError, AppError) as exc:
             failure = exc.message
         except Exception:
             log.exception("Commit of approval %s (%s) failed", action.pk, action.tool)
@@ -190,7 +192,7 @@ def pending_action_undo(*, action_id: int, user: Any) -> PendingAction:
         tool = _destructive_tool(action.tool)
         try:
             tool.undo(_proposal(action), action.result)
-        except ToolError as exc:
+        except (ToolError, AppError) as exc:
             raise Conflict(exc.message) from exc
         action.status, action.undone_at = PendingAction.Status.UNDONE, timezone.now()
         action.save(update_fields=["status", "undone_at"])

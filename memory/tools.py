@@ -12,7 +12,6 @@ from pydantic import Field
 
 from memory import selectors, services
 from memory.models import Memory
-from talorys.errors import NotFound
 from talorys.owner_tools import local_iso
 from talorys.services import owner_zone
 from talorys.tools import (
@@ -22,7 +21,6 @@ from talorys.tools import (
     Tool,
     ToolArgs,
     ToolContext,
-    ToolError,
     register,
 )
 
@@ -154,8 +152,5 @@ class DeleteMemory(SoftDeleteTool):
         return {"undoable": True}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        try:
-            services.memory_restore(memory_id=proposal.target_id, source=Memory.Source.OWNER)
-        except NotFound as exc:
-            raise ToolError(exc.message, code="NOT_FOUND") from exc
+        services.memory_restore(memory_id=proposal.target_id, source=Memory.Source.OWNER)
         return {"restored": True}

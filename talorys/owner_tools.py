@@ -21,7 +21,6 @@ from pydantic import AwareDatetime, Field
 
 from talorys import notify, selectors, services
 from talorys import search as unified_search
-from talorys.errors import NotFound
 from talorys.models import Note, Notification, Project, Task
 from talorys.services import owner_zone
 from talorys.tools import (
@@ -580,21 +579,12 @@ class DeleteProject(SoftDeleteTool):
     label = "project"
     snapshot_fields = ("name", "description")
 
-    # As in SoftDeleteTool: approvals read a ToolError as a failed commit or a refused undo (409).
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        try:
-            task_ids = services.project_bin(project_id=proposal.target_id)
-        except NotFound as exc:
-            raise ToolError(exc.message, code="NOT_FOUND") from exc
+        task_ids = services.project_bin(project_id=proposal.target_id)
         return {"undoable": True, "task_ids": task_ids}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        try:
-            services.project_restore(
-                project_id=proposal.target_id, task_ids=result.get("task_ids", [])
-            )
-        except NotFound as exc:
-            raise ToolError(exc.message, code="NOT_FOUND") from exc
+        services.project_restore(project_id=proposal.target_id, task_ids=result.get("task_ids", []))
         return {"restored": True}
 
 

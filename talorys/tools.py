@@ -25,7 +25,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from talorys import services
-from talorys.errors import NotFound
 
 Mode = Literal["chat", "scheduled"]
 
@@ -105,6 +104,8 @@ class Tool:
         raise NotImplementedError
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
+        """Carry out an approved proposal. A ToolError or AppError (e.g. NotFound from a service)
+        marks the approval failed with its message; the approval's transaction rolls back."""
         raise NotImplementedError
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
@@ -209,15 +210,9 @@ class SoftDeleteTool(Tool):
         return None if obj is None else self._hash(obj)
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        try:
-            deleted_at = services.bin_move(model=self.model, pk=proposal.target_id)
-        except NotFound as exc:
-            raise ToolError(exc.message, code="NOT_FOUND") from exc
+        deleted_at = services.bin_move(model=self.model, pk=proposal.target_id)
         return {"undoable": True, "deleted_at": deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        try:
-            services.bin_restore(model=self.model, pk=proposal.target_id)
-        except NotFound as exc:
-            raise ToolError(exc.message, code="NOT_FOUND") from exc
+        services.bin_restore(model=self.model, pk=proposal.target_id)
         return {"restored": True}
