@@ -12,37 +12,6 @@ from tests.conftest import OWNER_PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture
-def page(chromium, live_server_url):
-    from playwright.sync_api import expect, sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        page = context.new_page()
-        # Generous waits: CI runs these beside the rest of the suite on two cores.
-        page.set_default_timeout(15_000)
-        expect.set_options(timeout=15_000)
-        page.csp_violations = []
-        page.on(
-            "console",
-            lambda msg: (
-                "Content Security Policy" in msg.text and page.csp_violations.append(msg.text)
-            ),
-        )
-        yield page
-        browser.close()
-
 
 def tasks_via_api(url: str) -> list[dict]:
     with httpx.Client(base_url=url) as client:
