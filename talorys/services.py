@@ -262,25 +262,12 @@ def owner_zone() -> ZoneInfo:
     return ZoneInfo(owner_settings_get().time_zone)
 
 
-SETTINGS_FIELDS = {
-    "time_zone",
-    "model_base_url",
-    "model_name",
-    "model_api_key",
-    "daily_ai_requests",
-    "daily_scheduled_ai_requests",
-    "daily_embedding_requests",
-    "max_steps_per_turn",
-    "max_tool_calls_per_turn",
-    "max_output_tokens",
-    "max_context_tokens",
-    "semantic_enabled",
-    "embeddings_base_url",
-    "embeddings_model",
-    "embeddings_api_key",
-    "quiet_hours_start",
-    "quiet_hours_end",
-}
+# Every owner setting is settable, except the row's id and its timestamp.
+SETTINGS_FIELDS = frozenset(
+    field.name
+    for field in OwnerSettings._meta.concrete_fields
+    if field.name not in {"id", "updated_at"}
+)
 
 
 # Bounds the database cannot express: a turn needs at least one step, and no single setting may
