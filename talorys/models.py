@@ -132,7 +132,7 @@ class OwnerSettings(models.Model):
     model_base_url = models.CharField(max_length=500, blank=True, default="")
     model_name = models.CharField(max_length=200, blank=True, default="")
     model_api_key = models.CharField(max_length=500, blank=True, default="")
-    # Limits (the seed report's defaults).
+    # Limits: our own defaults (the seed report names budgets and caps but gives no numbers).
     daily_ai_requests = models.PositiveIntegerField(default=200)
     daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
     daily_embedding_requests = models.PositiveIntegerField(default=1000)
