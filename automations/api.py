@@ -1,5 +1,6 @@
 """The automations API, mounted at /api/automations. Thin: each handler calls one service."""
 
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
@@ -26,9 +27,16 @@ def automation_list(
     return selectors.automation_list(enabled=filters.enabled, kind=filters.kind)
 
 
+def _out(automation: Automation) -> AutomationOut:
+    return AutomationOut.from_orm(automation)
+
+
 @router.post("", response={201: AutomationOut})
 def automation_create(request: HttpRequest, payload: AutomationIn) -> Status:
-    return Status(201, services.automation_create(**payload.model_dump()))
+    # The answer is built before the commit: if it cannot be, nothing was created (never a 500
+    # for a row that exists).
+    with transaction.atomic():
+        return Status(201, _out(services.automation_create(**payload.model_dump())))
 
 
 @router.get("/{int:automation_id}", response=AutomationOut)
@@ -39,10 +47,13 @@ def automation_get(request: HttpRequest, automation_id: int) -> Automation:
 @router.patch("/{int:automation_id}", response=AutomationOut)
 def automation_update(
     request: HttpRequest, automation_id: int, payload: AutomationPatch
-) -> Automation:
-    return services.automation_update(
-        automation_id=automation_id, **payload.model_dump(exclude_unset=True)
-    )
+) -> AutomationOut:
+    with transaction.atomic():  # as in automation_create: answered before the commit
+        return _out(
+            services.automation_update(
+                automation_id=automation_id, **payload.model_dump(exclude_unset=True)
+            )
+        )
 
 
 @router.delete("/{int:automation_id}", response={204: None})
@@ -58,10 +69,12 @@ def automation_run_list(request: HttpRequest, automation_id: int) -> QuerySet[Au
 
 
 @router.post("/{int:automation_id}/pause", response=AutomationOut)
-def automation_pause(request: HttpRequest, automation_id: int) -> Automation:
-    return services.automation_pause(automation_id=automation_id)
+def automation_pause(request: HttpRequest, automation_id: int) -> AutomationOut:
+    with transaction.atomic():
+        return _out(services.automation_pause(automation_id=automation_id))
 
 
 @router.post("/{int:automation_id}/resume", response=AutomationOut)
-def automation_resume(request: HttpRequest, automation_id: int) -> Automation:
-    return services.automation_resume(automation_id=automation_id)
+def automation_resume(request: HttpRequest, automation_id: int) -> AutomationOut:
+    with transaction.atomic():
+        return _out(services.automation_resume(automation_id=automation_id))

@@ -34,7 +34,6 @@ from croniter import CroniterError, croniter
 from dateutil import rrule
 from pydantic import (
     AfterValidator,
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -44,6 +43,7 @@ from pydantic import (
 )
 
 from talorys.errors import ValidationFailed
+from talorys.schemas import BoundedDatetime
 
 UTC = dt.UTC
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -76,7 +76,9 @@ class _Schedule(BaseModel):
 
 class Once(_Schedule):
     type: Literal["once"]
-    at: AwareDatetime = Field(
+    # Bounded (1900..2200) like every date given: 9999-12-31 overflowed when shown in a zone
+    # ahead of UTC.
+    at: BoundedDatetime = Field(
         description="The instant, ISO 8601 WITH a UTC offset, e.g. 2026-03-14T09:00:00+01:00."
     )
 
@@ -262,7 +264,10 @@ def describe(schedule: Schedule, tz: ZoneInfo | str) -> str:
     """A short owner-readable description, e.g. "every Mon, Thu at 18:00 (Europe/Paris)"."""
     zone = _zone(tz)
     if isinstance(schedule, Once):
-        local = schedule.at.astimezone(zone)
+        try:
+            local = schedule.at.astimezone(zone)
+        except OverflowError:  # only a row written before dates were bounded
+            return f"once at {schedule.at:%Y-%m-%d %H:%M%z}"
         return f"once at {local:%Y-%m-%d %H:%M} ({zone.key})"
     if isinstance(schedule, Daily):
         what = "every day"

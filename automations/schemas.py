@@ -12,6 +12,7 @@ from automations import services
 from automations.models import Automation
 from automations.schedules import Schedule
 from talorys.schemas import In
+from talorys.services import owner_zone
 
 KindField = Literal["reminder", "task_digest", "agent_prompt"]
 
@@ -57,8 +58,15 @@ class AutomationOut(Schema):
     updated_at: dt.datetime
 
     @staticmethod
-    def resolve_schedule_text(obj: Automation) -> str:
-        return services.schedule_text(obj)
+    def resolve_schedule_text(obj: Automation, context: dict[str, Any] | None = None) -> str:
+        # The owner's zone is read once per response, not once per row: kept on the request.
+        request = (context or {}).get("request")
+        zone = getattr(request, "talorys_owner_zone", None)
+        if zone is None:
+            zone = owner_zone()
+            if request is not None:
+                request.talorys_owner_zone = zone
+        return services.schedule_text(obj, zone)
 
 
 class AutomationRunOut(Schema):

@@ -658,4 +658,8 @@ def automations_bin_purge(*, now: dt.datetime | None = None) -> int:
 
 
 def schedule_text(automation: Automation, zone: ZoneInfo | None = None) -> str:
-    return describe(schedule_parse(automation.schedule), zone or owner_zone())
+    try:
+        schedule = schedule_parse(automation.schedule)
+    except ValidationFailed as exc:  # a hand edit in the admin; the dispatcher pauses it
+        return f"invalid schedule ({exc.message})"
+    return describe(schedule, zone or owner_zone())

@@ -17,11 +17,12 @@ from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
 from django.utils import timezone
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
 from talorys import notify, selectors, services
 from talorys import search as unified_search
 from talorys.models import Note, Notification, Project, Task
+from talorys.schemas import BoundedDatetime
 from talorys.services import owner_zone
 from talorys.tools import (
     Permission,
@@ -47,7 +48,10 @@ DUE_AT_HELP = (
 def local_iso(value: dt.datetime | None, zone: ZoneInfo) -> str | None:
     if value is None:
         return None
-    return timezone.localtime(value, zone).isoformat(timespec="minutes")
+    try:
+        return timezone.localtime(value, zone).isoformat(timespec="minutes")
+    except OverflowError:  # a date stored before dates were bounded, at the end of time
+        return value.isoformat(timespec="minutes")
 
 
 def _clip(text: str, width: int = EXCERPT) -> str:
@@ -103,10 +107,10 @@ class ListTasksArgs(ToolArgs):
         None, description="Only tasks with this status; omit for both."
     )
     project_id: int | None = Field(None, ge=1, description="Only tasks of this project.")
-    due_before: AwareDatetime | None = Field(
+    due_before: BoundedDatetime | None = Field(
         None, description="Only tasks due strictly before this time. " + DUE_AT_HELP
     )
-    due_after: AwareDatetime | None = Field(
+    due_after: BoundedDatetime | None = Field(
         None, description="Only tasks due at or after this time. " + DUE_AT_HELP
     )
     limit: Limit = 20
@@ -168,7 +172,7 @@ class CreateTaskArgs(ToolArgs):
     title: str = Field(min_length=1, max_length=500, description="Short title of the task.")
     details: str = Field("", max_length=20_000, description="Optional longer description.")
     priority: int = Field(2, ge=1, le=3, description="1 = low, 2 = normal (default), 3 = high.")
-    due_at: AwareDatetime | None = Field(None, description="When it is due. " + DUE_AT_HELP)
+    due_at: BoundedDatetime | None = Field(None, description="When it is due. " + DUE_AT_HELP)
     project_id: int | None = Field(
         None, ge=1, description="Put it in this project (id from list_projects)."
     )
@@ -195,7 +199,7 @@ class UpdateTaskArgs(ToolArgs):
     title: str | None = Field(None, min_length=1, max_length=500, description="New title.")
     details: str | None = Field(None, max_length=20_000, description="New details; '' clears.")
     priority: int | None = Field(None, ge=1, le=3, description="1 = low, 2 = normal, 3 = high.")
-    due_at: AwareDatetime | None = Field(
+    due_at: BoundedDatetime | None = Field(
         None, description="New due time; null clears it. " + DUE_AT_HELP
     )
     project_id: int | None = Field(

@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, field_validator
 
+from talorys.services import date_in_range
+
 
 def _no_nul(value: Any) -> Any:
     # PostgreSQL cannot store or even compare text with a NUL character: bad input, not a crash.
@@ -18,6 +20,10 @@ def _no_nul(value: Any) -> Any:
 
 # A query-string text (a search or filter) held to the same rule as body fields.
 QueryText = Annotated[str, AfterValidator(_no_nul)]
+
+# An aware date within the range every date the owner or the model gives must lie in
+# (talorys.services.DATE_MIN..DATE_MAX): a 422, never an overflow later.
+BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range)]
 
 
 class In(Schema):
@@ -63,7 +69,7 @@ class TaskIn(In):
     title: str = Field(min_length=1, max_length=500)
     details: str = Field("", max_length=20_000)
     priority: int = Field(2, ge=1, le=3)
-    due_at: AwareDatetime | None = None
+    due_at: BoundedDatetime | None = None
     project_id: int | None = None
 
 
@@ -72,7 +78,7 @@ class TaskPatch(In):
     details: str | None = Field(None, max_length=20_000)
     status: str | None = Field(None, pattern="^(open|done)$")
     priority: int | None = Field(None, ge=1, le=3)
-    due_at: AwareDatetime | None = None
+    due_at: BoundedDatetime | None = None
     project_id: int | None = None
 
 
@@ -92,8 +98,8 @@ class TaskOut(Schema):
 class TaskFilters(Schema):
     status: Literal["open", "done"] | None = None
     project: int | None = None
-    due_before: AwareDatetime | None = None
-    due_after: AwareDatetime | None = None
+    due_before: BoundedDatetime | None = None
+    due_after: BoundedDatetime | None = None
     q: QueryText | None = Field(None, max_length=200)
 
 
