@@ -14,12 +14,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
+from talorys import notify
 from talorys.errors import AppError, Conflict, NotFound
+from talorys.models import Notification
 from talorys.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
 
 log = logging.getLogger(__name__)
 
-EXPIRY = dt.timedelta(minutes=30)
+EXPIRY_MINUTES = 30
+EXPIRY = dt.timedelta(minutes=EXPIRY_MINUTES)
 UNDO_WINDOW = dt.timedelta(days=30)
 RETENTION = dt.timedelta(days=30)
 STALE_MESSAGE = (
@@ -80,7 +83,25 @@ def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) 
             kind=ApprovalEvent.Kind.PROPOSED,
             actor="model" if ctx.mode == "chat" else ctx.source,
         )
+        _notify_waiting(action)
     return action
+
+
+def _notify_waiting(action: PendingAction) -> None:
+    """Tell the owner that something waits for them, wherever they are (open pages, Web Push).
+
+    Saved with the action, so a rolled-back proposal announces nothing; notification_send shows
+    and pushes it only once this transaction commits. Only the summary goes out: the preview can
+    hold the item's content, which has no place on a lock screen.
+    """
+    summary = action.summary.strip() or action.tool
+    title = f"Waiting for your approval: {summary}"
+    notify.notification_send(
+        title=title if len(title) <= 300 else f"{title[:299]}…",
+        body=f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
+        kind=Notification.Kind.APPROVAL,
+        source=f"approval:{action.pk}",
+    )
 
 
 def pending_action_get(*, action_id: int) -> PendingAction:

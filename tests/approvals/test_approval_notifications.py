@@ -1,0 +1,108 @@
+"""A proposal waiting for the owner is announced like any notification: in the list, live on open
+pages and by Web Push, with the summary only (never the preview's content)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from approvals.models import PendingAction
+from talorys import services
+from talorys.asgi import application
+from talorys.models import Notification, PushDelivery
+from tests.agent.fake_openai import text, tool_calls
+from tests.agent.test_runner import turn, use_fake
+from tests.automations.conftest import browser, eager, push_service  # noqa: F401 (fixtures)
+
+SECRET = "door code 4711"
+
+
+def propose_a_delete(fake_openai, task_id: int) -> list[dict]:
+    use_fake(fake_openai)
+    fake_openai.script(
+        tool_calls(("delete_task", json.dumps({"task_id": task_id}))),
+        text("I asked for your approval to delete it."),
+    )
+    return turn(text="Delete the old errand")
+
+
+def test_a_proposed_delete_sends_one_approval_notification_and_a_push(
+    api,
+    fake_openai,
+    push_service,  # noqa: F811
+    browser,  # noqa: F811
+    eager,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    subscribed = api.post("/api/push/subscriptions", browser.subscription(push_service.endpoint()))
+    assert subscribed.status_code == 201, subscribed.content
+    task = services.task_create(title="Old errand", details=SECRET)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        propose_a_delete(fake_openai, task.pk)
+
+    action = PendingAction.objects.get(status="pending")
+    notification = Notification.objects.get()
+    assert notification.kind == "approval"
+    assert notification.title == "Waiting for your approval: Delete the task “Old errand”"
+    assert notification.source == f"approval:{action.pk}"
+    assert SECRET not in notification.title + notification.body
+    listed = api.get("/api/notifications").json()["items"]
+    assert [(n["id"], n["kind"]) for n in listed] == [(notification.pk, "approval")]
+    # One push to the one subscribed browser, carrying the same title and nothing more.
+    delivery = PushDelivery.objects.get()
+    assert (delivery.notification_id, delivery.status) == (notification.pk, "sent")
+    (request,) = push_service.requests
+    pushed = browser.decrypt(request.body)
+    assert (pushed["title"], pushed["kind"]) == (notification.title, "approval")
+    assert SECRET not in json.dumps(pushed)
+
+
+def test_without_a_subscription_the_notification_is_still_made(api, fake_openai):
+    task = services.task_create(title="Old errand")
+
+    propose_a_delete(fake_openai, task.pk)
+
+    assert list(Notification.objects.values_list("kind", flat=True)) == ["approval"]
+    assert PushDelivery.objects.count() == 0
+
+
+def test_a_turn_that_proposes_nothing_sends_no_approval_notification(api, fake_openai):
+    use_fake(fake_openai)
+    fake_openai.script(text("Hello."))
+
+    turn(text="Hi")
+
+    assert not Notification.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_open_page_is_told_live_that_an_approval_waits(owner, fake_openai):
+    client = Client()
+    await sync_to_async(client.force_login)(owner)
+    page = WebsocketCommunicator(
+        application,
+        "/ws/notifications/",
+        headers=[
+            (b"origin", b"http://testserver"),
+            (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode()),
+        ],
+    )
+    connected, _ = await page.connect()
+    assert connected
+    try:
+        task = await sync_to_async(services.task_create)(title="Old errand")
+
+        await sync_to_async(propose_a_delete)(fake_openai, task.pk)
+
+        message = await page.receive_json_from(timeout=5)
+        assert message["type"] == "notification"
+        assert message["notification"]["kind"] == "approval"
+        assert message["notification"]["title"].endswith("Delete the task “Old errand”")
+        assert await page.receive_nothing(timeout=0.2)
+    finally:
+        await page.disconnect()
