@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from agent import services
 from agent.runner import begin_turn, stream_turn
 from agent.schemas import CancelFrame, SendFrame, frame_adapter
-from talorys.errors import AppError, Unauthorized
+from talorys.errors import AppError, Unauthorized, database_unavailable
 from talorys.security import (
     WEBSOCKET_SESSION_ENDED,
     WEBSOCKET_UNAUTHENTICATED,
@@ -50,11 +50,30 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         # Wait, so that each turn saves its reply as cancelled before the consumer goes away.
         await asyncio.gather(*self.turns, return_exceptions=True)
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        # The base class raises on a binary frame, and json.loads on a deeply nested one
+        # (RecursionError): either closed the socket with 1011 and a traceback. A bad frame gets
+        # an error event instead, and the socket stays usable.
+        if text_data is None:
+            await self.send_json(_error("VALIDATION", "Invalid frame: send JSON text, not binary."))
+            return
+        try:
+            await self.receive_json(await self.decode_json(text_data))
+        except Exception as error:
+            busy = database_unavailable(error)
+            if busy is not None:
+                await self.send_json(_error(busy.code, busy.message))
+                return
+            logger.exception("Chat socket: could not handle a frame")
+            await self.send_json(_error("INTERNAL", "Could not handle that frame. Try again."))
+
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
         try:
             return json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None  # answered as an invalid frame
 
     @classmethod

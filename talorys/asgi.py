@@ -11,21 +11,24 @@ django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.urls import path  # noqa: E402
+from django.urls import path, re_path  # noqa: E402
 
 from agent.routing import websocket_urlpatterns  # noqa: E402
 from talorys.consumers import NotificationConsumer  # noqa: E402
+from talorys.websocket import OwnOriginValidator, Refuse  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
+        # Only the app's own origin (talorys/websocket.py): any page's handshake carries the cookie.
+        "websocket": OwnOriginValidator(
             AuthMiddlewareStack(
                 URLRouter(
                     [
                         *websocket_urlpatterns,
                         path("ws/notifications/", NotificationConsumer.as_asgi()),
+                        # Anything else is refused (403), not a "No route found" 500.
+                        re_path(r"", Refuse.as_asgi()),
                     ]
                 )
             )

@@ -32,8 +32,13 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """The page has nothing to say on this socket; marking read goes through the API."""
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """The page has nothing to say on this socket; marking read goes through the API.
+
+        Frames are not even parsed: the base class's JSON decoding closed the socket with 1011
+        on a binary or deeply nested frame."""
 
     async def notification_created(self, event: dict[str, Any]) -> None:
         # Before each delivery, not only at connect: the session may have ended since.

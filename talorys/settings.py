@@ -180,6 +180,10 @@ LOGIN_FAILURES_PER_USERNAME = env_int("TALORYS_LOGIN_FAILURES_PER_USERNAME", 5)
 LOGIN_THROTTLE_WINDOW = env_int("TALORYS_LOGIN_THROTTLE_SECONDS", 15 * 60)
 # Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
 TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
+# Only behind a TLS-terminating proxy that sets X-Forwarded-Proto (and drops the client's own):
+# whether a request, or a WebSocket handshake's origin, is https (talorys/websocket.py).
+if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Security headers and the Content Security Policy.
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def socket(session_key: str | None) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver")]
+    headers = [(b"host", b"testserver"), (b"origin", b"http://testserver")]
     if session_key:
         headers.append((b"cookie", f"sessionid={session_key}".encode()))
     return WebsocketCommunicator(application, "/ws/notifications/", headers=headers)

@@ -116,7 +116,13 @@ def test_an_idle_session_cannot_open_a_socket_either(owner, path):
         async def scenario() -> tuple[bool, int | None]:
             cookie = f"sessionid={client.client.cookies['sessionid'].value}".encode()
             ws = WebsocketCommunicator(
-                application, path, headers=[(b"origin", b"http://testserver"), (b"cookie", cookie)]
+                application,
+                path,
+                headers=[
+                    (b"host", b"testserver"),
+                    (b"origin", b"http://testserver"),
+                    (b"cookie", cookie),
+                ],
             )
             connected, code = await ws.connect()
             await ws.disconnect()

@@ -39,9 +39,8 @@ def logged_in(password: str = OWNER_PASSWORD) -> ApiClient:
 
 async def open_socket(path: str, client: ApiClient) -> WebsocketCommunicator:
     cookie = f"sessionid={client.client.cookies['sessionid'].value}".encode()
-    ws = WebsocketCommunicator(
-        application, path, headers=[(b"origin", b"http://testserver"), (b"cookie", cookie)]
-    )
+    headers = [(b"host", b"testserver"), (b"origin", b"http://testserver"), (b"cookie", cookie)]
+    ws = WebsocketCommunicator(application, path, headers=headers)
     connected, code = await ws.connect()
     assert connected, code
     return ws

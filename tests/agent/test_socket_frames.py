@@ -1,0 +1,93 @@
+"""Bad frames on the sockets get an error event (chat) or are ignored (notifications); the socket
+stays open and usable. Before, a binary or deeply nested frame closed it with 1011."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from agent.models import Message
+from talorys.asgi import application
+from tests.agent.test_runner import use_fake
+from tests.conftest import OWNER_PASSWORD
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DEEP = "[" * 100_000 + "]" * 100_000
+DEEP_IN_FIELD = '{"type": "send", "text": ' + "[" * 5_000 + "]" * 5_000 + "}"
+BAD_FRAMES: list[dict[str, Any]] = [
+    {"bytes_data": b"\x00\x01binary"},
+    {"text_data": DEEP},
+    {"text_data": DEEP_IN_FIELD},
+    {"text_data": "{not json"},
+    {"text_data": '{"type": "send", "text": "hi", "conversation_id": 1e999}'},
+    {"text_data": '"just a string"'},
+]
+
+
+@pytest.fixture
+def cookie(owner) -> bytes:
+    client = Client()
+    assert client.login(username="owner", password=OWNER_PASSWORD)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+def communicator(path: str, cookie: bytes) -> WebsocketCommunicator:
+    return WebsocketCommunicator(
+        application,
+        path,
+        headers=[(b"host", b"testserver"), (b"origin", b"http://testserver"), (b"cookie", cookie)],
+    )
+
+
+@pytest.mark.parametrize(
+    "frame", BAD_FRAMES, ids=["binary", "deep", "deep-field", "broken", "huge-number", "string"]
+)
+def test_a_bad_frame_gets_an_error_and_the_chat_socket_stays_usable(cookie, fake_openai, frame):
+    use_fake(fake_openai)
+
+    async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        ws = communicator("/ws/chat/", cookie)
+        connected, _ = await ws.connect()
+        assert connected
+        try:
+            await ws.send_to(**frame)
+            error = await ws.receive_json_from(timeout=10)
+            await ws.send_json_to({"type": "send", "text": "still there?"})
+            events = [await ws.receive_json_from(timeout=10)]
+            while events[-1]["type"] != "done":
+                events.append(await ws.receive_json_from(timeout=10))
+            return error, events
+        finally:
+            await ws.disconnect()
+
+    error, events = async_to_sync(scenario)()
+    assert error["type"] == "error"
+    assert error["code"] == "VALIDATION"
+    assert "Invalid frame" in error["message"]
+    assert events[-1]["status"] == "complete"
+    # The bad frame changed nothing: one exchange, the one that followed it.
+    assert list(Message.objects.values_list("role", "content")) == [
+        ("user", "still there?"),
+        ("assistant", "You said: still there?"),
+    ]
+
+
+def test_bad_frames_leave_the_notifications_socket_open(cookie):
+    async def scenario() -> bool:
+        ws = communicator("/ws/notifications/", cookie)
+        connected, _ = await ws.connect()
+        assert connected
+        try:
+            for frame in BAD_FRAMES:
+                await ws.send_to(**frame)
+            # Nothing is answered, and the socket was not closed.
+            return await ws.receive_nothing(timeout=0.5)
+        finally:
+            await ws.disconnect()
+
+    assert async_to_sync(scenario)() is True
