@@ -16,6 +16,7 @@ from django.utils import timezone
 from approvals.models import ApprovalEvent, PendingAction
 from talorys import notify
 from talorys.errors import AppError, Conflict, NotFound
+from talorys.history import BIN_RETENTION
 from talorys.models import Notification
 from talorys.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
 
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 
 EXPIRY_MINUTES = 30
 EXPIRY = dt.timedelta(minutes=EXPIRY_MINUTES)
-UNDO_WINDOW = dt.timedelta(days=30)
+# Undo restores from the bin, so it lasts exactly as long as the bin keeps what was deleted.
+UNDO_WINDOW = BIN_RETENTION
 RETENTION = dt.timedelta(days=30)
 STALE_MESSAGE = (
     "This item changed after it was proposed, so nothing was done. Ask again to get a new approval."
@@ -31,7 +33,11 @@ STALE_MESSAGE = (
 
 
 def _event(action: PendingAction, *, kind: str, actor: str, detail: str = "") -> None:
-    ApprovalEvent.objects.create(
+    _event_row(action, kind=kind, actor=actor, detail=detail).save()
+
+
+def _event_row(action: PendingAction, *, kind: str, actor: str, detail: str = "") -> ApprovalEvent:
+    return ApprovalEvent(
         action=action,
         action_ref=action.pk,
         tool=action.tool,
@@ -222,15 +228,28 @@ def pending_action_undo(*, action_id: int, user: Any) -> PendingAction:
 
 
 def pending_actions_expire() -> int:
-    """Mark every pending action past its expiry as expired. Returns how many."""
-    due = PendingAction.objects.filter(
-        status=PendingAction.Status.PENDING, expires_at__lte=timezone.now()
-    )
-    count = 0
-    for action in due:
-        _expire(action)
-        count += action.status == PendingAction.Status.EXPIRED
-    return count
+    """Mark every pending action past its expiry as expired, each with its audit line.
+
+    Returns how many. The approvals list calls this on every read, so it takes the same few
+    queries however many are due. Rows a decider holds are skipped, not waited for: the decider
+    sees the expiry itself, and the next call records it.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        due = list(
+            PendingAction.objects.select_for_update(skip_locked=True).filter(
+                status=PendingAction.Status.PENDING, expires_at__lte=now
+            )
+        )
+        if not due:
+            return 0
+        PendingAction.objects.filter(pk__in=[action.pk for action in due]).update(
+            status=PendingAction.Status.EXPIRED, decided_at=now
+        )
+        ApprovalEvent.objects.bulk_create(
+            [_event_row(action, kind=ApprovalEvent.Kind.EXPIRED, actor="system") for action in due]
+        )
+    return len(due)
 
 
 def pending_actions_prune() -> int:
