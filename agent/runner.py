@@ -97,6 +97,7 @@ class TurnState:
     tool_activity: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    requests: int = 0  # provider calls made (each reserved a request of every budget)
     status: str = Message.Status.STREAMING
     error_code: str = ""
     error_message: str = ""
@@ -359,6 +360,7 @@ async def _model_loop(
         # Out of steps or tool budget: ask for an answer in words from what is known so far.
         final = step == max_steps or executor.budget_left <= 0
         await sync_to_async(_reserve)(budgets)
+        state.requests += 1
         step_text = ""
         calls: list[ToolCall] = []
         async with aclosing(
@@ -495,12 +497,16 @@ class ScheduledReply:
     tool_activity: list[dict[str, Any]]
 
 
-async def arun_scheduled_prompt(*, prompt_text: str, source: str) -> ScheduledReply:
+async def arun_scheduled_prompt(
+    *, prompt_text: str, source: str, usage: dict[str, int] | None = None
+) -> ScheduledReply:
     """An automation's stored prompt, run by the model in scheduled mode: read tools plus
     notify_owner only (the executor enforces it), steps and output capped, and both the
     scheduled and the ordinary AI budget reserved before every provider call.
 
     Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
+    ``usage``, when given, is filled with what the run spent (requests, input_tokens,
+    output_tokens) even when it raises: the receipt records it either way.
     """
     inputs = await sync_to_async(_inputs)(text=prompt_text)
     executor = ToolExecutor(
@@ -529,6 +535,12 @@ async def arun_scheduled_prompt(*, prompt_text: str, source: str) -> ScheduledRe
                 pass
     finally:
         await provider.aclose()
+        if usage is not None:
+            usage.update(
+                requests=state.requests,
+                input_tokens=state.input_tokens,
+                output_tokens=state.output_tokens,
+            )
         if state.input_tokens or state.output_tokens:
             await sync_to_async(core_services.usage_record_tokens)(
                 input_tokens=state.input_tokens, output_tokens=state.output_tokens
@@ -536,6 +548,6 @@ async def arun_scheduled_prompt(*, prompt_text: str, source: str) -> ScheduledRe
     return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
 
 
-def run_scheduled_prompt(*, prompt: str, source: str) -> str:
-    """Synchronous entry for celery tasks: the reply's text."""
-    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source).text
+def run_scheduled_prompt(*, prompt: str, source: str, usage: dict[str, int] | None = None) -> str:
+    """Synchronous entry for celery tasks: the reply's text (``usage`` as in the async one)."""
+    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source, usage=usage).text

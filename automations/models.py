@@ -95,6 +95,9 @@ class AutomationRun(models.Model):
     slot = models.DateTimeField(help_text="The scheduled time this run is for")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.RUNNING)
     started_at = models.DateTimeField()
+    # While running: the worker renews it; a run whose lease ran out lost its worker and is
+    # reaped as interrupted (null on receipts made before leases: their age decides).
+    lease_until = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     result = models.TextField(blank=True, default="")
     error = models.TextField(blank=True, default="")

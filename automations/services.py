@@ -14,8 +14,12 @@ Exactly one run per (automation, slot):
      transaction: all or nothing, so a crash before commit leaves nothing behind and the
      redelivered task (acks_late) does the work.
    - ``agent_prompt`` commits the receipt first, because the model call must not run inside a
-     transaction. A crash during the call leaves a ``running`` receipt that housekeeping marks
-     interrupted; it is never re-run, since the model may already have told the owner something.
+     transaction. While the call runs, the worker renews the receipt's lease (``RUN_LEASE``). A
+     crash during the call leaves a ``running`` receipt whose lease runs out: housekeeping, or
+     the automation's next slot, marks it interrupted; it is never re-run, since the model may
+     already have told the owner something.
+3. One run at a time per automation: a slot that comes while the automation's previous run is
+   still in progress (lease live) gets a "skipped" receipt saying so, and is not run.
 
 Missed slots (workers down): the dispatcher runs the latest missed slot once if it is less than
 24 hours old (``CATCH_UP_WINDOW``; slots in between are folded into that one run). A slot older
@@ -27,14 +31,17 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db import IntegrityError, transaction
-from django.db.models import F, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q, Subquery
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
@@ -52,7 +59,14 @@ CATCH_UP_WINDOW = dt.timedelta(hours=24)
 MAX_RUNS_KEPT = 50
 DISPATCH_BATCH = 200
 DISPATCH_MAX_BATCHES = 50
-INTERRUPTED_AFTER = dt.timedelta(minutes=30)  # longer than any scheduled model run may take
+# Receipts made before leases existed have none: their age decides (longer than any run takes).
+INTERRUPTED_AFTER = dt.timedelta(minutes=30)
+# A running receipt's lease, renewed every RUN_LEASE_RENEW by the worker doing the run: a worker
+# that died is noticed within RUN_LEASE, one that is merely slow keeps its run.
+RUN_LEASE = dt.timedelta(minutes=2)
+RUN_LEASE_RENEW = dt.timedelta(seconds=30)
+OVERLAP_ERROR = "skipped: previous run still in progress"
+INTERRUPTED_ERROR = "Interrupted: the worker stopped during the run. It was not retried."
 BIN_RETENTION = core_services.BIN_RETENTION
 MAX_NAME = 200
 MAX_MESSAGE = 4_000
@@ -523,7 +537,9 @@ def _run_deterministic(automation: Automation, run: AutomationRun) -> Automation
     return _finish(automation, run, status=RunStatus.OK, result=result, notification=notification)
 
 
-def _skip_for_budget(automation: Automation, run: AutomationRun, reason: str) -> AutomationRun:
+def _skip_for_budget(
+    automation: Automation, run: AutomationRun, reason: str, *, usage: dict[str, int] | None = None
+) -> AutomationRun:
     with transaction.atomic():
         notification = notify.notification_send(
             title=f"Skipped: {automation.name}"[:300],
@@ -532,7 +548,12 @@ def _skip_for_budget(automation: Automation, run: AutomationRun, reason: str) ->
             source=_source(automation),
         )
         return _finish(
-            automation, run, status=RunStatus.SKIPPED, error=reason, notification=notification
+            automation,
+            run,
+            status=RunStatus.SKIPPED,
+            error=reason,
+            usage=usage,
+            notification=notification,
         )
 
 
@@ -546,14 +567,18 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
         if core_services.usage_remaining(kind=kind) <= 0:
             reason = f"Today's {kind.replace('_', ' ')} request budget is used up."
             return _skip_for_budget(automation, run, reason)
+    usage: dict[str, int] = {}  # filled by the runner, also when it raises
     try:
         # Imported here: the runner is the agent layer's, below this one, and only this branch
         # needs it. The model call runs outside any transaction (it can take a minute).
         from agent.runner import run_scheduled_prompt
 
-        reply = run_scheduled_prompt(prompt=automation.message, source=_source(automation))
+        with _lease_kept(run.pk):
+            reply = run_scheduled_prompt(
+                prompt=automation.message, source=_source(automation), usage=usage
+            )
     except BudgetExhausted as exc:
-        return _skip_for_budget(automation, run, exc.message)
+        return _skip_for_budget(automation, run, exc.message, usage=usage)
     except Exception as exc:
         log.exception("Automation %s (agent_prompt) failed", automation.pk)
         error = exc.message if isinstance(exc, AppError) else f"{exc.__class__.__name__}: {exc}"
@@ -565,7 +590,12 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
                 source=_source(automation),
             )
             return _finish(
-                automation, run, status=RunStatus.ERROR, error=error, notification=notification
+                automation,
+                run,
+                status=RunStatus.ERROR,
+                error=error,
+                usage=usage,
+                notification=notification,
             )
     reply = (reply or "").strip() or "(The model gave no answer.)"
     with transaction.atomic():
@@ -576,7 +606,12 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
             source=_source(automation),
         )
         return _finish(
-            automation, run, status=RunStatus.OK, result=reply, notification=notification
+            automation,
+            run,
+            status=RunStatus.OK,
+            result=reply,
+            usage=usage,
+            notification=notification,
         )
 
 
@@ -596,11 +631,18 @@ def automation_run(*, automation_id: int, slot: dt.datetime, version: int) -> Au
         try:
             with transaction.atomic():
                 run = AutomationRun.objects.create(
-                    automation=automation, slot=slot, started_at=started
+                    automation=automation,
+                    slot=slot,
+                    started_at=started,
+                    lease_until=started + RUN_LEASE,
                 )
         except IntegrityError:  # the receipt exists: a redelivered or duplicated task
             log.info("Automation %s slot %s already ran; not run again", automation_id, slot)
             return None
+        # Under the automation's lock, so two slots' tasks cannot both see nothing in progress.
+        if _in_progress(automation, now=started, exclude=run.pk):
+            log.info("Automation %s slot %s skipped: a run is in progress", automation_id, slot)
+            return _finish(automation, run, status=RunStatus.SKIPPED, error=OVERLAP_ERROR)
         if started - slot >= CATCH_UP_WINDOW:  # the queue held it that long: too late to act
             error = "Its run started more than 24 hours late, so it was not run."
             notification = notify.notification_send(
@@ -620,33 +662,81 @@ def automation_run(*, automation_id: int, slot: dt.datetime, version: int) -> Au
 # --- housekeeping ------------------------------------------------------------------------------
 
 
+def _lost(now: dt.datetime) -> Q:
+    """Running receipts whose worker is gone: lease run out, or (no lease) too old."""
+    return Q(lease_until__lt=now) | Q(
+        lease_until__isnull=True, started_at__lt=now - INTERRUPTED_AFTER
+    )
+
+
+def _reap(run: AutomationRun, automation: Automation, *, now: dt.datetime) -> bool:
+    """Close one lost receipt as interrupted and tell the owner. Call inside a transaction."""
+    claimed = (
+        AutomationRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
+        .filter(_lost(now))
+        .update(status=RunStatus.ERROR, finished_at=now, error=INTERRUPTED_ERROR, lease_until=None)
+    )
+    if not claimed:  # finished, or renewed by its worker, since it was read
+        return False
+    notification = notify.notification_send(
+        title=f"Interrupted: {automation.name}"[:300],
+        body=INTERRUPTED_ERROR,
+        kind=Notification.Kind.ERROR,
+        source=_source(automation),
+    )
+    AutomationRun.objects.filter(pk=run.pk).update(notification=notification)
+    Automation.objects.filter(pk=automation.pk).update(
+        last_status=Automation.Status.ERROR, last_error=INTERRUPTED_ERROR
+    )
+    return True
+
+
+def _in_progress(automation: Automation, *, now: dt.datetime, exclude: int) -> bool:
+    """Whether another run of the (locked) automation is in progress; a lost one is reaped
+    here, so a dead worker holds up the next slot no longer than its lease."""
+    running = AutomationRun.objects.filter(
+        automation_id=automation.pk, status=RunStatus.RUNNING
+    ).exclude(pk=exclude)
+    for run in running.filter(_lost(now)):
+        _reap(run, automation, now=now)
+    return running.exists()
+
+
+@contextmanager
+def _lease_kept(run_id: int) -> Iterator[None]:
+    """Renew the running receipt's lease from a side thread while the block runs (the model
+    call blocks this one). The thread stops with the block, so a dead worker renews nothing."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        try:
+            while not stop.wait(RUN_LEASE_RENEW.total_seconds()):
+                AutomationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+                    lease_until=timezone.now() + RUN_LEASE
+                )
+        except Exception:  # the lease then runs out and the run is reaped: logged, not raised
+            log.exception("Could not renew the lease of automation run %s", run_id)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=renew, name=f"automation-run-{run_id}-lease", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def automation_runs_reap(*, now: dt.datetime | None = None) -> int:
     """Close receipts whose worker died mid-run (a scheduled prompt): recorded as errors and
     told to the owner, not re-run. Returns how many."""
     now = now or timezone.now()
-    error = "Interrupted: the worker stopped during the run. It was not retried."
     reaped = 0
-    stuck = AutomationRun.objects.filter(
-        status=RunStatus.RUNNING, started_at__lt=now - INTERRUPTED_AFTER
-    ).select_related("automation")
-    for run in stuck:
+    lost = AutomationRun.objects.filter(status=RunStatus.RUNNING).filter(_lost(now))
+    for run in lost.select_related("automation"):
         with transaction.atomic():
-            claimed = AutomationRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.ERROR, finished_at=now, error=error
-            )
-            if not claimed:
-                continue
-            notification = notify.notification_send(
-                title=f"Interrupted: {run.automation.name}"[:300],
-                body=error,
-                kind=Notification.Kind.ERROR,
-                source=_source(run.automation),
-            )
-            AutomationRun.objects.filter(pk=run.pk).update(notification=notification)
-            Automation.objects.filter(pk=run.automation_id).update(
-                last_status=Automation.Status.ERROR, last_error=error
-            )
-            reaped += 1
+            reaped += _reap(run, run.automation, now=now)
     return reaped
 
 
