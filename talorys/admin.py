@@ -199,8 +199,8 @@ class UsageDayAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "user", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_display = ["name", "prefix", "scope", "user", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix"]
     list_select_related = ["user"]
     readonly_fields = ["prefix", "token_hash", "created_at", "last_used_at", "revoked_at"]
@@ -208,8 +208,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
         if obj is None:
-            return ["user", "name"]  # the secret is made by api_token_create
-        return ["user", "name", *self.readonly_fields]
+            return ["user", "name", "scope"]  # the secret is made by api_token_create
+        return ["user", "name", "scope", *self.readonly_fields]
 
     def save_model(
         self, request: HttpRequest, obj: ApiToken, form: forms.ModelForm, change: bool
@@ -217,7 +217,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        token, raw = api_token_create(user=obj.user, name=obj.name)
+        token, raw = api_token_create(user=obj.user, name=obj.name, scope=obj.scope)
         # The admin goes on with ``obj`` (log entry, redirect): make it the token just made.
         obj.pk, obj.prefix, obj.token_hash, obj.created_at = (
             token.pk,

@@ -248,12 +248,16 @@ class PasswordChangeIn(In):
 
 class ApiTokenIn(In):
     name: str = Field(min_length=1, max_length=100)
+    scope: Literal["read", "write"] = Field(
+        "read", description="read: GET only. write: also create, change and delete to the bin."
+    )
 
 
 class ApiTokenOut(Schema):
     id: int
     name: str
     prefix: str
+    scope: str
     created_at: dt.datetime
     last_used_at: dt.datetime | None
     revoked_at: dt.datetime | None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from importlib import import_module
@@ -35,6 +36,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
@@ -42,6 +44,7 @@ from ninja.utils import check_csrf
 
 from talorys.errors import (
     AppError,
+    BadRequest,
     Forbidden,
     NotFound,
     RateLimited,
@@ -79,16 +82,37 @@ class OwnerAuth:
         if header[:7].lower() == "bearer ":
             if not self.tokens:
                 return None
-            return api_token_authenticate(raw=header[7:].strip())
+            token = api_token_authenticate(raw=header[7:].strip())
+            if token is None:
+                return None
+            if token.scope != ApiToken.Scope.WRITE and request.method not in _SAFE_METHODS:
+                raise Forbidden(
+                    "This API token may only read. Make a token with scope 'write' to change things."
+                )
+            request.api_token = token  # read by edges that refuse some changes to tokens
+            return token.user
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
             return None
         # ninja marks its views csrf_exempt for Django's middleware, so the check happens here.
-        if request.method not in _SAFE_METHODS and check_csrf(request) is not None:
+        if request.method not in _SAFE_METHODS and _csrf_failed(request):
             raise Forbidden(
                 "CSRF check failed: send the csrftoken cookie's value in the X-CSRFToken header."
             )
         return user
+
+
+def _csrf_failed(request: HttpRequest) -> bool:
+    try:
+        return check_csrf(request) is not None
+    except MultiPartParserError as exc:
+        # The check reads request.POST for a form token; a malformed multipart body is bad input.
+        raise BadRequest("The multipart/form-data body could not be read.") from exc
+
+
+def request_by_token(request: HttpRequest) -> bool:
+    """Whether the owner authenticated this request with an API token rather than the session."""
+    return getattr(request, "api_token", None) is not None
 
 
 owner_auth = OwnerAuth()
@@ -175,10 +199,14 @@ def websocket_owner_ok(scope: dict[str, Any]) -> bool:
 def client_address(request: HttpRequest) -> str:
     # Behind a proxy the operator sets TALORYS_TRUST_X_FORWARDED_FOR; otherwise the socket address,
     # because a client can write any X-Forwarded-For it likes.
+    # Each proxy appends the address it saw, so only the rightmost TRUSTED_PROXY_HOPS entries were
+    # written by our proxies; anything left of them is the client's own text.
     if settings.TRUST_X_FORWARDED_FOR:
-        forwarded = request.headers.get("X-Forwarded-For", "")
+        forwarded = [part.strip() for part in request.headers.get("X-Forwarded-For", "").split(",")]
+        forwarded = [part for part in forwarded if part]
         if forwarded:
-            return forwarded.split(",")[0].strip()
+            hops = max(1, settings.TRUSTED_PROXY_HOPS)
+            return forwarded[-hops] if len(forwarded) >= hops else forwarded[0]
     return request.META.get("REMOTE_ADDR", "unknown")
 
 
@@ -195,49 +223,103 @@ def _throttle_keys(*, address: str, username: str) -> list[tuple[str, int]]:
     ]
 
 
-def _check_throttle(keys: list[tuple[str, int]]) -> None:
-    for key, limit in keys:
-        if (cache.get(key) or 0) >= limit:
-            started = cache.get(f"{key}:since") or time.time()
-            remaining = int(started + settings.LOGIN_THROTTLE_WINDOW - time.time()) + 1
-            raise RateLimited(
-                "Too many failed logins. Wait a while and try again.",
-                retry_after=max(1, min(remaining, settings.LOGIN_THROTTLE_WINDOW)),
-            )
+def _retry_after(key: str) -> int:
+    started = cache.get(f"{key}:since") or time.time()
+    remaining = int(started + settings.LOGIN_THROTTLE_WINDOW - time.time()) + 1
+    return max(1, min(remaining, settings.LOGIN_THROTTLE_WINDOW))
 
 
-def _record_failure(keys: list[tuple[str, int]]) -> None:
+def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
+    """Count this attempt against every limit before the password is checked, or raise.
+
+    The count comes first (healthchecks' TokenBucket spends the token, then decides): with a read
+    now and a write after the slow hash, a burst of concurrent guesses all read "below the
+    limit" and all reach the hasher. cache.incr is atomic in every backend we use (locmem
+    locks, Redis INCR), so of N concurrent attempts at most `limit` see a count within it.
+    A success clears the counts (_clear_failures); a failure simply leaves its count in place.
+    """
     window = settings.LOGIN_THROTTLE_WINDOW
-    for key, _limit in keys:
-        # add() is a no-op when the key exists, so the window starts at the first failure.
+    refused = None
+    for key, limit in keys:
+        # add() is a no-op when the key exists, so the window starts at the first attempt.
         cache.add(f"{key}:since", time.time(), timeout=window)
         cache.add(key, 0, timeout=window)
         try:
-            cache.incr(key)
+            count = cache.incr(key)
         except ValueError:  # expired between add and incr
             cache.set(key, 1, timeout=window)
+            count = 1
+        if count > limit and refused is None:
+            refused = key
+    if refused is not None:
+        raise RateLimited(
+            "Too many failed logins. Wait a while and try again.",
+            retry_after=_retry_after(refused),
+        )
 
 
 def _clear_failures(keys: list[tuple[str, int]]) -> None:
     cache.delete_many([name for key, _limit in keys for name in (key, f"{key}:since")])
 
 
+# A password hash is deliberately expensive (argon2: about 100 MiB and a core for a fraction of a
+# second), so a process checks at most LOGIN_CONCURRENT_HASHES passwords at once; more answer 429
+# at once instead of queueing memory and CPU behind them. Made on first use, and again if the
+# setting changes (tests); a holder releases the semaphore it took.
+_hash_slots: tuple[int, threading.BoundedSemaphore] | None = None
+_hash_slots_lock = threading.Lock()
+
+
+def _password_hash_slots() -> threading.BoundedSemaphore:
+    global _hash_slots
+    size = max(1, settings.LOGIN_CONCURRENT_HASHES)
+    with _hash_slots_lock:
+        if _hash_slots is None or _hash_slots[0] != size:
+            _hash_slots = (size, threading.BoundedSemaphore(size))
+        return _hash_slots[1]
+
+
+class _password_check:
+    """Hold a hash slot and a counted attempt for one password check (see _reserve_attempt).
+
+    The slot is taken first so that an attempt refused for lack of one costs no try.
+    """
+
+    def __init__(self, keys: list[tuple[str, int]]) -> None:
+        self.keys = keys
+        self.slots = _password_hash_slots()
+
+    def __enter__(self) -> None:
+        if not self.slots.acquire(blocking=False):
+            raise RateLimited("Too many logins at once. Try again in a moment.", retry_after=1)
+        try:
+            _reserve_attempt(self.keys)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.slots.release()
+
+
 def owner_authenticate(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
     """Check a username and password under the login throttle, or raise; does not log in.
 
     Every login form goes through here (the API, /login/ and /admin/login/), so failures on any
-    of them count toward one limit per client address and per username. The throttle is checked
-    before the password, so that a locked-out attacker learns nothing from a right guess either.
+    of them count toward one limit per client address and per username. The attempt is counted
+    before the password is checked, so that a locked-out attacker learns nothing from a right
+    guess either, and a concurrent burst cannot check more passwords than the limit.
     """
     username = username.strip()
     keys = _throttle_keys(address=client_address(request), username=username)
-    _check_throttle(keys)
-    # PostgreSQL cannot even look up a name with a NUL character: no such user, like any other.
-    user = (
-        None if "\x00" in username else authenticate(request, username=username, password=password)
-    )
+    with _password_check(keys):
+        # PostgreSQL cannot even look up a name with a NUL character: no such user, like any other.
+        user = (
+            None
+            if "\x00" in username
+            else authenticate(request, username=username, password=password)
+        )
     if user is None or not user.is_active:
-        _record_failure(keys)
         raise Unauthorized("Wrong username or password.")
     _clear_failures(keys)
     return user
@@ -350,10 +432,11 @@ def owner_password_change(
     """
     user = request.user
     keys = _throttle_keys(address=client_address(request), username=user.get_username())
-    _check_throttle(keys)
-    if not user.check_password(current_password):
-        _record_failure(keys)
+    with _password_check(keys):
+        right = user.check_password(current_password)
+    if not right:
         raise Forbidden("The current password is wrong.")
+    _clear_failures(keys)
     if current_password == new_password:
         raise ValidationFailed("The new password must differ from the current one.")
     _validated(new_password, user)
@@ -385,8 +468,12 @@ def api_token_list(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+def api_token_create(
+    *, user: AbstractBaseUser, name: str, scope: str = ApiToken.Scope.READ
+) -> tuple[ApiToken, str]:
     """Make a token; the raw secret is returned once and only its hash is stored."""
+    if scope not in ApiToken.Scope.values:
+        raise ValidationFailed(f"A token's scope is one of: {', '.join(ApiToken.Scope.values)}.")
     name = name.strip()
     if not name:
         raise ValidationFailed("A token needs a name.")
@@ -394,7 +481,7 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
         raise ValidationFailed("A token name has at most 100 characters.")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name, prefix=raw[:12], token_hash=_hash_token(raw)
+        user=user, name=name, prefix=raw[:12], token_hash=_hash_token(raw), scope=scope
     )
     return token, raw
 
@@ -409,7 +496,8 @@ def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
     return token
 
 
-def api_token_authenticate(*, raw: str) -> AbstractBaseUser | None:
+def api_token_authenticate(*, raw: str) -> ApiToken | None:
+    """The live token with this secret (its user loaded), or None."""
     if not raw.startswith(TOKEN_PREFIX):
         return None
     token = (
@@ -423,4 +511,4 @@ def api_token_authenticate(*, raw: str) -> AbstractBaseUser | None:
     # One write a minute at most: enough to show the owner which tokens are in use.
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token

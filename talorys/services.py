@@ -15,7 +15,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from talorys.errors import BudgetExhausted, NotFound, ValidationFailed
+from talorys.errors import BudgetExhausted, Forbidden, NotFound, ValidationFailed
 from talorys.models import (
     Note,
     Notification,
@@ -318,13 +318,49 @@ def owner_settings_check(**changes: Any) -> None:
             raise ValidationFailed(f"{key} must be between {low} and {high}.")
 
 
-def owner_settings_update(**changes: Any) -> OwnerSettings:
-    """Apply the given settings, all or none. An empty or null key clears it."""
+# Where the model and embedding requests go, and with which key: only the owner's session may
+# change these. A token that could point model_base_url elsewhere would have the stored key sent
+# there with the next chat.
+SESSION_ONLY_SETTINGS = frozenset(
+    {
+        "model_base_url",
+        "model_name",
+        "model_api_key",
+        "semantic_enabled",
+        "embeddings_base_url",
+        "embeddings_model",
+        "embeddings_api_key",
+    }
+)
+# A stored key belongs to its provider: a new URL drops it unless a key comes with the change.
+PROVIDER_URL_KEYS = {"model_base_url": "model_api_key", "embeddings_base_url": "embeddings_api_key"}
+
+
+def owner_settings_update(*, by_token: bool = False, **changes: Any) -> OwnerSettings:
+    """Apply the given settings, all or none. An empty or null key clears it.
+
+    by_token: the change comes with an API token, which may not touch SESSION_ONLY_SETTINGS.
+    Changing a provider URL without sending its key clears the stored key (PROVIDER_URL_KEYS).
+    """
+    if by_token and SESSION_ONLY_SETTINGS & set(changes):
+        raise Forbidden(
+            "Provider settings and keys need the owner's session: "
+            + ", ".join(sorted(SESSION_ONLY_SETTINGS & set(changes)))
+            + "."
+        )
     owner_settings_check(**changes)
     with transaction.atomic():
         # save() writes every column: the lock stops two concurrent patches of different
         # settings from undoing each other.
         row = OwnerSettings.objects.select_for_update().get(pk=owner_settings_get().pk)
+        for url_field, key_field in PROVIDER_URL_KEYS.items():
+            new_url = (changes.get(url_field) or "").strip()
+            if (
+                url_field in changes
+                and key_field not in changes
+                and new_url != getattr(row, url_field)
+            ):
+                changes[key_field] = ""
         for key, value in changes.items():
             if value is None and isinstance(getattr(row, key), str):
                 value = ""

@@ -178,12 +178,17 @@ CSRF_COOKIE_SAMESITE = "Lax"
 LOGIN_FAILURES_PER_CLIENT = env_int("TALORYS_LOGIN_FAILURES_PER_CLIENT", 10)
 LOGIN_FAILURES_PER_USERNAME = env_int("TALORYS_LOGIN_FAILURES_PER_USERNAME", 5)
 LOGIN_THROTTLE_WINDOW = env_int("TALORYS_LOGIN_THROTTLE_SECONDS", 15 * 60)
+# Password checks one process runs at once (argon2 takes about 100 MiB each); more answer 429.
+LOGIN_CONCURRENT_HASHES = env_int("TALORYS_LOGIN_CONCURRENT_HASHES", 2)
 # Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
 TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
 # Only behind a TLS-terminating proxy that sets X-Forwarded-Proto (and drops the client's own):
 # whether a request, or a WebSocket handshake's origin, is https (talorys/websocket.py).
 if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# How many proxies of ours append to X-Forwarded-For: the client is that many entries from the
+# right (entries further left are whatever the client sent).
+TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 
 # Security headers and the Content Security Policy.
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -72,7 +72,7 @@ def token_list(request: HttpRequest):
 
 @auth_router.post("/tokens", auth=owner_session_auth, response={201: ApiTokenCreatedOut})
 def token_create(request: HttpRequest, payload: ApiTokenIn) -> Status:
-    token, raw = api_token_create(user=request.auth, name=payload.name)
+    token, raw = api_token_create(user=request.auth, name=payload.name, scope=payload.scope)
     shown = ApiTokenOut.model_validate(token).model_dump()
     return Status(201, ApiTokenCreatedOut(**shown, token=raw))
 

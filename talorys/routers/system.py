@@ -13,6 +13,7 @@ from talorys.schemas import (
     SettingsPatch,
     UsageOut,
 )
+from talorys.security import request_by_token
 
 health_router = Router(tags=["system"])
 search_router = Router(tags=["search"])
@@ -63,7 +64,10 @@ def settings_get(request: HttpRequest) -> SettingsOut:
 
 @settings_router.patch("", response=SettingsOut)
 def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut:
-    return _settings_out(services.owner_settings_update(**payload.model_dump(exclude_unset=True)))
+    changes = payload.model_dump(exclude_unset=True)
+    return _settings_out(
+        services.owner_settings_update(by_token=request_by_token(request), **changes)
+    )
 
 
 @usage_router.get("", response=UsageOut)

@@ -123,6 +123,24 @@ def api_operations(api: NinjaAPI) -> list[tuple[str, str]]:
     return sorted(operations)
 
 
+def session_only_operations(api: NinjaAPI) -> set[tuple[str, str]]:
+    """(method, path template) of the operations that refuse API tokens (owner_session_auth)."""
+    from talorys.security import OwnerAuth
+
+    root = reverse(f"{api.urls_namespace}:api-root").rstrip("/")
+    found = set()
+    for bound in api._get_bound_routers():
+        for path, path_view in bound.path_operations.items():
+            full = re.sub("/+", "/", f"{root}/{bound.prefix}/{path}").rstrip("/")
+            for operation in path_view.operations:
+                callbacks = operation.auth_callbacks
+                if callbacks and all(
+                    isinstance(cb, OwnerAuth) and not cb.tokens for cb in callbacks
+                ):
+                    found.update((method, full) for method in operation.methods)
+    return found
+
+
 def schema_operations(api: NinjaAPI) -> set[tuple[str, str]]:
     """(method, path) from the OpenAPI schema, to check that api_operations misses nothing."""
     paths = api.get_openapi_schema()["paths"]

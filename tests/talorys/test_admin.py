@@ -126,17 +126,22 @@ def test_an_operator_can_add_a_memory_with_its_first_revision(operator):
 
 
 def test_a_token_made_in_admin_is_shown_once_and_stored_hashed(operator, owner):
-    response = operator.post(url("talorys.ApiToken", "add"), {"user": owner.pk, "name": "backup"})
+    response = operator.post(
+        url("talorys.ApiToken", "add"), {"user": owner.pk, "name": "backup", "scope": "write"}
+    )
 
     assert response.status_code == 200
     raw = response.context["raw"]
     assert raw.encode() in response.content
     token = ApiToken.objects.get()
     assert token.token_hash != raw and raw not in token.token_hash
-    assert api_token_authenticate(raw=raw) == owner
+    assert api_token_authenticate(raw=raw).user == owner
+    assert token.scope == ApiToken.Scope.WRITE
     change_page = operator.get(url("talorys.ApiToken", "change", token.pk))
     assert raw.encode() not in change_page.content
     assert token.token_hash.encode() in change_page.content  # shown, but read-only
+    changelist = operator.get(url("talorys.ApiToken", "changelist"))
+    assert b'class="field-scope">Write<' in changelist.content
     assert b'name="token_hash"' not in change_page.content
 
 
@@ -151,7 +156,7 @@ def test_the_revoke_action_revokes_only_the_selected_tokens(operator, owner):
 
     assert response.status_code == 302
     assert api_token_authenticate(raw=gone_raw) is None
-    assert api_token_authenticate(raw=kept_raw) == owner
+    assert api_token_authenticate(raw=kept_raw).user == owner
     assert ApiToken.objects.get(pk=kept.pk).revoked_at is None
 
 

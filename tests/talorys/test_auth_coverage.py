@@ -16,12 +16,14 @@ from ninja.errors import AuthenticationError
 from talorys import urls as project_urls
 from talorys.api import api
 from talorys.errors import error_body
-from talorys.security import owner_auth
+from talorys.models import ApiToken
+from talorys.security import api_token_create, owner_auth
 from tests.talorys.routes import (
     ALL_METHODS,
     NOTHING_HERE,
     PUBLIC_API,
     PUBLIC_PAGES,
+    UNSAFE_METHODS,
     UrlRoute,
     anonymous_rejection_problem,
     api_operations,
@@ -31,12 +33,19 @@ from tests.talorys.routes import (
     sample_url_problem,
     schema_operations,
     send,
+    session_only_operations,
     url_routes,
 )
 
 URL_ROUTES = url_routes(project_urls.urlpatterns)
 API_OPERATIONS = api_operations(api)
 PUBLIC_API_PATHS = {path for _method, path in PUBLIC_API}
+SESSION_ONLY = session_only_operations(api)
+UNSAFE_OPERATIONS = [
+    op
+    for op in API_OPERATIONS
+    if op[0] in UNSAFE_METHODS and (op[0], plain_path(op[1])) not in PUBLIC_API
+]
 
 
 def route_problems(client: Client, route: UrlRoute) -> list[str]:
@@ -82,6 +91,37 @@ def test_every_api_operation_rejects_anonymous_requests(db, method, template):
     url = fill_path(template)
     response = send(Client(), method, url)
     assert anonymous_rejection_problem(Client(), method, url, response) is None
+
+
+@pytest.mark.parametrize(("method", "template"), UNSAFE_OPERATIONS, ids=lambda value: value)
+def test_every_unsafe_api_operation_refuses_a_read_token(owner, method, template):
+    _token, raw = api_token_create(user=owner, name="reader")
+    response = send(Client(), method, fill_path(template), {"Authorization": f"Bearer {raw}"})
+    if (method, template) in SESSION_ONLY:
+        assert response.status_code == 401, response.content[:200]
+        assert envelope_code(response) == "UNAUTHORIZED"
+    else:
+        assert response.status_code == 403, response.content[:200]
+        assert envelope_code(response) == "FORBIDDEN"
+        assert "may only read" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "template"),
+    sorted(op for op in SESSION_ONLY if op[0] in UNSAFE_METHODS),
+    ids=lambda value: value,
+)
+def test_session_only_operations_refuse_a_write_token(owner, method, template):
+    _token, raw = api_token_create(user=owner, name="writer", scope=ApiToken.Scope.WRITE)
+    response = send(Client(), method, fill_path(template), {"Authorization": f"Bearer {raw}"})
+    assert response.status_code == 401, response.content[:200]
+    assert envelope_code(response) == "UNAUTHORIZED"
+
+
+def test_the_token_enumeration_sees_the_session_only_routes():
+    assert {("POST", "/api/auth/tokens"), ("POST", "/api/auth/password")} <= SESSION_ONLY
+    assert ("PATCH", "/api/settings") in UNSAFE_OPERATIONS
+    assert ("PATCH", "/api/settings") not in SESSION_ONLY
 
 
 def test_the_enumeration_sees_the_whole_api_and_the_admin():

@@ -73,7 +73,7 @@ def test_forged_forwarded_for_headers_do_not_dodge_the_address_limit(owner):
 @override_settings(TRUST_X_FORWARDED_FOR=True)
 def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(owner):
     proxy = client_at("127.0.0.2")
-    attacker = {"X-Forwarded-For": "198.51.100.7, 127.0.0.2"}
+    attacker = {"X-Forwarded-For": "198.51.100.7"}
     for n in range(settings.LOGIN_FAILURES_PER_CLIENT):
         response = proxy.post(
             "/api/auth/login", {"username": f"guess{n}", "password": "nope"}, headers=attacker
@@ -84,6 +84,46 @@ def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(owner):
     assert_rate_limited(proxy.post("/api/auth/login", owner_login, headers=attacker))
     # The owner, behind the same proxy, is not locked out by the attacker's failures.
     elsewhere = {"X-Forwarded-For": "203.0.113.5"}
+    assert proxy.post("/api/auth/login", owner_login, headers=elsewhere).status_code == 200
+
+
+@override_settings(TRUST_X_FORWARDED_FOR=True)
+def test_behind_a_proxy_the_clients_own_forwarded_for_entries_do_not_dodge_the_limit(owner):
+    proxy = client_at("127.0.0.2")
+    # The attacker writes any X-Forwarded-For it likes; our proxy appends the address it saw.
+    for n in range(settings.LOGIN_FAILURES_PER_CLIENT):
+        response = proxy.post(
+            "/api/auth/login",
+            {"username": f"guess{n}", "password": "nope"},
+            headers={"X-Forwarded-For": f"203.0.113.{n}, 198.51.100.7"},
+        )
+        assert response.status_code == 401
+    forged = {"X-Forwarded-For": "203.0.113.99, 198.51.100.7"}
+    owner_login = {"username": "owner", "password": OWNER_PASSWORD}
+    assert_rate_limited(proxy.post("/api/auth/login", owner_login, headers=forged))
+    assert_rate_limited(
+        proxy.post("/api/auth/login", owner_login, headers={"X-Forwarded-For": "198.51.100.7"})
+    )
+    # Another client behind the same proxy is not locked out.
+    elsewhere = {"X-Forwarded-For": "203.0.113.99, 203.0.113.5"}
+    assert proxy.post("/api/auth/login", owner_login, headers=elsewhere).status_code == 200
+
+
+@override_settings(TRUST_X_FORWARDED_FOR=True, TRUSTED_PROXY_HOPS=2)
+def test_with_two_trusted_proxies_the_client_is_the_second_entry_from_the_right(owner):
+    proxy = client_at("127.0.0.2")
+    for n in range(settings.LOGIN_FAILURES_PER_CLIENT):
+        response = proxy.post(
+            "/api/auth/login",
+            {"username": f"guess{n}", "password": "nope"},
+            # client-written, what the outer proxy saw, what the inner proxy saw (the outer one)
+            headers={"X-Forwarded-For": f"203.0.113.{n}, 198.51.100.7, 10.0.0.{n}"},
+        )
+        assert response.status_code == 401
+    owner_login = {"username": "owner", "password": OWNER_PASSWORD}
+    attacker = {"X-Forwarded-For": "198.51.100.7, 10.0.0.1"}
+    assert_rate_limited(proxy.post("/api/auth/login", owner_login, headers=attacker))
+    elsewhere = {"X-Forwarded-For": "198.51.100.8, 10.0.0.1"}
     assert proxy.post("/api/auth/login", owner_login, headers=elsewhere).status_code == 200
 
 

@@ -8,7 +8,7 @@ import datetime as dt
 import time_machine
 from django.test import Client
 
-from talorys.models import ApiToken
+from talorys.models import ApiToken, OwnerSettings
 from talorys.security import api_token_create
 from tests.conftest import ApiClient
 
@@ -22,8 +22,9 @@ def script_client() -> ApiClient:
     return ApiClient(Client(enforce_csrf_checks=True))
 
 
-def make_token(api: ApiClient, name: str = "backup script") -> dict:
-    response = api.post("/api/auth/tokens", {"name": name})
+def make_token(api: ApiClient, name: str = "backup script", scope: str | None = None) -> dict:
+    body = {"name": name} | ({"scope": scope} if scope else {})
+    response = api.post("/api/auth/tokens", body)
     assert response.status_code == 201, response.content
     return response.json()
 
@@ -37,15 +38,26 @@ def test_a_new_token_is_shown_once_and_stored_hashed(api):
     listed = api.get("/api/auth/tokens").json()
     assert listed["count"] == 1
     item = listed["items"][0]
-    assert set(item) == {"id", "name", "prefix", "created_at", "last_used_at", "revoked_at"}
+    assert set(item) == {
+        "id",
+        "name",
+        "prefix",
+        "scope",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    }
+    assert item["scope"] == created["scope"] == "read"  # the default
     assert item["name"] == "backup script"
     assert raw not in api.get("/api/auth/tokens").content.decode()
     stored = ApiToken.objects.get(pk=created["id"])
     assert raw not in (stored.token_hash, stored.prefix, stored.name)
 
 
-def test_a_token_works_for_reads_and_writes_without_csrf(api):
-    raw = make_token(api)["token"]
+def test_a_write_token_works_for_reads_and_writes_without_csrf(api):
+    created = make_token(api, scope="write")
+    assert created["scope"] == "write"
+    raw = created["token"]
     script = script_client()
 
     assert script.get("/api/tasks", headers=bearer(raw)).status_code == 200
@@ -149,3 +161,104 @@ def test_revoking_a_token_that_is_not_yours_finds_nothing(api, django_user_model
     assert response.json()["error"]["code"] == "NOT_FOUND"
     assert script_client().get("/api/tasks", headers=bearer(raw)).status_code == 200
     assert api.get("/api/auth/tokens").json()["count"] == 0
+
+
+def test_a_read_token_may_read_but_not_change_anything(api):
+    raw = make_token(api)["token"]
+    script = script_client()
+    task = api.post("/api/tasks", {"title": "Kept"}).json()
+
+    assert script.get("/api/tasks", headers=bearer(raw)).status_code == 200
+    attempts = [
+        script.post("/api/tasks", {"title": "From cron"}, headers=bearer(raw)),
+        script.patch(f"/api/tasks/{task['id']}", {"title": "Changed"}, headers=bearer(raw)),
+        script.delete(f"/api/tasks/{task['id']}", headers=bearer(raw)),
+        script.patch("/api/settings", {"time_zone": "Europe/Paris"}, headers=bearer(raw)),
+    ]
+    for response in attempts:
+        assert response.status_code == 403, response.content
+        assert response.json()["error"]["code"] == "FORBIDDEN"
+        assert "may only read" in response.json()["error"]["message"]
+    items = api.get("/api/tasks").json()["items"]
+    assert [item["title"] for item in items] == ["Kept"]
+    assert api.get("/api/settings").json()["time_zone"] == "UTC"
+
+
+def test_a_token_scope_must_be_read_or_write(api):
+    for scope in ("admin", "", "WRITE", 1):
+        response = api.post("/api/auth/tokens", {"name": "x", "scope": scope})
+        assert response.status_code == 422, scope
+        assert response.json()["error"]["code"] == "VALIDATION"
+    assert ApiToken.objects.count() == 0
+
+
+# --- the stored model key cannot be sent elsewhere with a token -----------------------------------
+
+PROVIDER_CHANGES = [
+    {"model_base_url": "http://attacker.invalid/v1"},
+    {"model_name": "other"},
+    {"model_api_key": "sk-attacker"},
+    {"model_api_key": ""},
+    {"embeddings_base_url": "http://attacker.invalid/v1"},
+    {"embeddings_model": "other"},
+    {"embeddings_api_key": "sk-attacker"},
+    {"semantic_enabled": True},
+]
+
+
+def test_a_write_token_cannot_change_provider_settings_or_keys(api):
+    api.patch(
+        "/api/settings",
+        {"model_base_url": "http://127.0.0.1:9/v1", "model_name": "m", "model_api_key": "sk-kept"},
+    )
+    before = OwnerSettings.objects.get()
+    raw = make_token(api, scope="write")["token"]
+    script = script_client()
+
+    for change in PROVIDER_CHANGES:
+        response = script.patch("/api/settings", change, headers=bearer(raw))
+        assert response.status_code == 403, change
+        assert response.json()["error"]["code"] == "FORBIDDEN"
+        assert "session" in response.json()["error"]["message"]
+    # Mixed with an allowed change: nothing at all is applied.
+    mixed = {"time_zone": "Europe/Paris", "model_base_url": "http://attacker.invalid/v1"}
+    assert script.patch("/api/settings", mixed, headers=bearer(raw)).status_code == 403
+
+    after = OwnerSettings.objects.get()
+    assert (after.model_base_url, after.model_api_key, after.time_zone) == (
+        before.model_base_url,
+        before.model_api_key,
+        before.time_zone,
+    )
+    # The rest of the settings are still the token's to change.
+    allowed = script.patch("/api/settings", {"time_zone": "Europe/Paris"}, headers=bearer(raw))
+    assert allowed.status_code == 200, allowed.content
+    assert OwnerSettings.objects.get().model_api_key == "sk-kept"
+
+
+def test_a_new_provider_url_clears_its_stored_key_unless_one_is_sent(api):
+    api.patch(
+        "/api/settings",
+        {
+            "model_base_url": "http://127.0.0.1:9/v1",
+            "model_api_key": "sk-model",
+            "embeddings_base_url": "http://127.0.0.1:9/v1",
+            "embeddings_api_key": "sk-embed",
+        },
+    )
+
+    same = api.patch("/api/settings", {"model_base_url": "http://127.0.0.1:9/v1"})
+    assert same.json()["model_api_key_set"] is True  # the same URL keeps its key
+
+    moved = api.patch("/api/settings", {"model_base_url": "http://127.0.0.1:10/v1"})
+    assert moved.status_code == 200
+    assert moved.json()["model_api_key_set"] is False
+    assert moved.json()["embeddings_api_key_set"] is True  # the other provider's key stays
+    assert OwnerSettings.objects.get().model_api_key == ""
+
+    with_key = api.patch(
+        "/api/settings",
+        {"embeddings_base_url": "http://127.0.0.1:11/v1", "embeddings_api_key": "sk-new"},
+    )
+    assert with_key.json()["embeddings_api_key_set"] is True
+    assert OwnerSettings.objects.get().embeddings_api_key == "sk-new"
