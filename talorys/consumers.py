@@ -2,7 +2,8 @@
 
 Transport only. The owner's session authenticates the socket (the origin is checked in
 talorys/asgi.py); the page then receives ``{"type": "notification", "notification": {...}}``
-for each notification made while it is open (sent on commit by talorys/notify.py).
+for each notification made while it is open (sent on commit by talorys/notify.py; in embedded
+mode, one made by another process is found by the process's watcher, see notify.watcher_join).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from talorys import notify
 from talorys.errors import Unauthorized
 from talorys.notify import NOTIFICATIONS_GROUP
 from talorys.security import (
@@ -27,10 +29,15 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(NOTIFICATIONS_GROUP, self.channel_name)
+        # Embedded mode: this process watches for notifications that other processes make.
+        self.watching = await notify.watcher_join(self.channel_layer)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
+        if getattr(self, "watching", False):
+            self.watching = False
+            await notify.watcher_leave()
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any

@@ -6,16 +6,25 @@ push delivery per subscribed browser; after commit it shows the notification on 
 (Channels group ``owner-notifications``, see talorys/consumers.py) and enqueues the pushes. A
 rolled-back caller therefore announces nothing, and a push whose task is lost is still a pending
 delivery that the flush task sends later.
+
+Embedded mode (no REDIS_URL) has no channel layer shared between processes: a worker's
+broadcast reaches nobody. There the web process watches the table itself (``watcher_join``,
+one loop per process while any notifications socket is open) and sends rows made elsewhere to
+its own sockets; rows this process made were already sent on commit and are not sent again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from collections import deque
 from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
 from talorys import push, services
@@ -25,6 +34,11 @@ from talorys.tasks import deliver_push
 log = logging.getLogger(__name__)
 
 NOTIFICATIONS_GROUP = "owner-notifications"
+WATCH_INTERVAL = 1.0  # seconds between the embedded watcher's looks at the table
+# Ids this process made (and sends on commit itself): the watcher skips them. Bounded; a
+# notification the watcher sees is at most seconds old, far fewer than this many.
+_made_here: deque[int] = deque(maxlen=1000)
+_made_here_lock = threading.Lock()
 
 
 def notification_payload(notification: Notification) -> dict[str, Any]:
@@ -48,6 +62,9 @@ def notification_send(
         notification = services.notification_create(
             title=title, body=body, kind=kind, source=source
         )
+        # Before the commit, so the watcher can never see the row without knowing it is ours.
+        with _made_here_lock:
+            _made_here.append(notification.pk)
         to_send = push.push_deliveries_create(notification=notification)
         # robust: a channel layer or broker outage is logged and must not fail the caller,
         # whose transaction has already committed by then.
@@ -67,3 +84,80 @@ def _broadcast(payload: dict[str, Any]) -> None:
 
 def _enqueue_push(delivery_id: int) -> None:
     deliver_push.delay(delivery_id)
+
+
+# --- embedded mode: the web process watches for notifications made by other processes --------
+
+
+def _latest_id() -> int:
+    return Notification.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def _made_since(last_id: int) -> list[dict[str, Any]]:
+    rows = Notification.objects.filter(pk__gt=last_id).order_by("pk")[:100]
+    return [notification_payload(n) for n in rows]
+
+
+class _Watcher:
+    """One per event loop (a process serves its sockets from one): polls while sockets are open."""
+
+    def __init__(self) -> None:
+        self.sockets = 0
+        self.task: asyncio.Task[None] | None = None
+
+    async def run(self, layer: Any, last_id: int) -> None:
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL)
+            try:
+                payloads = await database_sync_to_async(_made_since)(last_id)
+            except Exception:  # the database is away for a moment: look again next time
+                log.exception("Notification watcher could not read the table")
+                continue
+            for payload in payloads:
+                last_id = max(last_id, payload["id"])
+                with _made_here_lock:
+                    if payload["id"] in _made_here:
+                        continue  # sent on commit by this process already
+                await layer.group_send(
+                    NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
+                )
+
+
+_watchers: dict[asyncio.AbstractEventLoop, _Watcher] = {}
+
+
+def _embedded(layer: Any) -> bool:
+    # With a shared layer (Redis) a worker's broadcast reaches open pages by itself.
+    return isinstance(layer, InMemoryChannelLayer)
+
+
+async def watcher_join(layer: Any) -> bool:
+    """A notifications socket opened: start this process's watcher if it is the first. Returns
+    whether the socket counts (embedded mode), to pass on to ``watcher_leave``."""
+    if not _embedded(layer):
+        return False
+    loop = asyncio.get_running_loop()
+    for other in [key for key in _watchers if key.is_closed()]:
+        del _watchers[other]  # a loop that ended (tests run one per test)
+    watcher = _watchers.setdefault(loop, _Watcher())
+    watcher.sockets += 1
+    if watcher.task is None or watcher.task.done():
+        # Read before the socket is accepted: anything made after the page is open is sent.
+        last_id = await database_sync_to_async(_latest_id)()
+        # Meanwhile another socket may have started it, or this one may have closed already.
+        if watcher.sockets and (watcher.task is None or watcher.task.done()):
+            watcher.task = loop.create_task(
+                watcher.run(layer, last_id), name="notification-watcher"
+            )
+    return True
+
+
+async def watcher_leave() -> None:
+    """A counted socket closed: stop the watcher when it was the last."""
+    watcher = _watchers.get(asyncio.get_running_loop())
+    if watcher is None:
+        return
+    watcher.sockets = max(0, watcher.sockets - 1)
+    if watcher.sockets == 0 and watcher.task is not None:
+        watcher.task.cancel()
+        watcher.task = None

@@ -111,23 +111,27 @@
     setTimeout(() => box.remove(), TOAST_MS);
   }
 
-  // The newest notification this page has shown. Notifications made in another process reach
-  // the socket only through a shared channel layer (Redis); without one (the embedded install)
-  // a poll every POLL_MS finds them, and each is toasted once whichever way it arrives.
-  let newest = null;
+  // What this page has shown: ids above `floor` (the newest at the page's first look; older ones
+  // are not news). A notification can arrive twice (socket and the POLL_MS poll, kept as a
+  // fallback) and out of id order (in the embedded install the server's watcher sends a
+  // worker's notification a second after it was made, perhaps after a newer one made by the web
+  // process): each is shown once. Returns whether it was new.
+  let floor = null;
+  const seen = new Set();
   function show(n) {
-    if (newest !== null && n.id <= newest) return;
-    newest = n.id;
+    if ((floor !== null && n.id <= floor) || seen.has(n.id)) return false;
+    seen.add(n.id);
     toast(n);
+    return true;
   }
 
   async function catchUp() {
     try {
       const page = await api(`/api/notifications?limit=${LATEST}`);
-      if (newest === null) {
-        newest = page.items.length ? page.items[0].id : 0; // the page's first look: nothing is new
+      if (floor === null) {
+        floor = page.items.length ? page.items[0].id : 0; // the page's first look: nothing is new
       } else {
-        page.items.filter((n) => n.id > newest).reverse().forEach(show);
+        page.items.filter((n) => n.id > floor).reverse().forEach(show);
       }
       refreshUnread();
       if (!panel.hidden) loadList();
@@ -148,8 +152,7 @@
     });
     socket.addEventListener("message", (e) => {
       const message = JSON.parse(e.data);
-      if (message.type !== "notification") return;
-      show(message.notification);
+      if (message.type !== "notification" || !show(message.notification)) return;
       refreshUnread();
       if (!panel.hidden) {
         list.prepend(item(message.notification));

@@ -175,6 +175,25 @@ def test_without_a_shared_channel_layer_a_poll_still_shows_each_new_notification
     expect(toast).to_have_count(1)  # shown once, not at every poll
 
 
+def test_without_a_shared_channel_layer_the_server_watcher_pushes_a_workers_notification(
+    page, live_server_url
+):
+    """The embedded install, with the page's poll out of the way: daphne's own watcher finds
+    the notification another process made and pushes it over the socket, once."""
+    from playwright.sync_api import expect
+
+    page.add_init_script("window.TALORYS_POLL_MS = 3600000")
+    log_in(page, live_server_url)
+    services.notification_create(title="Stretch", body="From the worker")
+
+    toast = page.locator(".toast")
+    expect(toast).to_have_count(1)
+    expect(toast).to_contain_text("Stretch")
+    expect(page.locator("#notif-count")).to_have_text("1")
+    page.wait_for_timeout(2500)  # the watcher looked again: still once
+    expect(toast).to_have_count(1)
+
+
 def test_the_list_shows_the_latest_and_marks_one_read(page, live_server_url):
     from playwright.sync_api import expect
 
