@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
+import sys
 from pathlib import Path
 
 
@@ -62,3 +64,37 @@ def persistent_secret(name: str, data_dir: Path, nbytes: int = 50) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(value)
     return value
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def private_data_dir(path: Path) -> None:
+    """Make the data dir readable by this user only, from now on and for what is already there.
+
+    It holds the database (and its WAL), the generated secrets, the embedded broker's messages
+    and the static files: nothing another local user should read. The umask (0077) makes
+    everything this process creates from here on private, SQLite's files included; the walk
+    repairs what an earlier version left world-readable (0755 directories, 0644 files).
+    Symlinks are left alone (chmod would change their target). A file we do not own cannot be
+    changed: say so and go on, rather than refuse to start.
+    """
+    os.umask(0o077)
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    for dirpath, _dirnames, filenames in os.walk(path):
+        _chmod(Path(dirpath), PRIVATE_DIR_MODE)
+        for name in filenames:
+            _chmod(Path(dirpath) / name, PRIVATE_FILE_MODE)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode) or stat.S_IMODE(info.st_mode) == mode:
+            return
+        path.chmod(mode)
+    except FileNotFoundError:  # removed meanwhile (a broker message consumed)
+        pass
+    except PermissionError:
+        sys.stderr.write(f"talorys: cannot make {path} private (mode {mode:o}): not ours\n")

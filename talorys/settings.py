@@ -6,11 +6,12 @@ from pathlib import Path
 
 import dj_database_url
 
-from talorys.env import env_bool, env_int, env_list, env_str, persistent_secret
+from talorys.env import env_bool, env_int, env_list, env_str, persistent_secret, private_data_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("TALORYS_DATA_DIR", str(BASE_DIR / "data"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# 0700 / 0600, and a umask that keeps it so (the database, the secrets, the broker's messages).
+private_data_dir(DATA_DIR)
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = persistent_secret("SECRET_KEY", DATA_DIR)
