@@ -1,5 +1,6 @@
 """Django admin for conversations: read-mostly. The operator reads transcripts, renames a
-conversation or releases a stuck turn lease; messages are never edited here.
+conversation or releases a stuck turn lease; messages are never edited here. Deleting goes
+through agent/services.py like the owner's.
 """
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from agent import services
 from agent.models import Conversation, Message
+from talorys.admin import BinAdmin
 
 
 class MessageInline(admin.TabularInline):
@@ -22,7 +25,7 @@ class MessageInline(admin.TabularInline):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(BinAdmin):
     list_display = ["__str__", "origin", "message_count", "turn_lease_until", "updated_at"]
     list_filter = ["origin", "updated_at"]
     search_fields = ["title", "summary", "messages__content"]
@@ -48,6 +51,10 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description="messages", ordering="_messages")
     def message_count(self, obj: Conversation) -> int:
         return obj._messages
+
+    def service_delete(self, request: HttpRequest, obj: Conversation) -> None:
+        # Refused while a turn still writes to it, as for the owner.
+        services.conversation_delete(conversation_id=obj.pk)
 
 
 @admin.register(Message)

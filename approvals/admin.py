@@ -25,8 +25,19 @@ class PendingActionAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "tool")
     search_fields = ("summary", "preview", "error")
-    readonly_fields = ("snapshot", "created_at", "decided_at", "decided_by", "undone_at")
     inlines = [ApprovalEventInline]
+
+    # Read-only: a status, payload or expiry changed by hand would commit what the owner never
+    # approved (or reopen an expired action) with no audit line. Approvals are decided by the
+    # owner through approvals/services.py only; decided ones are pruned by housekeeping.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(ApprovalEvent)

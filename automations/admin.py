@@ -1,6 +1,18 @@
-from django.contrib import admin
+"""Django admin for automations. Edits go through automations/services.py like the API's, so a
+new schedule re-arms ``next_run_at`` and voids queued runs; the dispatcher's bookkeeping and the
+run receipts are read-only here.
+"""
 
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from automations import services
 from automations.models import Automation, AutomationRun
+from talorys.admin import ServiceAdmin
 
 
 class AutomationRunInline(admin.TabularInline):
@@ -17,7 +29,7 @@ class AutomationRunInline(admin.TabularInline):
 
 
 @admin.register(Automation)
-class AutomationAdmin(admin.ModelAdmin):
+class AutomationAdmin(ServiceAdmin):
     list_display = (
         "name",
         "kind",
@@ -27,12 +39,17 @@ class AutomationAdmin(admin.ModelAdmin):
         "run_count",
         "last_status",
         "cancelled_at",
-        "deleted_at",
     )
     list_filter = ("kind", "enabled", "origin", "last_status")
     search_fields = ("name", "message")
-    # The dispatcher's bookkeeping: editing it by hand would break the one-run-per-slot rule.
-    readonly_fields = (
+    fields = (
+        "name",
+        "kind",
+        "message",
+        "schedule",
+        "enabled",
+        "origin",
+        "next_run_at",
         "version",
         "armed_time_zone",
         "run_count",
@@ -40,16 +57,66 @@ class AutomationAdmin(admin.ModelAdmin):
         "last_status",
         "last_result",
         "last_error",
+        "cancelled_at",
+        "deleted_at",
+        "created_at",
+        "updated_at",
+    )
+    # The dispatcher's bookkeeping: editing it by hand would break the one-run-per-slot rule.
+    # next_run_at follows the schedule and the enabled switch (the services re-arm it).
+    readonly_fields = (
+        "origin",
+        "next_run_at",
+        "version",
+        "armed_time_zone",
+        "run_count",
+        "last_run_at",
+        "last_status",
+        "last_result",
+        "last_error",
+        "cancelled_at",
+        "deleted_at",
         "created_at",
         "updated_at",
     )
     inlines = [AutomationRunInline]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Automation | None = None) -> Any:
+        # What an automation does is fixed once made (automation_update keeps its kind).
+        return ("kind", *self.readonly_fields) if obj is not None else self.readonly_fields
+
+    def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Automation:
+        return services.automation_create(**data)
+
+    def service_update(
+        self, request: HttpRequest, obj: Automation, changes: dict[str, Any]
+    ) -> None:
+        edits = {name: value for name, value in changes.items() if name in services.UPDATABLE}
+        if edits:
+            services.automation_update(automation_id=obj.pk, **edits)
+        if "enabled" in changes:
+            switch = services.automation_resume if changes["enabled"] else services.automation_pause
+            switch(automation_id=obj.pk)
+
+    def service_delete(self, request: HttpRequest, obj: Automation) -> None:
+        services.automation_delete(automation_id=obj.pk)
+
 
 @admin.register(AutomationRun)
 class AutomationRunAdmin(admin.ModelAdmin):
+    """The receipts of runs: written by the dispatcher and the run only (one per slot)."""
+
     list_display = ("automation", "slot", "status", "started_at", "finished_at")
     list_filter = ("status",)
     search_fields = ("automation__name", "result", "error")
-    raw_id_fields = ("automation", "notification")
+    list_select_related = ("automation",)
     date_hierarchy = "slot"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -4,12 +4,16 @@ recorded in the memory's history like any other change.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from memory import services
 from memory.models import Memory, MemoryRevision
+from talorys.admin import ServiceAdmin
 from talorys.errors import ValidationFailed
 
 
@@ -38,38 +42,30 @@ class MemoryForm(forms.ModelForm):
 
 
 @admin.register(Memory)
-class MemoryAdmin(admin.ModelAdmin):
+class MemoryAdmin(ServiceAdmin):
     form = MemoryForm
-    list_display = ["__str__", "category", "source", "revision_count", "updated_at", "deleted_at"]
-    list_filter = ["category", "source", ("deleted_at", admin.EmptyFieldListFilter)]
+    list_display = ["__str__", "category", "source", "revision_count", "updated_at"]
+    list_filter = ["category", "source"]
     search_fields = ["text"]
     date_hierarchy = "updated_at"
     readonly_fields = ["source", "created_at", "updated_at", "deleted_at"]
     inlines = [MemoryRevisionInline]
 
-    @admin.display(description="revisions")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Memory]:
+        return super().get_queryset(request).annotate(_revisions=Count("revisions"))
+
+    @admin.display(description="revisions", ordering="_revisions")
     def revision_count(self, obj: Memory) -> int:
-        return obj.revisions.count()
+        return obj._revisions
 
-    def save_model(
-        self, request: HttpRequest, obj: Memory, form: forms.ModelForm, change: bool
-    ) -> None:
-        # The operator acts for the owner.
-        if change:
-            services.memory_update(memory_id=obj.pk, text=obj.text, category=obj.category)
-        else:
-            obj.pk = services.memory_create(text=obj.text, category=obj.category).pk
-        # The admin goes on with ``obj`` (inlines, log entry, redirect): load what was saved.
-        obj.refresh_from_db()
-        obj._state.adding = False
+    # The operator acts for the owner; each service call records a revision.
+    def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Memory:
+        return services.memory_create(**data)
 
-    def has_change_permission(self, request: HttpRequest, obj: Memory | None = None) -> bool:
-        # A memory in the bin is restored through approvals, not edited here.
-        if obj is not None and obj.deleted_at is not None:
-            return False
-        return super().has_change_permission(request, obj)
+    def service_update(self, request: HttpRequest, obj: Memory, changes: dict[str, Any]) -> None:
+        services.memory_update(memory_id=obj.pk, **changes)
 
-    def delete_model(self, request: HttpRequest, obj: Memory) -> None:
+    def service_delete(self, request: HttpRequest, obj: Memory) -> None:
         services.memory_delete(memory_id=obj.pk)
 
 

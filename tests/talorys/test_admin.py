@@ -15,7 +15,13 @@ from talorys.models import ApiToken, OwnerSettings
 from talorys.security import api_token_authenticate, api_token_create
 
 # Models whose admin refuses the add page on purpose (their rows are only ever made by the app).
-ADD_REFUSED = {"approvals.ApprovalEvent", "agent.Message", "memory.MemoryRevision"}
+ADD_REFUSED = {
+    "approvals.ApprovalEvent",
+    "approvals.PendingAction",
+    "agent.Message",
+    "automations.AutomationRun",
+    "memory.MemoryRevision",
+}
 
 
 @pytest.fixture
