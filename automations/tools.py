@@ -3,6 +3,11 @@
 create/pause/resume are immediate writes; list_automations and list_automation_runs are reads
 (so a scheduled run may use them); delete and cancel are destructive and wait for the owner's
 approval (prepare -> pending action -> commit), with undo.
+
+A repeating scheduled prompt spends the owner's model budget at every run while nobody watches,
+so the model cannot create one outright: create_automation refuses it and points at
+schedule_agent_prompt, a destructive tool whose approval creates it (undo puts it in the bin).
+A one-time prompt, a reminder or a digest spends nothing repeatedly and stays a direct write.
 """
 
 from __future__ import annotations
@@ -10,11 +15,12 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import Field
+from django.utils import timezone
+from pydantic import Field, model_validator
 
 from automations import selectors, services
 from automations.models import Automation, AutomationRun
-from automations.schedules import Schedule
+from automations.schedules import Once, Schedule, describe, next_after, schedule_dump
 from talorys.errors import AppError
 from talorys.owner_tools import local_iso
 from talorys.services import owner_zone
@@ -81,6 +87,15 @@ class CreateAutomationArgs(ToolArgs):
         description="When it runs, in the owner's local time. 'in 2 minutes' or 'tomorrow at 9' "
         "is a once schedule with the exact time and the owner's UTC offset."
     )
+
+    @model_validator(mode="after")
+    def _repeating_prompt_needs_approval(self) -> CreateAutomationArgs:
+        if self.kind == "agent_prompt" and not isinstance(self.schedule, Once):
+            raise ValueError(
+                "a repeating agent_prompt needs the owner's approval: call "
+                "schedule_agent_prompt with the same name, message and schedule instead"
+            )
+        return self
 
 
 @register
@@ -258,3 +273,71 @@ class CancelAutomation(_AutomationApprovalTool):
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
         self._call(services.automation_uncancel, automation_id=proposal.target_id)
         return {"restored": True, "enabled": False}
+
+
+class ScheduleAgentPromptArgs(ToolArgs):
+    name: str = Field(
+        min_length=1, max_length=200, description="A short name, e.g. 'Morning plan'."
+    )
+    message: str = Field(
+        min_length=1,
+        max_length=services.MAX_MESSAGE,
+        description="The instruction you will run at each time, e.g. 'Look at my open tasks "
+        "and tell me the top three'.",
+    )
+    schedule: Schedule = Field(description="When it runs, in the owner's local time.")
+
+
+@register
+class ScheduleAgentPrompt(Tool):
+    name = "schedule_agent_prompt"
+    description = (
+        "Propose a scheduled prompt that runs repeatedly (daily, weekly, monthly or cron): at "
+        "each time you run the message as an instruction, with read tools and notify_owner "
+        "only, spending the owner's model budget. It exists only after the owner approves; "
+        "until then do not say it is scheduled."
+    )
+    args = ScheduleAgentPromptArgs
+    permission = Permission.DESTRUCTIVE
+    cap = 2
+    NEW = "new"  # nothing exists yet that could change under the proposal
+
+    def prepare(self, args: ScheduleAgentPromptArgs, ctx: ToolContext) -> Proposal:
+        # Checked now, so the owner is never asked to approve what could not be created.
+        zone = owner_zone()
+        if next_after(args.schedule, timezone.now(), zone) is None:
+            raise ToolError(
+                "schedule.at: that time has passed; give a time in the future.", code="VALIDATION"
+            )
+        return Proposal(
+            target_id=0,
+            snapshot=self.NEW,
+            summary=f"Schedule the prompt “{args.name}” to run {describe(args.schedule, zone)}",
+            payload={
+                "name": args.name,
+                "message": args.message,
+                "schedule": schedule_dump(args.schedule),
+            },
+            preview=args.message,
+        )
+
+    def snapshot(self, target_id: int) -> str | None:
+        return self.NEW
+
+    def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
+        try:
+            automation = services.automation_create(
+                kind=Automation.Kind.AGENT_PROMPT,
+                origin=Automation.Origin.CHAT,
+                **proposal.payload,
+            )
+        except AppError as exc:
+            raise ToolError(exc.message, code=exc.code) from exc
+        return {"undoable": True, "automation_id": automation.pk}
+
+    def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
+        try:
+            services.automation_trash(automation_id=result["automation_id"])
+        except AppError as exc:
+            raise ToolError(exc.message, code=exc.code) from exc
+        return {"deleted": True}

@@ -64,7 +64,8 @@ def test_every_destructive_tool_proposes_and_changes_nothing(db, tool, make, arg
 def test_every_registered_destructive_tool_is_covered_by_a_test():
     destructive = {t.name for t in all_tools() if t.permission == Permission.DESTRUCTIVE}
     covered = {"delete_task", "delete_note", "delete_project", "rewrite_note", "delete_memory"}
-    covered |= {"delete_automation", "cancel_automation"}  # tests/automations
+    # tests/automations
+    covered |= {"delete_automation", "cancel_automation", "schedule_agent_prompt"}
     assert destructive <= covered, destructive - covered
 
 
