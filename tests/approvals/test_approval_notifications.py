@@ -7,16 +7,15 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from approvals.models import PendingAction
 from talorys import services
-from talorys.asgi import application
 from talorys.models import Notification, PushDelivery
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import turn, use_fake
 from tests.automations.conftest import browser, eager, push_service  # noqa: F401 (fixtures)
+from tests.automations.test_live_notifications import socket
 
 SECRET = "door code 4711"
 
@@ -84,14 +83,7 @@ def test_a_turn_that_proposes_nothing_sends_no_approval_notification(api, fake_o
 async def test_an_open_page_is_told_live_that_an_approval_waits(owner, fake_openai):
     client = Client()
     await sync_to_async(client.force_login)(owner)
-    page = WebsocketCommunicator(
-        application,
-        "/ws/notifications/",
-        headers=[
-            (b"origin", b"http://testserver"),
-            (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode()),
-        ],
-    )
+    page = socket(client.cookies["sessionid"].value)
     connected, _ = await page.connect()
     assert connected
     try:
