@@ -20,6 +20,7 @@ from agent.schemas import (
     ConversationOut,
 )
 from agent.services import TurnStart
+from talorys.routers.bin import request_actor
 
 router = Router(tags=["agent"])
 
@@ -101,5 +102,5 @@ def conversation_get(request: HttpRequest, conversation_id: int) -> Conversation
 
 @router.delete("/conversations/{int:conversation_id}", response={204: None})
 def conversation_delete(request: HttpRequest, conversation_id: int) -> Status:
-    services.conversation_delete(conversation_id=conversation_id)
+    services.conversation_delete(conversation_id=conversation_id, actor=request_actor(request))
     return Status(204, None)

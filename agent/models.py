@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from talorys.models import LiveQuerySet
+
 
 class Conversation(models.Model):
     title = models.CharField(max_length=200, blank=True, default="")
@@ -18,6 +20,10 @@ class Conversation(models.Model):
     origin = models.CharField(max_length=8, default="live")  # live | import
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # In the bin (talorys/history.py): hidden from lists, and it takes no turns.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
 
     class Meta:
         ordering = ["-updated_at", "-id"]

@@ -9,7 +9,7 @@ from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agent.services import MAX_MESSAGE_CHARS
-from talorys.schemas import In
+from talorys.schemas import ChangeOut, In
 
 
 class ChatIn(In):
@@ -44,6 +44,8 @@ class MessageOut(Schema):
     origin: str
     error_code: str
     created_at: dt.datetime
+    # What the model changed in this reply's turn, oldest first (each revertable).
+    changes: list[ChangeOut] = []
 
 
 class ConversationDetailOut(ConversationOut):

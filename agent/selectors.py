@@ -9,22 +9,32 @@ from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
 from talorys.errors import NotFound
+from talorys.selectors import change_list
 
 HISTORY_LIMIT = 200
 
 
 def conversation_list() -> QuerySet[Conversation]:
-    return Conversation.objects.all()
+    return Conversation.objects.live()
 
 
 def conversation_with_messages(*, conversation_id: int) -> Conversation:
+    """The conversation with its messages, each carrying ``changes``: what the model changed in
+    that reply's turn (revertable from /api/changes/{id}/revert)."""
     conversation = (
-        Conversation.objects.filter(pk=conversation_id)
+        Conversation.objects.live()
+        .filter(pk=conversation_id)
         .prefetch_related(Prefetch("messages", queryset=Message.objects.order_by("id")))
         .first()
     )
     if conversation is None:
         raise NotFound(f"Conversation {conversation_id} does not exist.")
+    messages = list(conversation.messages.all())
+    by_message: dict[int, list] = {}
+    for change in change_list(message_ids=[m.pk for m in messages]).order_by("id"):
+        by_message.setdefault(change.message_id, []).append(change)
+    for message in messages:
+        message.changes = by_message.get(message.pk, [])
     return conversation
 
 

@@ -21,6 +21,8 @@ from django.utils import timezone
 
 from agent.models import Conversation, Message
 from talorys.errors import Conflict, NotFound, ValidationFailed
+from talorys.history import OWNER, Actor, ItemKind, bin_restore, change_record, register_kind
+from talorys.models import Change
 
 # Long enough that a slow model step never loses it between two renewals (the runner renews
 # every LEASE_SECONDS / 3), short enough that a crashed process frees the conversation soon.
@@ -71,22 +73,58 @@ def _clean_owner_text(text: str) -> str:
 
 
 def conversation_get(*, conversation_id: int) -> Conversation:
-    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
     if conversation is None:
         raise NotFound(f"Conversation {conversation_id} does not exist.")
     return conversation
 
 
-def conversation_delete(*, conversation_id: int) -> None:
-    """Delete a conversation and its messages, unless a turn is still writing to it."""
-    deleted, _ = (
-        Conversation.objects.filter(pk=conversation_id)
-        .filter(Q(turn_id="") | Q(turn_lease_until__lt=timezone.now()))
-        .delete()
-    )
-    if not deleted:
-        conversation_get(conversation_id=conversation_id)
-        raise Conflict(f"{BUSY} Cancel it first.")
+def conversation_delete(*, conversation_id: int, actor: Actor = OWNER) -> None:
+    """To the bin with its messages (restorable for BIN_RETENTION), unless a turn is still
+    writing to it. One conditional UPDATE: a turn claim racing it (which needs the conversation
+    live) and this (which needs no turn) cannot both win."""
+    with transaction.atomic():
+        binned = (
+            Conversation.objects.live()
+            .filter(pk=conversation_id)
+            .filter(Q(turn_id="") | Q(turn_lease_until__lt=timezone.now()))
+            .update(deleted_at=timezone.now(), turn_id="", turn_lease_until=None)
+        )
+        if not binned:
+            conversation_get(conversation_id=conversation_id)
+            raise Conflict(f"{BUSY} Cancel it first.")
+        conversation = Conversation.objects.get(pk=conversation_id)
+        change_record(
+            kind=CONVERSATION.name,
+            obj=conversation,
+            action=Change.Action.DELETE,
+            actor=actor,
+            before={"title": conversation.title},
+        )
+
+
+def _conversation_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
+    with transaction.atomic():
+        bin_restore(model=Conversation, pk=pk)
+        conversation = Conversation.objects.get(pk=pk)
+        change_record(
+            kind=CONVERSATION.name,
+            obj=conversation,
+            action=Change.Action.RESTORE,
+            actor=actor,
+            after={"title": conversation.title},
+        )
+
+
+CONVERSATION = ItemKind(
+    name="conversation",
+    model=Conversation,
+    fields=("title",),
+    title=lambda conversation: str(conversation),
+    restore=_conversation_restore,
+    bin=lambda *, pk, actor: conversation_delete(conversation_id=pk, actor=actor),
+)
+register_kind(CONVERSATION)
 
 
 def conversation_summary_store(*, conversation_id: int, summary: str, summary_upto: int) -> None:
@@ -111,7 +149,7 @@ def turn_claim(*, conversation_id: int, turn_id: str) -> bool:
         "turn_lease_until": now + dt.timedelta(seconds=LEASE_SECONDS),
         "turn_cancel_requested": False,
     }
-    rows = Conversation.objects.filter(pk=conversation_id)
+    rows = Conversation.objects.live().filter(pk=conversation_id)  # a binned one takes no turns
     if rows.filter(turn_id="").update(**lease):
         return False
     if rows.filter(turn_lease_until__lt=now).update(**lease):

@@ -16,6 +16,7 @@ from django.utils import timezone
 from approvals.models import ApprovalEvent, PendingAction
 from talorys import notify
 from talorys.errors import AppError, Conflict, NotFound
+from talorys.history import BIN_RETENTION
 from talorys.models import Notification
 from talorys.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
 
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 
 EXPIRY_MINUTES = 30
 EXPIRY = dt.timedelta(minutes=EXPIRY_MINUTES)
-UNDO_WINDOW = dt.timedelta(days=30)
+# Undo restores from the bin, so it lasts exactly as long as the bin keeps what was deleted.
+UNDO_WINDOW = BIN_RETENTION
 RETENTION = dt.timedelta(days=30)
 STALE_MESSAGE = (
     "This item changed after it was proposed, so nothing was done. Ask again to get a new approval."

@@ -15,6 +15,7 @@ from automations.schemas import (
     AutomationPatch,
     AutomationRunOut,
 )
+from talorys.routers.bin import request_actor
 
 router = Router(tags=["automations"])
 
@@ -36,7 +37,10 @@ def automation_create(request: HttpRequest, payload: AutomationIn) -> Status:
     # The answer is built before the commit: if it cannot be, nothing was created (never a 500
     # for a row that exists).
     with transaction.atomic():
-        return Status(201, _out(services.automation_create(**payload.model_dump())))
+        automation = services.automation_create(
+            **payload.model_dump(), actor=request_actor(request)
+        )
+        return Status(201, _out(automation))
 
 
 @router.get("/{int:automation_id}", response=AutomationOut)
@@ -51,14 +55,16 @@ def automation_update(
     with transaction.atomic():  # as in automation_create: answered before the commit
         return _out(
             services.automation_update(
-                automation_id=automation_id, **payload.model_dump(exclude_unset=True)
+                automation_id=automation_id,
+                actor=request_actor(request),
+                **payload.model_dump(exclude_unset=True),
             )
         )
 
 
 @router.delete("/{int:automation_id}", response={204: None})
 def automation_delete(request: HttpRequest, automation_id: int) -> Status:
-    services.automation_delete(automation_id=automation_id)
+    services.automation_delete(automation_id=automation_id, actor=request_actor(request))
     return Status(204, None)
 
 
@@ -71,10 +77,14 @@ def automation_run_list(request: HttpRequest, automation_id: int) -> QuerySet[Au
 @router.post("/{int:automation_id}/pause", response=AutomationOut)
 def automation_pause(request: HttpRequest, automation_id: int) -> AutomationOut:
     with transaction.atomic():
-        return _out(services.automation_pause(automation_id=automation_id))
+        return _out(
+            services.automation_pause(automation_id=automation_id, actor=request_actor(request))
+        )
 
 
 @router.post("/{int:automation_id}/resume", response=AutomationOut)
 def automation_resume(request: HttpRequest, automation_id: int) -> AutomationOut:
     with transaction.atomic():
-        return _out(services.automation_resume(automation_id=automation_id))
+        return _out(
+            services.automation_resume(automation_id=automation_id, actor=request_actor(request))
+        )

@@ -50,7 +50,16 @@ from talorys import notify
 from talorys import selectors as core_selectors
 from talorys import services as core_services
 from talorys.errors import AppError, BudgetExhausted, Conflict, NotFound, ValidationFailed
-from talorys.models import Notification, Task
+from talorys.history import (
+    OWNER,
+    Actor,
+    ItemKind,
+    bin_purge,
+    change_record,
+    item_fields,
+    register_kind,
+)
+from talorys.models import Change, Notification, Task
 from talorys.services import clean_text, owner_zone
 
 log = logging.getLogger(__name__)
@@ -110,6 +119,7 @@ def automation_create(
     message: str = "",
     enabled: bool = True,
     origin: str = Automation.Origin.OWNER,
+    actor: Actor = OWNER,
 ) -> Automation:
     """Create an automation, armed for its first slot. Imported ones always start paused."""
     if kind not in Kind.values:
@@ -124,28 +134,46 @@ def automation_create(
         enabled = False
     zone = owner_zone()
     next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone) if enabled else None
-    return Automation.objects.create(
-        name=name,
-        kind=kind,
-        message=message,
-        schedule=schedule_dump(parsed),
-        enabled=enabled,
-        origin=origin,
-        next_run_at=next_run_at,
-        armed_time_zone=zone.key if enabled else "",
+    with transaction.atomic():
+        automation = Automation.objects.create(
+            name=name,
+            kind=kind,
+            message=message,
+            schedule=schedule_dump(parsed),
+            enabled=enabled,
+            origin=origin,
+            next_run_at=next_run_at,
+            armed_time_zone=zone.key if enabled else "",
+        )
+        _changed(automation, Change.Action.CREATE, actor, before=None)
+    return automation
+
+
+def _changed(
+    automation: Automation, action: str, actor: Actor, *, before: dict[str, Any] | None
+) -> None:
+    """Record a change of the automation's content (talorys/history.py)."""
+    change_record(
+        kind=AUTOMATION.name,
+        obj=automation,
+        action=action,
+        actor=actor,
+        before=before,
+        after=None if action == Change.Action.DELETE else item_fields(AUTOMATION, automation),
     )
 
 
 UPDATABLE = {"name", "message", "schedule"}
 
 
-def automation_update(*, automation_id: int, **changes: Any) -> Automation:
+def automation_update(*, automation_id: int, actor: Actor = OWNER, **changes: Any) -> Automation:
     """Change name, message or schedule. A new schedule voids queued runs and re-arms."""
     unknown = set(changes) - UPDATABLE
     if unknown:
         raise ValidationFailed(f"Cannot change {', '.join(sorted(unknown))} here.")
     with transaction.atomic():
         automation = _lock(automation_id)
+        before = item_fields(AUTOMATION, automation)
         if "name" in changes:
             automation.name = clean_text(
                 changes["name"], field="name", max_length=MAX_NAME, required=True
@@ -163,23 +191,26 @@ def automation_update(*, automation_id: int, **changes: Any) -> Automation:
                 automation.next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone)
                 automation.armed_time_zone = zone.key
         automation.save()
+        _changed(automation, Change.Action.UPDATE, actor, before=before)
     return automation
 
 
-def automation_pause(*, automation_id: int) -> Automation:
+def automation_pause(*, automation_id: int, actor: Actor = OWNER) -> Automation:
     with transaction.atomic():
         automation = _lock(automation_id)
         if automation.cancelled_at is not None:
             raise Conflict("This automation was cancelled; it cannot be paused or resumed.")
         if automation.enabled:
+            before = item_fields(AUTOMATION, automation)
             automation.enabled = False
             automation.next_run_at = None
             automation.version += 1  # a run already queued for this automation is now stale
             automation.save()
+            _changed(automation, Change.Action.UPDATE, actor, before=before)
     return automation
 
 
-def automation_resume(*, automation_id: int) -> Automation:
+def automation_resume(*, automation_id: int, actor: Actor = OWNER) -> Automation:
     """Enable again from now on: slots that passed while paused are not run."""
     with transaction.atomic():
         automation = _lock(automation_id)
@@ -190,31 +221,34 @@ def automation_resume(*, automation_id: int) -> Automation:
             next_run_at = next_after(schedule_parse(automation.schedule), timezone.now(), zone)
             if next_run_at is None:
                 raise Conflict("Its one time has passed; give it a new schedule to run it again.")
+            before = item_fields(AUTOMATION, automation)
             automation.enabled = True
             automation.next_run_at = next_run_at
             automation.armed_time_zone = zone.key
             automation.version += 1
             automation.save()
+            _changed(automation, Change.Action.UPDATE, actor, before=before)
     return automation
 
 
-def automation_delete(*, automation_id: int) -> None:
-    """The owner deletes directly: the automation and its receipts go for good."""
-    with transaction.atomic():
-        _lock(automation_id).delete()
+def automation_delete(*, automation_id: int, actor: Actor = OWNER) -> None:
+    """To the bin like every delete (restorable for BIN_RETENTION), and it stops running."""
+    automation_trash(automation_id=automation_id, actor=actor)
 
 
-def automation_trash(*, automation_id: int) -> Automation:
-    """An approved deletion: to the bin (restorable for 30 days), and it stops running."""
+def automation_trash(*, automation_id: int, actor: Actor = OWNER) -> Automation:
+    """To the bin (restorable for BIN_RETENTION), and it stops running."""
     with transaction.atomic():
         automation = _lock(automation_id)
+        before = item_fields(AUTOMATION, automation)
         automation.deleted_at = timezone.now()
-        automation.version += 1
+        automation.version += 1  # a run already queued for it is now stale
         automation.save()
+        _changed(automation, Change.Action.DELETE, actor, before=before)
     return automation
 
 
-def automation_restore(*, automation_id: int) -> Automation:
+def automation_restore(*, automation_id: int, actor: Actor = OWNER) -> Automation:
     """Out of the bin, re-armed from now (a one-time automation whose time passed stays off)."""
     with transaction.atomic():
         automation = (
@@ -234,6 +268,7 @@ def automation_restore(*, automation_id: int) -> Automation:
             automation.armed_time_zone = zone.key
             automation.enabled = automation.next_run_at is not None
         automation.save()
+        _changed(automation, Change.Action.RESTORE, actor, before=None)
     return automation
 
 
@@ -741,10 +776,31 @@ def automation_runs_reap(*, now: dt.datetime | None = None) -> int:
 
 
 def automations_bin_purge(*, now: dt.datetime | None = None) -> int:
-    """Delete for good automations that approved deletions put in the bin over 30 days ago."""
-    cutoff = (now or timezone.now()) - BIN_RETENTION
-    count, _ = Automation.objects.filter(deleted_at__lt=cutoff).delete()
-    return count
+    """Delete for good automations that have been in the bin longer than BIN_RETENTION."""
+    older_than = BIN_RETENTION - ((now or timezone.now()) - timezone.now())
+    return bin_purge(older_than=older_than, kinds=[AUTOMATION.name])
+
+
+def _automation_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
+    """Write old content back: name, message and schedule, then paused or running as it was."""
+    content = {key: values[key] for key in UPDATABLE if key in values}
+    automation_update(automation_id=pk, actor=actor, **content)
+    if values.get("enabled") is False:
+        automation_pause(automation_id=pk, actor=actor)
+    elif values.get("enabled") is True:
+        automation_resume(automation_id=pk, actor=actor)
+
+
+AUTOMATION = ItemKind(
+    name="automation",
+    model=Automation,
+    fields=("name", "message", "schedule", "enabled"),
+    title=lambda automation: automation.name,
+    restore=lambda *, pk, actor, change: automation_restore(automation_id=pk, actor=actor),
+    bin=lambda *, pk, actor: automation_trash(automation_id=pk, actor=actor),
+    apply=_automation_apply,
+)
+register_kind(AUTOMATION)
 
 
 def schedule_text(automation: Automation, zone: ZoneInfo | None = None) -> str:

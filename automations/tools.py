@@ -117,6 +117,7 @@ class CreateAutomation(Tool):
             message=args.message,
             schedule=args.schedule,
             origin=Automation.Origin.CHAT,
+            actor=ctx.actor,
         )
         return {"automation": _automation(automation, owner_zone())}
 
@@ -161,7 +162,7 @@ class PauseAutomation(Tool):
     cap = 5
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        automation = services.automation_pause(automation_id=args.automation_id)
+        automation = services.automation_pause(automation_id=args.automation_id, actor=ctx.actor)
         return {"automation": _automation(automation, owner_zone())}
 
 
@@ -176,7 +177,7 @@ class ResumeAutomation(Tool):
     cap = 5
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        automation = services.automation_resume(automation_id=args.automation_id)
+        automation = services.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
         return {"automation": _automation(automation, owner_zone())}
 
 
@@ -243,7 +244,9 @@ class DeleteAutomation(_AutomationApprovalTool):
     verb = "Delete"
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        automation = self._call(services.automation_trash, automation_id=proposal.target_id)
+        automation = self._call(
+            services.automation_trash, automation_id=proposal.target_id, actor=ctx.actor
+        )
         return {"undoable": True, "deleted_at": automation.deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:

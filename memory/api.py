@@ -6,6 +6,7 @@ from ninja.pagination import LimitOffsetPagination, paginate
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
 from memory.schemas import MemoryIn, MemoryOut, MemoryPatch, MemoryRevisionOut
+from talorys.routers.bin import request_actor
 from talorys.schemas import QueryText
 
 router = Router(tags=["memory"])
@@ -19,7 +20,12 @@ def memory_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Me
 
 @router.post("", response={201: MemoryOut})
 def memory_create(request: HttpRequest, payload: MemoryIn) -> Status:
-    return Status(201, services.memory_create(**payload.model_dump(), source="owner"))
+    return Status(
+        201,
+        services.memory_create(
+            **payload.model_dump(), source="owner", actor=request_actor(request)
+        ),
+    )
 
 
 @router.get("/{int:memory_id}", response=MemoryOut)
@@ -30,13 +36,16 @@ def memory_get(request: HttpRequest, memory_id: int) -> Memory:
 @router.patch("/{int:memory_id}", response=MemoryOut)
 def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) -> Memory:
     return services.memory_update(
-        memory_id=memory_id, **payload.model_dump(exclude_unset=True), source="owner"
+        memory_id=memory_id,
+        **payload.model_dump(exclude_unset=True),
+        source="owner",
+        actor=request_actor(request),
     )
 
 
 @router.delete("/{int:memory_id}", response={204: None})
 def memory_delete(request: HttpRequest, memory_id: int) -> Status:
-    services.memory_delete(memory_id=memory_id, source="owner")
+    services.memory_delete(memory_id=memory_id, source="owner", actor=request_actor(request))
     return Status(204, None)
 
 

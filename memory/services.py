@@ -1,5 +1,7 @@
 """Every change to memories. Each change writes a MemoryRevision in the same transaction, so the
-history always says what the memory was after each change and who made it.
+history always says what the memory was after each change and who made it; the same call records
+the generic revision (talorys.history.Change) that lists the model's changes under its reply and
+reverts them, so one function (``_record``) keeps both.
 """
 
 from __future__ import annotations
@@ -11,6 +13,16 @@ from django.utils import timezone
 
 from memory.models import Memory, MemoryRevision
 from talorys.errors import NotFound, ValidationFailed
+from talorys.history import (
+    OWNER,
+    Actor,
+    ItemKind,
+    bin_purge,
+    change_record,
+    item_fields,
+    register_kind,
+)
+from talorys.models import Change
 
 # Memories are short facts; a long text belongs in a note.
 MAX_MEMORY_TEXT = 2_000
@@ -34,7 +46,18 @@ def _check_choice(value: str, *, field: str, choices: list[str]) -> str:
     return str(value)
 
 
-def _record(memory: Memory, action: str) -> MemoryRevision:
+def _record(
+    memory: Memory, action: str, *, actor: Actor, before: dict[str, str] | None = None
+) -> MemoryRevision:
+    fields = item_fields(MEMORY, memory)
+    change_record(
+        kind=MEMORY.name,
+        obj=memory,
+        action=action,
+        actor=actor,
+        before=before,
+        after=None if action == Change.Action.DELETE else fields,
+    )
     return MemoryRevision.objects.create(
         memory=memory,
         action=action,
@@ -44,13 +67,15 @@ def _record(memory: Memory, action: str) -> MemoryRevision:
     )
 
 
-def memory_create(*, text: str, category: str = "fact", source: str = "owner") -> Memory:
+def memory_create(
+    *, text: str, category: str = "fact", source: str = "owner", actor: Actor = OWNER
+) -> Memory:
     text = clean_memory_text(text)
     category = _check_choice(category, field="category", choices=Memory.Category.values)
     source = _check_choice(source, field="source", choices=Memory.Source.values)
     with transaction.atomic():
         memory = Memory.objects.create(text=text, category=category, source=source)
-        _record(memory, MemoryRevision.Action.CREATE)
+        _record(memory, MemoryRevision.Action.CREATE, actor=actor)
     return memory
 
 
@@ -60,6 +85,7 @@ def memory_update(
     text: str | None = None,
     category: str | None = None,
     source: str = "owner",
+    actor: Actor = OWNER,
 ) -> Memory:
     """Change text and/or category. A call that changes nothing writes no revision.
 
@@ -79,25 +105,22 @@ def memory_update(
         )
         if not changed:
             return memory
+        before = item_fields(MEMORY, memory)
         memory.text = text if text is not None else memory.text
         memory.category = category if category is not None else memory.category
         memory.source = source
         memory.save()
-        _record(memory, MemoryRevision.Action.UPDATE)
+        _record(memory, MemoryRevision.Action.UPDATE, actor=actor, before=before)
     return memory
 
 
-def memory_delete(*, memory_id: int, source: str = "owner") -> None:
-    """The owner's direct delete: the memory and its history are erased, so nothing about it
-    stays behind (the model's deletions go through approvals instead).
-    """
-    _check_choice(source, field="source", choices=Memory.Source.values)
-    deleted, _ = Memory.objects.live().filter(pk=memory_id).delete()
-    if not deleted:
-        raise NotFound(f"Memory {memory_id} does not exist.")
+def memory_delete(*, memory_id: int, source: str = "owner", actor: Actor = OWNER) -> None:
+    """The owner's delete: to the bin like every delete; purging it from the bin (the owner's
+    session) erases the memory and its history, so nothing about it stays behind then."""
+    memory_bin(memory_id=memory_id, source=source, actor=actor)
 
 
-def memory_bin(*, memory_id: int, source: str) -> Memory:
+def memory_bin(*, memory_id: int, source: str, actor: Actor = OWNER) -> Memory:
     """An approved deletion: the memory goes to the bin (restorable for 30 days), with a revision."""
     with transaction.atomic():
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
@@ -106,11 +129,13 @@ def memory_bin(*, memory_id: int, source: str) -> Memory:
         memory.deleted_at = timezone.now()
         memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
         memory.save(update_fields=["deleted_at", "source", "updated_at"])
-        _record(memory, MemoryRevision.Action.DELETE)
+        _record(
+            memory, MemoryRevision.Action.DELETE, actor=actor, before=item_fields(MEMORY, memory)
+        )
     return memory
 
 
-def memory_restore(*, memory_id: int, source: str = "owner") -> Memory:
+def memory_restore(*, memory_id: int, source: str = "owner", actor: Actor = OWNER) -> Memory:
     with transaction.atomic():
         memory = (
             Memory.objects.select_for_update()
@@ -122,10 +147,35 @@ def memory_restore(*, memory_id: int, source: str = "owner") -> Memory:
         memory.deleted_at = None
         memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
         memory.save(update_fields=["deleted_at", "source", "updated_at"])
-        _record(memory, MemoryRevision.Action.RESTORE)
+        _record(memory, MemoryRevision.Action.RESTORE, actor=actor)
     return memory
 
 
 def memory_bin_purge(*, older_than: dt.timedelta) -> int:
-    count, _ = Memory.objects.filter(deleted_at__lt=timezone.now() - older_than).delete()
-    return count
+    return bin_purge(older_than=older_than, kinds=[MEMORY.name])
+
+
+def _memory_apply(*, pk: int, values: dict[str, str], actor: Actor) -> None:
+    memory_update(memory_id=pk, **values, source=_source_of(actor), actor=actor)
+
+
+def _source_of(actor: Actor) -> str:
+    if actor.source == "chat":
+        return Memory.Source.CHAT
+    if actor.source.startswith("automation"):
+        return Memory.Source.AUTOMATION
+    return Memory.Source.OWNER
+
+
+MEMORY = ItemKind(
+    name="memory",
+    model=Memory,
+    fields=("text", "category"),
+    title=lambda memory: memory.text[:80],
+    restore=lambda *, pk, actor, change: memory_restore(
+        memory_id=pk, source=_source_of(actor), actor=actor
+    ),
+    bin=lambda *, pk, actor: memory_bin(memory_id=pk, source=_source_of(actor), actor=actor),
+    apply=_memory_apply,
+)
+register_kind(MEMORY)

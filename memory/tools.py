@@ -97,7 +97,9 @@ class Remember(Tool):
     cap = 5
 
     def run(self, args: RememberArgs, ctx: ToolContext) -> dict[str, Any]:
-        memory = services.memory_create(text=args.text, category=args.category, source=_source(ctx))
+        memory = services.memory_create(
+            text=args.text, category=args.category, source=_source(ctx), actor=ctx.actor
+        )
         return {"memory": _memory(memory, owner_zone())}
 
 
@@ -122,7 +124,11 @@ class CorrectMemory(Tool):
 
     def run(self, args: CorrectMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
         memory = services.memory_update(
-            memory_id=args.memory_id, text=args.text, category=args.category, source=_source(ctx)
+            memory_id=args.memory_id,
+            text=args.text,
+            category=args.category,
+            source=_source(ctx),
+            actor=ctx.actor,
         )
         return {"memory": _memory(memory, owner_zone())}
 
@@ -148,7 +154,9 @@ class DeleteMemory(SoftDeleteTool):
         return obj.text[:80]
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        services.memory_bin(memory_id=proposal.target_id, source=Memory.Source.OWNER)
+        services.memory_bin(
+            memory_id=proposal.target_id, source=Memory.Source.OWNER, actor=ctx.actor
+        )
         return {"undoable": True}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:

@@ -344,7 +344,7 @@ class OwnerSettingsForm(forms.ModelForm):
 
 
 @admin.register(OwnerSettings)
-class OwnerSettingsAdmin(admin.ModelAdmin):
+class OwnerSettingsAdmin(ServiceAdmin):
     form = OwnerSettingsForm
     list_display = ["__str__", "time_zone", "model_name", "semantic_enabled", "updated_at"]
     readonly_fields = ["updated_at"]
@@ -379,16 +379,19 @@ class OwnerSettingsAdmin(admin.ModelAdmin):
         (None, {"fields": ["updated_at"]}),
     ]
 
-    def save_model(
-        self, request: HttpRequest, obj: OwnerSettings, form: forms.ModelForm, change: bool
+    def _settings(self, data: dict[str, Any]) -> dict[str, Any]:
+        # An empty key field keeps the stored key (the page never shows it); a new provider URL
+        # without a key still clears the old one, as owner_settings_update does for the owner.
+        return {k: v for k, v in data.items() if v or k not in KEY_FIELDS}
+
+    def service_create(self, request: HttpRequest, data: dict[str, Any]) -> OwnerSettings:
+        services.owner_settings_get()  # the one row (a database constraint)
+        return services.owner_settings_update(**self._settings(data))
+
+    def service_update(
+        self, request: HttpRequest, obj: OwnerSettings, changes: dict[str, Any]
     ) -> None:
-        if change:
-            stored = OwnerSettings.objects.get(pk=obj.pk)
-            for name in KEY_FIELDS:
-                if not form.cleaned_data.get(name):
-                    setattr(obj, name, getattr(stored, name))
-        obj.pk = 1  # the one row (a database constraint)
-        super().save_model(request, obj, form, change)
+        services.owner_settings_update(**self._settings(changes))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return not OwnerSettings.objects.exists()

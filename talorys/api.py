@@ -23,6 +23,7 @@ from talorys.routers import (
     tasks_router,
     usage_router,
 )
+from talorys.routers.bin import bin_router, changes_router
 from talorys.routers.push import push_router
 from talorys.security import api_login_required, owner_auth
 
@@ -94,3 +95,5 @@ api.add_router("/", agent_router)
 api.add_router("/", approvals_router)
 api.add_router("/automations", automations_router)
 api.add_router("/push", push_router)
+api.add_router("/bin", bin_router)
+api.add_router("/changes", changes_router)

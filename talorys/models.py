@@ -267,3 +267,48 @@ class PushDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"push {self.notification_id} -> {self.subscription_id}: {self.status}"
+
+
+class Change(models.Model):
+    """One change to an item the owner keeps (task, note, project, memory, automation,
+    conversation): who made it, from which turn, and the item's content fields before and after.
+
+    The model's changes are listed under the reply that made them and can be reverted
+    (talorys/history.py); the owner's own edits are kept as history. ``object_id`` is not a
+    foreign key: the row outlives a move to the bin, and the kinds live in several apps.
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create"
+        UPDATE = "update"
+        DELETE = "delete"  # to the bin
+        RESTORE = "restore"  # out of the bin
+
+    kind = models.CharField(max_length=16)
+    object_id = models.BigIntegerField()
+    action = models.CharField(max_length=8, choices=Action.choices)
+    title = models.CharField(max_length=200, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    # What else undoing it needs (a binned project's tasks).
+    detail = models.JSONField(default=dict, blank=True)
+    # Who: "owner" (session), "token:<prefix>", "owner:<name>" (an approval), "chat",
+    # "automation:<id>", "import", "system".
+    source = models.CharField(max_length=100)
+    conversation_id = models.BigIntegerField(null=True, blank=True)
+    message_id = models.BigIntegerField(null=True, blank=True)
+    # Set on the change(s) a revert made, pointing at the change they reverted.
+    reverts = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["kind", "object_id", "-id"]),
+            models.Index(fields=["message_id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.kind} {self.object_id} by {self.source}"

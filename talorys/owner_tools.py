@@ -190,7 +190,7 @@ class CreateTask(Tool):
     cap = 10
 
     def run(self, args: CreateTaskArgs, ctx: ToolContext) -> dict[str, Any]:
-        task = services.task_create(**args.model_dump())
+        task = services.task_create(**args.model_dump(), actor=ctx.actor)
         return {"task": _task(task, owner_zone())}
 
 
@@ -233,7 +233,7 @@ class UpdateTask(Tool):
         }
         if not changes:
             raise ToolError("Give at least one field to change.", code="NOTHING_TO_CHANGE")
-        task = services.task_update(task_id=args.task_id, **changes)
+        task = services.task_update(task_id=args.task_id, actor=ctx.actor, **changes)
         return {"task": _task(task, owner_zone())}
 
 
@@ -254,7 +254,7 @@ class CompleteTask(Tool):
 
     def run(self, args: TaskIdArgs, ctx: ToolContext) -> dict[str, Any]:
         was_done = services.task_get(task_id=args.task_id).status == Task.Status.DONE
-        task = services.task_complete(task_id=args.task_id)
+        task = services.task_complete(task_id=args.task_id, actor=ctx.actor)
         return {"task": _task(task, owner_zone()), "already_done": was_done}
 
 
@@ -295,7 +295,9 @@ class CreateProject(Tool):
     cap = 4
 
     def run(self, args: CreateProjectArgs, ctx: ToolContext) -> dict[str, Any]:
-        project = services.project_create(name=args.name, description=args.description)
+        project = services.project_create(
+            name=args.name, description=args.description, actor=ctx.actor
+        )
         return {"project": _project(project)}
 
 
@@ -404,7 +406,7 @@ class CreateNote(Tool):
     cap = 5
 
     def run(self, args: CreateNoteArgs, ctx: ToolContext) -> dict[str, Any]:
-        note = services.note_create(title=args.title, content=args.content)
+        note = services.note_create(title=args.title, content=args.content, actor=ctx.actor)
         return {"note": _note(note, owner_zone())}
 
 
@@ -429,7 +431,7 @@ class AppendToNote(Tool):
     cap = 8
 
     def run(self, args: AppendToNoteArgs, ctx: ToolContext) -> dict[str, Any]:
-        note = services.note_append(note_id=args.note_id, text=args.text)
+        note = services.note_append(note_id=args.note_id, text=args.text, actor=ctx.actor)
         result = _note(note, owner_zone())
         result["length"] = len(note.content)
         return {"note": result}
@@ -449,7 +451,7 @@ class RenameNote(Tool):
     cap = 5
 
     def run(self, args: RenameNoteArgs, ctx: ToolContext) -> dict[str, Any]:
-        note = services.note_rename(note_id=args.note_id, title=args.title)
+        note = services.note_rename(note_id=args.note_id, title=args.title, actor=ctx.actor)
         return {"note": _note(note, owner_zone())}
 
 
@@ -582,14 +584,7 @@ class DeleteProject(SoftDeleteTool):
     id_arg = "project_id"
     label = "project"
     snapshot_fields = ("name", "description")
-
-    def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        task_ids = services.project_bin(project_id=proposal.target_id)
-        return {"undoable": True, "task_ids": task_ids}
-
-    def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        services.project_restore(project_id=proposal.target_id, task_ids=result.get("task_ids", []))
-        return {"restored": True}
+    # Commit and undo are SoftDeleteTool's: the project's bin services keep its tasks' links.
 
 
 class RewriteNoteArgs(ToolArgs):
@@ -635,7 +630,9 @@ class RewriteNote(Tool):
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
         note = services.note_get(note_id=proposal.target_id)
         previous = note.content
-        note = services.note_update(note_id=note.pk, content=proposal.payload["content"])
+        note = services.note_update(
+            note_id=note.pk, content=proposal.payload["content"], actor=ctx.actor
+        )
         # Undo restores the previous content only while the note still holds what we wrote.
         return {"undoable": True, "previous_content": previous, "written": self._hash(note)}
 

@@ -265,3 +265,34 @@ class ApiTokenOut(Schema):
 
 class ApiTokenCreatedOut(ApiTokenOut):
     token: str = Field(description="The secret. Shown this once; only its hash is kept.")
+
+
+# --- the bin and the changes (talorys/history.py) ----------------------------------------------
+
+
+class BinItemOut(Schema):
+    kind: str
+    id: int
+    title: str
+    deleted_at: dt.datetime
+    deleted_by: str
+
+
+class ChangeOut(Schema):
+    id: int
+    kind: str
+    object_id: int
+    action: str
+    title: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    source: str
+    conversation_id: int | None
+    message_id: int | None
+    reverts_id: int | None
+    reverted: bool = False
+    created_at: dt.datetime
+
+
+class BinEmptyOut(Schema):
+    purged: int

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from talorys.models import Note, Notification, OwnerSettings, Project, Task, UsageDay
+from talorys.history import MODEL_SOURCES
+from talorys.models import Change, Note, Notification, OwnerSettings, Project, Task, UsageDay
 
 
 def task_list(
@@ -56,6 +57,20 @@ def notification_list(*, unread: bool | None = None) -> QuerySet[Notification]:
     elif unread is False:
         notifications = notifications.filter(read_at__isnull=False)
     return notifications
+
+
+def change_list(*, by_model: bool = True, message_ids: list[int] | None = None) -> QuerySet[Change]:
+    """Revisions, newest first, each marked ``reverted`` when a revert points at it. By default
+    only what the model changed (in chat or a scheduled run); ``message_ids`` keeps the changes
+    those replies made."""
+    changes = Change.objects.annotate(
+        reverted=Exists(Change.objects.filter(reverts=OuterRef("pk")))
+    ).order_by("-id")
+    if by_model:
+        changes = changes.filter(MODEL_SOURCES)
+    if message_ids is not None:
+        changes = changes.filter(message_id__in=message_ids)
+    return changes
 
 
 # --- model endpoints ---------------------------------------------------------------------------

@@ -11,12 +11,25 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from talorys.errors import BudgetExhausted, Forbidden, NotFound, ValidationFailed
+from talorys.history import (
+    BIN_RETENTION,
+    OWNER,
+    Actor,
+    ItemKind,
+    bin_move,
+    bin_restore,
+    change_record,
+    item_fields,
+    register_kind,
+)
+from talorys.history import bin_purge as _bin_purge_all
 from talorys.models import (
+    Change,
     Note,
     Notification,
     OwnerSettings,
@@ -72,28 +85,39 @@ def project_get(*, project_id: int) -> Project:
     return project
 
 
-def project_create(*, name: str, description: str = "") -> Project:
-    return Project.objects.create(
-        name=clean_text(name, field="name", max_length=200),
-        description=clean_text(description, field="description", max_length=10_000, required=False),
-    )
-
-
-def project_update(*, project_id: int, **changes: Any) -> Project:
-    project = project_get(project_id=project_id)
-    if "name" in changes:
-        project.name = clean_text(changes["name"], field="name", max_length=200)
-    if "description" in changes:
-        project.description = clean_text(
-            changes["description"] or "", field="description", max_length=10_000, required=False
+def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:
+    with transaction.atomic():
+        project = Project.objects.create(
+            name=clean_text(name, field="name", max_length=200),
+            description=clean_text(
+                description, field="description", max_length=10_000, required=False
+            ),
         )
-    project.save()
+        _created(PROJECT, project, actor)
     return project
 
 
-def project_delete(*, project_id: int) -> None:
-    """The owner deletes directly: the project goes, its tasks stay without a project."""
-    project_get(project_id=project_id).delete()
+def project_update(*, project_id: int, actor: Actor = OWNER, **changes: Any) -> Project:
+    with transaction.atomic():
+        # Locked: the revision's "before" must be what this update replaced.
+        project = Project.objects.live().select_for_update().filter(pk=project_id).first()
+        if project is None:
+            raise NotFound(f"Project {project_id} does not exist.")
+        before = item_fields(PROJECT, project)
+        if "name" in changes:
+            project.name = clean_text(changes["name"], field="name", max_length=200)
+        if "description" in changes:
+            project.description = clean_text(
+                changes["description"] or "", field="description", max_length=10_000, required=False
+            )
+        project.save()
+        _updated(PROJECT, project, before, actor)
+    return project
+
+
+def project_delete(*, project_id: int, actor: Actor = OWNER) -> list[int]:
+    """To the bin; its tasks stay, without a project. Returns those tasks (restore relinks them)."""
+    return project_bin(project_id=project_id, actor=actor)
 
 
 def _project_ref(project_id: int | None) -> Project | None:
@@ -123,25 +147,30 @@ def task_create(
     priority: int = Task.Priority.NORMAL,
     due_at: dt.datetime | None = None,
     project_id: int | None = None,
+    actor: Actor = OWNER,
 ) -> Task:
     if priority not in Task.Priority.values:
         raise ValidationFailed("priority must be 1 (low), 2 (normal) or 3 (high).")
     project = _project_ref(project_id)
-    return Task.objects.create(
-        title=clean_text(title, field="title", max_length=MAX_TITLE),
-        details=clean_text(details, field="details", max_length=20_000, required=False),
-        priority=priority,
-        due_at=_aware(due_at, field="due_at"),
-        project=project,
-    )
+    with transaction.atomic():
+        task = Task.objects.create(
+            title=clean_text(title, field="title", max_length=MAX_TITLE),
+            details=clean_text(details, field="details", max_length=20_000, required=False),
+            priority=priority,
+            due_at=_aware(due_at, field="due_at"),
+            project=project,
+        )
+        _created(TASK, task, actor)
+    return task
 
 
-def task_update(*, task_id: int, **changes: Any) -> Task:
+def task_update(*, task_id: int, actor: Actor = OWNER, **changes: Any) -> Task:
     """Apply the given fields. ``status`` moves completed_at with it."""
     with transaction.atomic():
         task = Task.objects.live().select_for_update().filter(pk=task_id).first()
         if task is None:
             raise NotFound(f"Task {task_id} does not exist.")
+        before = item_fields(TASK, task)
         if "title" in changes:
             task.title = clean_text(changes["title"], field="title", max_length=MAX_TITLE)
         if "details" in changes:
@@ -164,15 +193,17 @@ def task_update(*, task_id: int, **changes: Any) -> Task:
                 task.status = status
                 task.completed_at = timezone.now() if status == Task.Status.DONE else None
         task.save()
+        _updated(TASK, task, before, actor)
     return task
 
 
-def task_complete(*, task_id: int) -> Task:
-    return task_update(task_id=task_id, status=Task.Status.DONE)
+def task_complete(*, task_id: int, actor: Actor = OWNER) -> Task:
+    return task_update(task_id=task_id, status=Task.Status.DONE, actor=actor)
 
 
-def task_delete(*, task_id: int) -> None:
-    task_get(task_id=task_id).delete()
+def task_delete(*, task_id: int, actor: Actor = OWNER) -> None:
+    """To the bin, restorable for BIN_RETENTION."""
+    _bin(TASK, task_id, actor)
 
 
 # --- notes -------------------------------------------------------------------------------------
@@ -185,19 +216,25 @@ def note_get(*, note_id: int) -> Note:
     return note
 
 
-def note_create(*, title: str, content: str = "") -> Note:
-    return Note.objects.create(
-        title=clean_text(title, field="title", max_length=300),
-        content=clean_text(content, field="content", max_length=MAX_NOTE_CONTENT, required=False),
-    )
+def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
+    with transaction.atomic():
+        note = Note.objects.create(
+            title=clean_text(title, field="title", max_length=300),
+            content=clean_text(
+                content, field="content", max_length=MAX_NOTE_CONTENT, required=False
+            ),
+        )
+        _created(NOTE, note, actor)
+    return note
 
 
-def note_update(*, note_id: int, **changes: Any) -> Note:
+def note_update(*, note_id: int, actor: Actor = OWNER, **changes: Any) -> Note:
     """Locked like note_append, so a rewrite and an append never lose each other's change."""
     with transaction.atomic():
         note = Note.objects.live().select_for_update().filter(pk=note_id).first()
         if note is None:
             raise NotFound(f"Note {note_id} does not exist.")
+        before = item_fields(NOTE, note)
         if "title" in changes:
             note.title = clean_text(changes["title"], field="title", max_length=300)
         if "content" in changes:
@@ -208,30 +245,34 @@ def note_update(*, note_id: int, **changes: Any) -> Note:
                 required=False,
             )
         note.save()
+        _updated(NOTE, note, before, actor)
     return note
 
 
-def note_append(*, note_id: int, text: str) -> Note:
+def note_append(*, note_id: int, text: str, actor: Actor = OWNER) -> Note:
     """Append a paragraph. Locked so that two appends never lose each other's text."""
     text = clean_text(text, field="text", max_length=MAX_NOTE_CONTENT)
     with transaction.atomic():
         note = Note.objects.live().select_for_update().filter(pk=note_id).first()
         if note is None:
             raise NotFound(f"Note {note_id} does not exist.")
+        before = item_fields(NOTE, note)
         content = f"{note.content.rstrip()}\n\n{text}" if note.content.strip() else text
         if len(content) > MAX_NOTE_CONTENT:
             raise ValidationFailed(f"The note would be longer than {MAX_NOTE_CONTENT} characters.")
         note.content = content
         note.save(update_fields=["content", "updated_at"])
+        _updated(NOTE, note, before, actor)
     return note
 
 
-def note_rename(*, note_id: int, title: str) -> Note:
-    return note_update(note_id=note_id, title=title)
+def note_rename(*, note_id: int, title: str, actor: Actor = OWNER) -> Note:
+    return note_update(note_id=note_id, title=title, actor=actor)
 
 
-def note_delete(*, note_id: int) -> None:
-    note_get(note_id=note_id).delete()
+def note_delete(*, note_id: int, actor: Actor = OWNER) -> None:
+    """To the bin, restorable for BIN_RETENTION."""
+    _bin(NOTE, note_id, actor)
 
 
 # --- notifications -----------------------------------------------------------------------------
@@ -423,27 +464,52 @@ def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
     )
 
 
-# --- the bin: where approved deletions go, restorable for 30 days ------------------------------
+# --- the bin and the revisions of the core kinds (talorys/history.py) ---------------------------
 
 
-def bin_move(*, model: type[models.Model], pk: int) -> dt.datetime:
-    """Move one live row of ``model`` (a model with ``deleted_at``) to the bin."""
-    now = timezone.now()
-    if not model.objects.live().filter(pk=pk).update(deleted_at=now):
-        raise NotFound(f"The {model._meta.verbose_name} is already gone.")
-    return now
+def _created(kind: ItemKind, obj: Any, actor: Actor) -> None:
+    change_record(
+        kind=kind.name,
+        obj=obj,
+        action=Change.Action.CREATE,
+        actor=actor,
+        after=item_fields(kind, obj),
+    )
 
 
-def bin_restore(*, model: type[models.Model], pk: int) -> None:
-    if not model.objects.filter(pk=pk, deleted_at__isnull=False).update(deleted_at=None):
-        raise NotFound(f"The {model._meta.verbose_name} is no longer in the bin.")
+def _updated(kind: ItemKind, obj: Any, before: dict[str, Any], actor: Actor) -> None:
+    change_record(
+        kind=kind.name,
+        obj=obj,
+        action=Change.Action.UPDATE,
+        actor=actor,
+        before=before,
+        after=item_fields(kind, obj),
+    )
 
 
-def project_bin(*, project_id: int) -> list[int]:
+def _bin(kind: ItemKind, pk: int, actor: Actor, detail: dict[str, Any] | None = None) -> None:
+    """Move a live row to the bin and record who did. Call inside a transaction or alone."""
+    with transaction.atomic():
+        obj = kind.model.objects.live().select_for_update().filter(pk=pk).first()
+        if obj is None:
+            raise NotFound(f"{kind.name.capitalize()} {pk} does not exist.")
+        bin_move(model=kind.model, pk=pk)
+        change_record(
+            kind=kind.name,
+            obj=obj,
+            action=Change.Action.DELETE,
+            actor=actor,
+            before=item_fields(kind, obj),
+            detail=detail,
+        )
+
+
+def project_bin(*, project_id: int, actor: Actor = OWNER) -> list[int]:
     """The project goes to the bin and its tasks leave it; returns those tasks for the undo."""
     with transaction.atomic():
         task_ids = list(Task.objects.filter(project_id=project_id).values_list("pk", flat=True))
-        bin_move(model=Project, pk=project_id)
+        _bin(PROJECT, project_id, actor, detail={"task_ids": task_ids})
         Task.objects.filter(pk__in=task_ids).update(project=None)
     return task_ids
 
@@ -455,14 +521,77 @@ def project_restore(*, project_id: int, task_ids: list[int]) -> None:
         Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)
 
 
-BIN_RETENTION = dt.timedelta(days=30)
-
-
 def bin_purge(*, older_than: dt.timedelta = BIN_RETENTION) -> int:
-    """Delete for good what approved deletions moved to the bin longer ago than ``older_than``."""
-    cutoff = timezone.now() - older_than
-    purged = 0
-    for model in (Task, Note, Project):
-        count, _ = model.objects.filter(deleted_at__lt=cutoff).delete()
-        purged += count
-    return purged
+    """Delete for good what has been in the bin longer than ``older_than``: every kind."""
+    return _bin_purge_all(older_than=older_than)
+
+
+def _restored(kind: ItemKind, pk: int, actor: Actor) -> None:
+    obj = kind.model.objects.get(pk=pk)
+    change_record(
+        kind=kind.name,
+        obj=obj,
+        action=Change.Action.RESTORE,
+        actor=actor,
+        after=item_fields(kind, obj),
+    )
+
+
+def _restore(name: str) -> Any:
+    def restore(*, pk: int, actor: Actor, change: Change | None) -> None:
+        kind = {"task": TASK, "note": NOTE}[name]
+        with transaction.atomic():
+            bin_restore(model=kind.model, pk=pk)
+            _restored(kind, pk, actor)
+
+    return restore
+
+
+def _project_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
+    with transaction.atomic():
+        task_ids = (change.detail if change else {}).get("task_ids", [])
+        project_restore(project_id=pk, task_ids=task_ids)
+        _restored(PROJECT, pk, actor)
+
+
+def _task_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
+    values = dict(values)
+    if values.get("due_at"):
+        values["due_at"] = dt.datetime.fromisoformat(values["due_at"])
+    if (
+        values.get("project_id") is not None
+        and not Project.objects.live().filter(pk=values["project_id"]).exists()
+    ):
+        values["project_id"] = None  # its project is in the bin or gone: keep the task free
+    task_update(task_id=pk, actor=actor, **values)
+
+
+TASK = ItemKind(
+    name="task",
+    model=Task,
+    fields=("title", "details", "status", "priority", "due_at", "project_id"),
+    title=lambda task: task.title,
+    restore=_restore("task"),
+    bin=lambda *, pk, actor: task_delete(task_id=pk, actor=actor),
+    apply=_task_apply,
+)
+NOTE = ItemKind(
+    name="note",
+    model=Note,
+    fields=("title", "content"),
+    title=lambda note: note.title,
+    restore=_restore("note"),
+    bin=lambda *, pk, actor: note_delete(note_id=pk, actor=actor),
+    apply=lambda *, pk, values, actor: note_update(note_id=pk, actor=actor, **values),
+)
+PROJECT = ItemKind(
+    name="project",
+    model=Project,
+    fields=("name", "description"),
+    title=lambda project: project.name,
+    restore=_project_restore,
+    bin=lambda *, pk, actor: project_delete(project_id=pk, actor=actor),
+    apply=lambda *, pk, values, actor: project_update(project_id=pk, actor=actor, **values),
+)
+for _kind in (TASK, NOTE, PROJECT):
+    register_kind(_kind)

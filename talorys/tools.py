@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from talorys import services
+from talorys import history
 
 Mode = Literal["chat", "scheduled"]
 
@@ -65,6 +65,13 @@ class ToolContext:
     message_id: int | None = None
     # Who acts, recorded on changes and notifications: "chat", "automation:<id>".
     source: str = "chat"
+
+    @property
+    def actor(self) -> history.Actor:
+        """Who the services record as making a change, with the turn that made it."""
+        return history.Actor(
+            source=self.source, conversation_id=self.conversation_id, message_id=self.message_id
+        )
 
 
 @dataclass
@@ -168,10 +175,13 @@ def all_tools() -> list[Tool]:
 
 
 class SoftDeleteTool(Tool):
-    """A destructive tool that moves one row to the bin (``deleted_at``), undoable for 30 days.
+    """A destructive tool that moves one row to the bin (``deleted_at``), undoable for as long
+    as the bin keeps it.
 
     Subclasses name the model, the fields whose change should void an approval, and how to
-    describe the target. The bin is invisible to lists, search and tools (``.live()``).
+    describe the target; ``label`` is the item's kind in the bin (talorys/history.py), whose
+    services move it there and back, recording who did. The bin is invisible to lists, search
+    and tools (``.live()``).
     """
 
     permission = Permission.DESTRUCTIVE
@@ -210,9 +220,10 @@ class SoftDeleteTool(Tool):
         return None if obj is None else self._hash(obj)
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        deleted_at = services.bin_move(model=self.model, pk=proposal.target_id)
+        history.item_kind(self.label).bin(pk=proposal.target_id, actor=ctx.actor)
+        deleted_at = self.model.objects.get(pk=proposal.target_id).deleted_at
         return {"undoable": True, "deleted_at": deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        services.bin_restore(model=self.model, pk=proposal.target_id)
+        history.bin_restore_item(kind=self.label, pk=proposal.target_id)
         return {"restored": True}

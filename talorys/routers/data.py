@@ -5,6 +5,7 @@ from ninja.pagination import LimitOffsetPagination, paginate
 
 from talorys import selectors, services
 from talorys.models import Note, Notification, Project, Task
+from talorys.routers.bin import request_actor
 from talorys.schemas import (
     NoteIn,
     NoteOut,
@@ -38,7 +39,9 @@ def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[P
 
 @projects_router.post("", response={201: ProjectOut})
 def project_create(request: HttpRequest, payload: ProjectIn) -> Status:
-    return Status(201, services.project_create(**payload.model_dump()))
+    return Status(
+        201, services.project_create(**payload.model_dump(), actor=request_actor(request))
+    )
 
 
 @projects_router.get("/{int:project_id}", response=ProjectOut)
@@ -48,12 +51,16 @@ def project_get(request: HttpRequest, project_id: int) -> Project:
 
 @projects_router.patch("/{int:project_id}", response=ProjectOut)
 def project_update(request: HttpRequest, project_id: int, payload: ProjectPatch) -> Project:
-    return services.project_update(project_id=project_id, **payload.model_dump(exclude_unset=True))
+    return services.project_update(
+        project_id=project_id,
+        actor=request_actor(request),
+        **payload.model_dump(exclude_unset=True),
+    )
 
 
 @projects_router.delete("/{int:project_id}", response={204: None})
 def project_delete(request: HttpRequest, project_id: int) -> Status:
-    services.project_delete(project_id=project_id)
+    services.project_delete(project_id=project_id, actor=request_actor(request))
     return Status(204, None)
 
 
@@ -74,7 +81,7 @@ def task_list(request: HttpRequest, filters: Query[TaskFilters]) -> QuerySet[Tas
 
 @tasks_router.post("", response={201: TaskOut})
 def task_create(request: HttpRequest, payload: TaskIn) -> Status:
-    return Status(201, services.task_create(**payload.model_dump()))
+    return Status(201, services.task_create(**payload.model_dump(), actor=request_actor(request)))
 
 
 @tasks_router.get("/{int:task_id}", response=TaskOut)
@@ -84,12 +91,14 @@ def task_get(request: HttpRequest, task_id: int) -> Task:
 
 @tasks_router.patch("/{int:task_id}", response=TaskOut)
 def task_update(request: HttpRequest, task_id: int, payload: TaskPatch) -> Task:
-    return services.task_update(task_id=task_id, **payload.model_dump(exclude_unset=True))
+    return services.task_update(
+        task_id=task_id, actor=request_actor(request), **payload.model_dump(exclude_unset=True)
+    )
 
 
 @tasks_router.delete("/{int:task_id}", response={204: None})
 def task_delete(request: HttpRequest, task_id: int) -> Status:
-    services.task_delete(task_id=task_id)
+    services.task_delete(task_id=task_id, actor=request_actor(request))
     return Status(204, None)
 
 
@@ -104,7 +113,7 @@ def note_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Note
 
 @notes_router.post("", response={201: NoteOut})
 def note_create(request: HttpRequest, payload: NoteIn) -> Status:
-    return Status(201, services.note_create(**payload.model_dump()))
+    return Status(201, services.note_create(**payload.model_dump(), actor=request_actor(request)))
 
 
 @notes_router.get("/{int:note_id}", response=NoteOut)
@@ -114,12 +123,14 @@ def note_get(request: HttpRequest, note_id: int) -> Note:
 
 @notes_router.patch("/{int:note_id}", response=NoteOut)
 def note_update(request: HttpRequest, note_id: int, payload: NotePatch) -> Note:
-    return services.note_update(note_id=note_id, **payload.model_dump(exclude_unset=True))
+    return services.note_update(
+        note_id=note_id, actor=request_actor(request), **payload.model_dump(exclude_unset=True)
+    )
 
 
 @notes_router.delete("/{int:note_id}", response={204: None})
 def note_delete(request: HttpRequest, note_id: int) -> Status:
-    services.note_delete(note_id=note_id)
+    services.note_delete(note_id=note_id, actor=request_actor(request))
     return Status(204, None)
 
 

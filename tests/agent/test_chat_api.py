@@ -180,6 +180,8 @@ def test_deleting_a_conversation_removes_its_messages(api):
     conversation = conversation_with(("user", "a"), ("assistant", "b"))
 
     assert api.delete(f"/api/conversations/{conversation.pk}").status_code == 204
+    assert api.get("/api/conversations").json()["count"] == 0  # in the bin
+    assert api.delete(f"/api/bin/conversation/{conversation.pk}").status_code == 204
     assert not Message.objects.exists()
     assert api.get(f"/api/conversations/{conversation.pk}").status_code == 404
     assert api.delete(f"/api/conversations/{conversation.pk}").status_code == 404

@@ -62,7 +62,7 @@ def test_create_list_get_patch_delete(api, clock, owner_zone):
 
     assert api.delete(url).status_code == 204
     assert api.get(url).status_code == 404
-    assert Automation.objects.count() == 0
+    assert Automation.objects.live().count() == 0  # in the bin
 
 
 def test_pause_resume_and_filters(api, clock):

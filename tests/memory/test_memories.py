@@ -54,8 +54,10 @@ def test_memory_crud_over_the_api(api):
 
     assert api.delete(f"/api/memories/{memory['id']}").status_code == 204
     assert api.get(f"/api/memories/{memory['id']}").status_code == 404
+    assert not Memory.objects.live().exists()  # in the bin; the history goes when it is purged
+    assert api.delete(f"/api/bin/memory/{memory['id']}").status_code == 204
     assert not Memory.objects.exists()
-    assert not MemoryRevision.objects.exists()  # the owner's delete erases the history too
+    assert not MemoryRevision.objects.exists()  # purging erases the history too
 
 
 def test_memory_list_filters_by_q_and_paginates(api):

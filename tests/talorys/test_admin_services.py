@@ -24,7 +24,7 @@ from automations.models import Automation
 from memory import services as memory_services
 from memory.models import Memory
 from talorys import services
-from talorys.models import Note, Project, Task
+from talorys.models import Note, OwnerSettings, Project, Task
 
 
 @pytest.fixture
@@ -363,3 +363,25 @@ def test_a_memory_edited_in_the_admin_keeps_a_revision(operator):
         ("create", "Lives in Lyon"),
         ("update", "Lives in Lisbon"),
     ]
+
+
+
+# --- owner settings: the owner's rules ------------------------------------------------------------
+
+
+def test_a_provider_url_changed_in_the_admin_clears_its_key_like_the_api(operator):
+    services.owner_settings_update(
+        model_base_url="https://models.example.com/v1", model_api_key="sk-secret-key"
+    )
+    page = url(OwnerSettings, "change", 1)
+
+    kept = post(operator, page, time_zone="Europe/Paris")
+    assert kept.status_code == 302, errors_of(kept)
+    assert OwnerSettings.objects.get().model_api_key == "sk-secret-key"
+
+    moved = post(operator, page, model_base_url="https://elsewhere.example.net/v1")
+
+    assert moved.status_code == 302, errors_of(moved)
+    row = OwnerSettings.objects.get()
+    assert (row.model_base_url, row.model_api_key) == ("https://elsewhere.example.net/v1", "")
+    assert row.time_zone == "Europe/Paris"

@@ -43,7 +43,7 @@ def test_project_crud(api):
     }
 
     assert api.delete(f"/api/projects/{project['id']}").status_code == 204
-    assert not Project.objects.exists()
+    assert not Project.objects.live().exists()  # in the bin (tests/talorys/test_bin.py)
     assert_error(api.get(f"/api/projects/{project['id']}"), 404, "NOT_FOUND")
 
 
@@ -127,7 +127,7 @@ def test_task_crud(api):
 
     assert api.delete(f"/api/tasks/{task['id']}").status_code == 204
     assert_error(api.get(f"/api/tasks/{task['id']}"), 404, "NOT_FOUND")
-    assert not Task.objects.exists()
+    assert not Task.objects.live().exists()  # in the bin
 
 
 def test_patch_can_clear_a_due_date(api):
@@ -318,7 +318,7 @@ def test_note_crud(api):
 
     assert api.delete(f"/api/notes/{note['id']}").status_code == 204
     assert_error(api.get(f"/api/notes/{note['id']}"), 404, "NOT_FOUND")
-    assert not Note.objects.exists()
+    assert not Note.objects.live().exists()  # in the bin
 
 
 @pytest.mark.parametrize(
