@@ -19,14 +19,15 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agent import context, prompt, selectors, services
@@ -45,7 +46,7 @@ from agent.providers.base import (
 )
 from memory import selectors as memory_selectors
 from talorys import services as core_services
-from talorys.errors import AppError, BudgetExhausted
+from talorys.errors import AppError, BudgetExhausted, database_unavailable
 from talorys.tools import ToolContext
 
 logger = logging.getLogger(__name__)
@@ -56,11 +57,36 @@ Event = dict[str, Any]
 # LEASE_SECONDS / 3 it is the lease renewal instead).
 POLL_SECONDS = 0.5
 RENEW_SECONDS = services.LEASE_SECONDS / 3
+# Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
+OUTCOME_ROUNDS = 4
 STEP_SEPARATOR = "\n\n"
 
 
 class TurnCancelled(Exception):
     """The owner asked to stop, or the turn lost its lease."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """``sync_to_async(fn)`` that gives the thread's database connection back when ``fn`` ends.
+
+    A turn spends seconds streaming between short trips to the database; a connection kept
+    across them made each running turn hold one, and 120 concurrent turns ran PostgreSQL out of
+    connections. Closing hands a pooled connection back to the pool (DATABASES' "pool" option,
+    talorys/settings.py). Inside an atomic block (a test's transaction) it must stay open.
+    """
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if not connection.in_atomic_block:
+                connection.close()
+
+    return sync_to_async(call)
 
 
 @dataclass
@@ -139,23 +165,33 @@ def _load_inputs(start: services.TurnStart) -> TurnInputs:
     )
     # Chosen here, in the same trip to the database thread: the window is a pure function of
     # what was just read, and the outcomes need to know which replies it keeps.
-    # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it.
-    budget = context.history_budget(
-        max_context_tokens=inputs.max_context_tokens, system_prompt=inputs.system_prompt()
-    )
-    inputs.window = context.select_window(inputs.history, budget_tokens=budget)
-    inputs.outcomes = selectors.outcome_notes_outside(
-        conversation_id=start.conversation_id,
-        shown_message_ids={e.id for e in inputs.window.kept if e.role == "assistant"},
-    )
+    # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it. The outcome notes
+    # go in the system prompt, so they are measured: a smaller window may leave out more
+    # replies, hence more notes, so the choice is repeated until the notes stop changing (once,
+    # when the conversation has no proposals out of the window).
+    outcomes: list[str] = []
+    for _ in range(OUTCOME_ROUNDS):
+        budget = context.history_budget(
+            max_context_tokens=inputs.max_context_tokens,
+            system_prompt=inputs.system_prompt(outcomes=outcomes),
+        )
+        inputs.window = context.select_window(inputs.history, budget_tokens=budget)
+        inputs.outcomes = selectors.outcome_notes_outside(
+            conversation_id=start.conversation_id,
+            shown_message_ids={e.id for e in inputs.window.kept if e.role == "assistant"},
+        )
+        if inputs.outcomes == outcomes:
+            break
+        outcomes = inputs.outcomes
     return inputs
 
 
-def _save_outcome(start: services.TurnStart, state: TurnState) -> None:
+def _save_outcome(start: services.TurnStart, state: TurnState) -> str:
+    """Save the reply and give the lease back; the status it was saved with."""
     content = state.text
     if state.status == Message.Status.ERROR and not content.strip():
         content = state.error_message
-    services.turn_finish(
+    return services.turn_finish(
         conversation_id=start.conversation_id,
         turn_id=start.turn_id,
         message_id=start.assistant_message_id,
@@ -164,10 +200,46 @@ def _save_outcome(start: services.TurnStart, state: TurnState) -> None:
         status=state.status,
         error_code=state.error_code,
     )
+
+
+async def _finish(start: services.TurnStart, state: TurnState) -> None:
+    """Save the outcome, whatever happens: a save that fails (a text the database refuses, no
+    connection to be had) is followed by a saved error reply, so the conversation is never left
+    with a reply streaming forever and a lease that answers 409 until it expires."""
+    try:
+        state.status = await _db(_save_outcome)(start, state)
+    except Exception as error:
+        logger.exception("Conversation %s: could not save the reply", start.conversation_id)
+        busy = database_unavailable(error)
+        if busy is not None:
+            state.fail(busy.code, busy.message)
+        else:
+            state.fail("INTERNAL", "The reply could not be saved. Try again.")
+        try:
+            # Only the error: what streamed may be what the database refused.
+            await _db(services.turn_finish)(
+                conversation_id=start.conversation_id,
+                turn_id=start.turn_id,
+                message_id=start.assistant_message_id,
+                content=state.error_message,
+                tool_activity=[],
+                status=Message.Status.ERROR,
+                error_code=state.error_code,
+            )
+        except Exception:
+            logger.exception("Conversation %s: could not save the error", start.conversation_id)
+            # The lease at least: the next turn closes the reply left streaming (turn_begin).
+            with suppress(Exception):
+                await _db(services.turn_release)(
+                    conversation_id=start.conversation_id, turn_id=start.turn_id
+                )
     if state.input_tokens or state.output_tokens:
-        core_services.usage_record_tokens(
-            input_tokens=state.input_tokens, output_tokens=state.output_tokens
-        )
+        try:
+            await _db(core_services.usage_record_tokens)(
+                input_tokens=state.input_tokens, output_tokens=state.output_tokens
+            )
+        except Exception:  # the reply is saved; a lost count must not turn it into an error
+            logger.exception("Conversation %s: tokens not counted", start.conversation_id)
 
 
 class _Lease:
@@ -180,12 +252,15 @@ class _Lease:
     def wait_budget(self) -> float:
         return max(0.05, POLL_SECONDS - (time.monotonic() - self.polled_at))
 
-    async def check(self) -> None:
+    async def check(self, *, force: bool = False) -> None:
+        """Raise TurnCancelled when a cancel was asked for or the lease is lost. Rate-limited to
+        one read per POLL_SECONDS, unless ``force``: before something that must not happen after
+        an accepted cancel (a tool call, a model step)."""
         now = time.monotonic()
-        if now - self.polled_at < POLL_SECONDS:
+        if not force and now - self.polled_at < POLL_SECONDS:
             return
         renew = now - self.renewed_at >= RENEW_SECONDS
-        alive = await sync_to_async(services.turn_heartbeat)(
+        alive = await _db(services.turn_heartbeat)(
             conversation_id=self.start.conversation_id, turn_id=self.start.turn_id, renew=renew
         )
         self.polled_at = time.monotonic()
@@ -201,7 +276,7 @@ class _NoLease:
     def wait_budget(self) -> float:
         return POLL_SECONDS
 
-    async def check(self) -> None:
+    async def check(self, *, force: bool = False) -> None:
         return None
 
 
@@ -282,7 +357,7 @@ async def _summarize(
 ) -> str:
     """Fold the overflow into the running summary; on failure keep the old one and go on."""
     try:
-        await sync_to_async(core_services.usage_reserve)(kind="ai")
+        await _db(core_services.usage_reserve)(kind="ai")
         parts: list[str] = []
         async with aclosing(
             _stream(
@@ -309,7 +384,7 @@ async def _summarize(
             error,
         )
         return inputs.summary
-    await sync_to_async(services.conversation_summary_store)(
+    await _db(services.conversation_summary_store)(
         conversation_id=start.conversation_id,
         summary=summary,
         summary_upto=window.overflow[-1].id,
@@ -325,7 +400,7 @@ async def _context(
     summary = inputs.summary
     # The day's remaining budget is read only when enough overflowed to want a summary.
     if context.overflow_needs_summary(len(window.overflow)) and context.budget_allows_summary(
-        await sync_to_async(core_services.usage_remaining)(kind="ai")
+        await _db(core_services.usage_remaining)(kind="ai")
     ):
         summary = await _summarize(provider, lease, start, inputs, window)
     system = inputs.system_prompt(summary=summary, outcomes=inputs.outcomes)
@@ -356,10 +431,13 @@ async def _model_loop(
 ) -> AsyncIterator[tuple[Literal["text", "tool"], Any]]:
     """Steps of model and tools until an answer in words. Yields ("text", delta) and
     ("tool", activity); a request of each of ``budgets`` is reserved before every provider call."""
+    max_reply_chars = settings.TALORYS_MAX_REPLY_CHARS
     for step in range(1, max_steps + 1):
         # Out of steps or tool budget: ask for an answer in words from what is known so far.
         final = step == max_steps or executor.budget_left <= 0
-        await sync_to_async(_reserve)(budgets)
+        # A cancel accepted since the last poll stops the turn before another model call.
+        await lease.check(force=True)
+        await _db(_reserve)(budgets)
         state.requests += 1
         step_text = ""
         calls: list[ToolCall] = []
@@ -379,6 +457,18 @@ async def _model_loop(
                     delta = event.text
                     if not step_text and state.text and not state.text[-1].isspace():
                         delta = STEP_SEPARATOR + delta
+                    room = max_reply_chars - len(state.text)
+                    if len(delta) > room:
+                        # Kept up to the cap, then the turn ends: a model that does not stop (or
+                        # a server that ignores max_tokens) must not fill the database.
+                        state.text += delta[:room]
+                        if room > 0:
+                            yield "text", delta[:room]
+                        raise ProviderError(
+                            "too_long",
+                            f"The model's reply passed {max_reply_chars:,} characters "
+                            "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
+                        )
                     step_text += event.text
                     state.text += delta
                     yield "text", delta
@@ -391,7 +481,9 @@ async def _model_loop(
             return
         messages.append(ChatMessage(role="assistant", content=step_text, tool_calls=calls))
         for call in calls:
-            outcome = await sync_to_async(executor.execute)(call)
+            # Once a cancel is accepted no tool call starts (the poll above may be 0.5 s old).
+            await lease.check(force=True)
+            outcome = await _db(executor.execute)(call)
             state.tool_activity.append(outcome.activity)
             yield "tool", outcome.activity
             messages.append(
@@ -402,7 +494,6 @@ async def _model_loop(
                     name=call.name,
                 )
             )
-            await lease.check()
 
 
 async def begin_turn(
@@ -410,6 +501,8 @@ async def begin_turn(
 ) -> services.TurnStart:
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
     NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``."""
+    # Not _db: the request's response phase (its session save) reuses this connection, where a
+    # pool found empty would be a 500; stream_turn's first trip, on the same thread, gives it back.
     return await sync_to_async(services.turn_begin)(
         conversation_id=conversation_id, text=text, retry=retry
     )
@@ -433,7 +526,7 @@ async def stream_turn(start: services.TurnStart) -> AsyncIterator[Event]:
             message_id=start.assistant_message_id,
             user_message_id=start.user_message_id,
         )
-        inputs = await sync_to_async(_load_inputs)(start)
+        inputs = await _db(_load_inputs)(start)
         provider = _shared_provider(inputs.provider)
         messages = await _context(provider, lease, start, inputs)
         executor = ToolExecutor(
@@ -458,21 +551,27 @@ async def stream_turn(start: services.TurnStart) -> AsyncIterator[Event]:
             async for kind, value in steps:
                 field = "delta" if kind == "text" else "activity"
                 yield _event(kind, start, message_id=start.assistant_message_id, **{field: value})
+        # Saved complete unless a cancel was accepted meanwhile: turn_finish decides that under
+        # the conversation's row lock, so a cancel answered True always ends the reply cancelled.
         state.status = Message.Status.COMPLETE
     except TurnCancelled:
         state.status = Message.Status.CANCELLED
     except (ProviderError, AppError) as error:
         # BudgetExhausted is an AppError: BUDGET_EXHAUSTED, saved like any other failure.
         state.fail(error.code, error.message)
-    except Exception:
-        logger.exception("Conversation %s: the turn failed", start.conversation_id)
-        state.fail("INTERNAL", "Something went wrong while answering. Try again.")
+    except Exception as error:
+        busy = database_unavailable(error)
+        if busy is not None:  # no database connection to be had: load, not a bug
+            state.fail(busy.code, busy.message)
+        else:
+            logger.exception("Conversation %s: the turn failed", start.conversation_id)
+            state.fail("INTERNAL", "Something went wrong while answering. Try again.")
     finally:
         # Also reached when the consumer stops early (aclose, cancellation, disconnect): what
         # streamed so far is kept, marked cancelled.
         if state.status == Message.Status.STREAMING:
             state.status = Message.Status.CANCELLED
-        await sync_to_async(_save_outcome)(start, state)
+        await _finish(start, state)
     if state.status == Message.Status.ERROR:
         yield _event("error", start, code=state.error_code, message=state.error_message)
     yield _event("done", start, message_id=start.assistant_message_id, status=str(state.status))
@@ -508,7 +607,7 @@ async def arun_scheduled_prompt(
     ``usage``, when given, is filled with what the run spent (requests, input_tokens,
     output_tokens) even when it raises: the receipt records it either way.
     """
-    inputs = await sync_to_async(_inputs)(text=prompt_text)
+    inputs = await _db(_inputs)(text=prompt_text)
     executor = ToolExecutor(
         ctx=ToolContext(mode="scheduled", source=source), max_tool_calls=inputs.max_tool_calls
     )
@@ -542,7 +641,7 @@ async def arun_scheduled_prompt(
                 output_tokens=state.output_tokens,
             )
         if state.input_tokens or state.output_tokens:
-            await sync_to_async(core_services.usage_record_tokens)(
+            await _db(core_services.usage_record_tokens)(
                 input_tokens=state.input_tokens, output_tokens=state.output_tokens
             )
     return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.models import Conversation, Message
+from agent.providers.base import without_nul
 from talorys.errors import Conflict, NotFound, ValidationFailed
 from talorys.history import OWNER, Actor, ItemKind, bin_restore, change_record, register_kind
 from talorys.models import Change
@@ -129,7 +130,7 @@ register_kind(CONVERSATION)
 
 def conversation_summary_store(*, conversation_id: int, summary: str, summary_upto: int) -> None:
     Conversation.objects.filter(pk=conversation_id).update(
-        summary=summary, summary_upto=summary_upto
+        summary=without_nul(summary), summary_upto=summary_upto
     )
 
 
@@ -222,14 +223,14 @@ def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -
             title=title,
         )
 
-    took_over = turn_claim(conversation_id=conversation_id, turn_id=turn_id)
+    turn_claim(conversation_id=conversation_id, turn_id=turn_id)
     try:
         with transaction.atomic():
-            if took_over:
-                # The turn whose lease expired will never finish its reply.
-                Message.objects.filter(
-                    conversation_id=conversation_id, status=Message.Status.STREAMING
-                ).update(status=Message.Status.ERROR, error_code="INTERRUPTED")
+            # With the lease held, no reply here can still be streaming: one that is was left by
+            # a turn whose lease expired (its process died) or that could not save its end.
+            Message.objects.filter(
+                conversation_id=conversation_id, status=Message.Status.STREAMING
+            ).update(status=Message.Status.ERROR, error_code="INTERRUPTED")
             if retry:
                 owner_message = _retry_target(conversation_id=conversation_id)
             else:
@@ -291,13 +292,29 @@ def turn_finish(
     tool_activity: list[dict[str, Any]],
     status: str,
     error_code: str = "",
-) -> None:
-    """Save the assistant's reply with its final status and give the conversation back."""
+) -> str:
+    """Save the assistant's reply with its final status and give the conversation back.
+
+    Returns the status saved: a COMPLETE reply whose turn had a cancel accepted (turn_cancel
+    answered True) is saved CANCELLED. The conversation row is locked first, so a cancel racing
+    this either lands before (and wins) or finds no turn (and answers False).
+    NUL characters are dropped from every text: PostgreSQL refuses them in text and jsonb.
+    """
     with transaction.atomic():
+        cancelled = (
+            Conversation.objects.select_for_update()
+            .filter(pk=conversation_id, turn_id=turn_id, turn_cancel_requested=True)
+            .exists()
+        )
+        if cancelled and status == Message.Status.COMPLETE:
+            status = Message.Status.CANCELLED
         # Still streaming: a process that took over a dead turn's lease has already closed this
         # reply as INTERRUPTED, and a late finish must not overwrite that.
         Message.objects.filter(pk=message_id, status=Message.Status.STREAMING).update(
-            content=content, tool_activity=tool_activity, status=status, error_code=error_code
+            content=without_nul(content),
+            tool_activity=without_nul(tool_activity),
+            status=status,
+            error_code=without_nul(error_code),
         )
         Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
             turn_id="",
@@ -305,3 +322,4 @@ def turn_finish(
             turn_cancel_requested=False,
             updated_at=timezone.now(),
         )
+    return status

@@ -232,6 +232,11 @@ TALORYS_EMBEDDINGS_MODEL = env_str("TALORYS_EMBEDDINGS_MODEL")
 TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
 # A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
 SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
+# What one model step (text plus tool-call arguments) and one reply may hold, in characters:
+# max_tokens is a request the server may ignore. Generous: about 50,000 and 100,000 tokens.
+# Past either the turn ends with an error and keeps what came up to the cap.
+TALORYS_MAX_STEP_CHARS = env_int("TALORYS_MAX_STEP_CHARS", 200_000)
+TALORYS_MAX_REPLY_CHARS = env_int("TALORYS_MAX_REPLY_CHARS", 400_000)
 
 LOGGING = {
     "version": 1,

@@ -53,7 +53,8 @@ class ChatMessage:
 class ProviderError(Exception):
     """A provider failure with a stable kind; ``code`` is what clients and saved replies show."""
 
-    KINDS = ("unreachable", "auth", "rate_limited", "bad_response", "timeout")
+    # too_long: the step or the reply passed TALORYS_MAX_STEP_CHARS / TALORYS_MAX_REPLY_CHARS.
+    KINDS = ("unreachable", "auth", "rate_limited", "bad_response", "timeout", "too_long")
 
     def __init__(self, kind: str, message: str) -> None:
         assert kind in self.KINDS, kind
@@ -64,6 +65,21 @@ class ProviderError(Exception):
     @property
     def code(self) -> str:
         return f"PROVIDER_{self.kind.upper()}"
+
+
+def without_nul(value: Any) -> Any:
+    """``value`` with NUL characters removed from every string in it (dicts and lists too).
+
+    PostgreSQL stores no NUL in text or jsonb, and a model may send one (as a raw byte or as
+    ``\\u0000`` inside tool-call arguments); nothing a model says needs it.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(key): without_nul(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nul(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
+from django.conf import settings
 
 from agent.providers.base import (
     ChatMessage,
@@ -31,6 +32,7 @@ from agent.providers.base import (
     TextDelta,
     ToolCall,
     Usage,
+    without_nul,
 )
 
 # One SSE event or a non-streamed body larger than this is not a chat completion chunk.
@@ -56,6 +58,27 @@ class _StepState:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.chunks = 0
+        # Text and tool-call arguments so far, against TALORYS_MAX_STEP_CHARS: the server may
+        # ignore max_tokens, and arguments pile up in memory until the step ends.
+        self.chars = 0
+        self.max_chars: int = settings.TALORYS_MAX_STEP_CHARS
+        self.over = False
+
+    def take(self, text: str) -> str:
+        """The part of ``text`` that fits the step's cap; past it, ``over`` is set."""
+        room = self.max_chars - self.chars
+        if len(text) > room:
+            self.over = True
+            text = text[: max(0, room)]
+        self.chars += len(text)
+        return text
+
+    def too_long(self) -> ProviderError:
+        return ProviderError(
+            "too_long",
+            f"The model's answer passed {self.max_chars:,} characters in one step "
+            "(TALORYS_MAX_STEP_CHARS); it was cut there.",
+        )
 
     def slot_for(self, key: int | str) -> _CallSlot:
         return self.slots.setdefault(key, _CallSlot())
@@ -197,6 +220,8 @@ class OpenAICompatProvider:
                             break
                         for text in _apply_chunk(state, data):
                             yield TextDelta(text)
+                        if state.over:
+                            raise state.too_long()
         except httpx.TimeoutException as error:
             if isinstance(error, httpx.ConnectTimeout):
                 raise ProviderError(
@@ -342,7 +367,7 @@ def _apply_chunk(state: _StepState, data: str) -> list[str]:
     """Fold one chunk into ``state``; return the text it carries."""
     try:
         chunk = json.loads(data)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise ProviderError(
             "bad_response", f"The model server sent a malformed chunk: {data[:80]!r}"
         ) from error
@@ -364,32 +389,38 @@ def _apply_chunk(state: _StepState, data: str) -> list[str]:
         delta = choice.get("delta") or choice.get("message") or {}
         content = delta.get("content")
         if isinstance(content, str) and content:
-            texts.append(content)
+            # NUL is dropped where the model's text comes in, so nothing downstream (the saved
+            # reply, tool arguments, titles, notifications) ever carries one to the database.
+            content = state.take(without_nul(content))
+            if content:
+                texts.append(content)
         for position, call_delta in enumerate(delta.get("tool_calls") or []):
             if isinstance(call_delta, dict):
-                _merge_call(state.slot_for(state.key_for(call_delta, position)), call_delta)
+                _merge_call(state, state.slot_for(state.key_for(call_delta, position)), call_delta)
         legacy = delta.get("function_call")
         if isinstance(legacy, dict):
-            _merge_call(state.slot_for(_LEGACY_SLOT), {"function": legacy})
+            _merge_call(state, state.slot_for(_LEGACY_SLOT), {"function": legacy})
         if choice.get("finish_reason"):
             state.finish_reason = choice["finish_reason"]
     return texts
 
 
-def _merge_call(slot: _CallSlot, delta: dict[str, Any]) -> None:
-    if delta.get("id"):
-        slot.id = delta["id"]
+def _merge_call(state: _StepState, slot: _CallSlot, delta: dict[str, Any]) -> None:
+    if isinstance(delta.get("id"), str) and delta["id"]:
+        slot.id = without_nul(delta["id"])[:200]
     function = delta.get("function") or {}
     name = function.get("name")
     if isinstance(name, str) and name:
+        name = without_nul(name)[:200]
         # Servers that repeat the name in every delta (or send it whole again) must not turn
         # "create_task" into "create_taskcreate_task"; a true fragment is appended.
         slot.name = name if name.startswith(slot.name) else slot.name + name
     arguments = function.get("arguments")
     if isinstance(arguments, dict):  # some servers send the object, not its JSON text
-        slot.arguments = json.dumps(arguments)
+        state.chars -= len(slot.arguments)
+        slot.arguments = state.take(json.dumps(without_nul(arguments)))
     elif isinstance(arguments, str):
-        slot.arguments += arguments
+        slot.arguments += state.take(without_nul(arguments))
 
 
 def _parse_arguments(raw: str) -> dict[str, Any] | None:
@@ -397,9 +428,10 @@ def _parse_arguments(raw: str) -> dict[str, Any] | None:
         return {}  # tools without arguments often get an empty string
     try:
         parsed = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         parsed = _repeated_object(raw)
-    return parsed if isinstance(parsed, dict) else None
+    # A NUL written as "\\u0000" survives the raw text and comes back here.
+    return without_nul(parsed) if isinstance(parsed, dict) else None
 
 
 def _repeated_object(raw: str) -> Any:
@@ -407,7 +439,7 @@ def _repeated_object(raw: str) -> Any:
     text = raw.strip()
     try:
         parsed, end = json.JSONDecoder().raw_decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return parsed if text[end:].strip() == text[:end] else None
 
@@ -445,4 +477,6 @@ def _complete_body(body: bytes) -> list[ProviderEvent]:
         raise ProviderError("bad_response", f"The model server sent no completion: {detail}")
     state = _StepState()
     text = "".join(_apply_chunk(state, body.decode("utf-8", "replace")))
+    if state.over:
+        raise state.too_long()
     return ([TextDelta(text)] if text else []) + state.closing_events()
