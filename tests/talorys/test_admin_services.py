@@ -13,7 +13,9 @@ import json
 from html.parser import HTMLParser
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -365,7 +367,6 @@ def test_a_memory_edited_in_the_admin_keeps_a_revision(operator):
     ]
 
 
-
 # --- owner settings: the owner's rules ------------------------------------------------------------
 
 
@@ -385,3 +386,50 @@ def test_a_provider_url_changed_in_the_admin_clears_its_key_like_the_api(operato
     row = OwnerSettings.objects.get()
     assert (row.model_base_url, row.model_api_key) == ("https://elsewhere.example.net/v1", "")
     assert row.time_zone == "Europe/Paris"
+
+
+# --- lists: as many queries for twenty rows as for one --------------------------------------------
+
+
+def _make(model: type, i: int) -> None:
+    if model is Memory:
+        memory = memory_services.memory_create(text=f"Fact {i}")
+        memory_services.memory_update(memory_id=memory.pk, text=f"Fact {i}, corrected")
+    elif model is Task or model is Project:
+        project = services.project_create(name=f"Project {i}")
+        services.task_create(title=f"Task {i}", project_id=project.pk)
+    elif model is Note:
+        services.note_create(title=f"Note {i}")
+    elif model is Automation:
+        automation_services.automation_create(
+            name=f"Auto {i}", kind="reminder", schedule={"type": "daily", "time": "08:00"}
+        )
+    elif model is Conversation:
+        Conversation.objects.create(title=f"Chat {i}")
+    elif model is PendingAction:
+        task = services.task_create(title=f"Task {i}")
+        PendingAction.objects.create(
+            tool="delete_task",
+            target_id=task.pk,
+            snapshot="s",
+            summary=f"Delete {i}",
+            expires_at=timezone.now() + dt.timedelta(minutes=30),
+        )
+
+
+@pytest.mark.parametrize(
+    "model", [Memory, Task, Project, Note, Automation, Conversation, PendingAction]
+)
+def test_an_admin_list_runs_as_many_queries_for_twenty_rows_as_for_one(operator, model):
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert operator.get(url(model, "changelist")).status_code == 200
+        return len(queries)
+
+    _make(model, 0)
+    count()  # warm
+    one = count()
+    for i in range(1, 20):
+        _make(model, i)
+
+    assert count() == one
