@@ -19,6 +19,7 @@ class MessageInline(admin.TabularInline):
     fields = ["created_at", "role", "status", "origin", "content", "tool_activity", "error_code"]
     readonly_fields = fields
     extra = 0
+    can_delete = False  # a transcript is kept whole; the conversation goes to the bin with it
 
     def has_add_permission(self, request: HttpRequest, obj: Conversation | None = None) -> bool:
         return False
@@ -71,4 +72,7 @@ class MessageAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
         return False

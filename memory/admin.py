@@ -83,3 +83,6 @@ class MemoryRevisionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

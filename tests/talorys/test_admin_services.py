@@ -19,12 +19,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from agent.models import Conversation
+from agent.models import Conversation, Message
 from approvals.models import ApprovalEvent, PendingAction
 from automations import services as automation_services
 from automations.models import Automation
 from memory import services as memory_services
-from memory.models import Memory
+from memory.models import Memory, MemoryRevision
 from talorys import services
 from talorys.models import Note, OwnerSettings, Project, Task
 
@@ -170,6 +170,23 @@ def test_pending_actions_cannot_be_added_or_deleted_in_the_admin(operator, expir
     )
     assert bulk.status_code == 200  # the action is not offered: the list again
     assert PendingAction.objects.filter(pk=expired_action.pk).exists()
+
+
+def test_transcripts_and_memory_histories_cannot_be_cut_in_the_admin(operator):
+    conversation = Conversation.objects.create(title="Trip")
+    message = Message.objects.create(conversation=conversation, role="user", content="Plan it")
+    memory = memory_services.memory_create(text="Lives in Lyon")
+    revision = memory.revisions.get()
+
+    assert operator.post(url(Message, "delete", message.pk), {"post": "yes"}).status_code == 403
+    assert (
+        operator.post(url(MemoryRevision, "delete", revision.pk), {"post": "yes"}).status_code
+        == 403
+    )
+    page = operator.get(url(Conversation, "change", conversation.pk))
+    assert b"messages-0-DELETE" not in page.content
+    assert Message.objects.filter(pk=message.pk).exists()
+    assert MemoryRevision.objects.filter(pk=revision.pk).exists()
 
 
 # --- automations: a schedule edited in the admin re-arms -----------------------------------------
