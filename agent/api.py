@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 
 from agent import selectors, services
 from agent.models import Conversation
@@ -20,6 +20,7 @@ from agent.schemas import (
     ConversationOut,
 )
 from agent.services import TurnStart
+from talorys.pagination import Pagination
 from talorys.routers.bin import request_actor
 
 router = Router(tags=["agent"])
@@ -90,7 +91,7 @@ def chat_cancel(request: HttpRequest, payload: ChatCancelIn) -> dict[str, Any]:
 
 
 @router.get("/conversations", response=list[ConversationOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def conversation_list(request: HttpRequest):
     return selectors.conversation_list()
 

@@ -1,11 +1,12 @@
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 from pydantic import Field
 
 from approvals import selectors, services
 from approvals.models import PendingAction
 from approvals.schemas import ApprovalEventOut, PendingActionOut
+from talorys.pagination import Pagination
 from talorys.security import owner_session_auth
 
 router = Router(tags=["approvals"])
@@ -26,7 +27,7 @@ class AuditFilters(Schema):
 
 
 @router.get("/approvals", response=list[PendingActionOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]):
     """Pending approvals by default; `status=all` lists every one. Expiry shows lazily."""
     services.pending_actions_expire()
@@ -35,7 +36,7 @@ def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]):
 
 
 @router.get("/approvals/audit", response=list[ApprovalEventOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def approval_audit(request: HttpRequest, filters: Query[AuditFilters]):
     return selectors.approval_event_list(action_id=filters.action_id)
 

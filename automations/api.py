@@ -4,7 +4,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 
 from automations import selectors, services
 from automations.models import Automation, AutomationRun
@@ -15,13 +15,14 @@ from automations.schemas import (
     AutomationPatch,
     AutomationRunOut,
 )
+from talorys.pagination import Pagination
 from talorys.routers.bin import request_actor
 
 router = Router(tags=["automations"])
 
 
 @router.get("", response=list[AutomationOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def automation_list(
     request: HttpRequest, filters: Query[AutomationFilters]
 ) -> QuerySet[Automation]:
@@ -69,7 +70,7 @@ def automation_delete(request: HttpRequest, automation_id: int) -> Status:
 
 
 @router.get("/{int:automation_id}/runs", response=list[AutomationRunOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def automation_run_list(request: HttpRequest, automation_id: int) -> QuerySet[AutomationRun]:
     return selectors.automation_run_list(automation_id=automation_id)
 

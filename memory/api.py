@@ -1,11 +1,12 @@
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
 from memory.schemas import MemoryIn, MemoryOut, MemoryPatch, MemoryRevisionOut
+from talorys.pagination import Pagination
 from talorys.routers.bin import request_actor
 from talorys.schemas import QueryText
 
@@ -13,7 +14,7 @@ router = Router(tags=["memory"])
 
 
 @router.get("", response=list[MemoryOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def memory_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Memory]:
     return selectors.memory_list(q=q)
 
@@ -50,6 +51,6 @@ def memory_delete(request: HttpRequest, memory_id: int) -> Status:
 
 
 @router.get("/{int:memory_id}/history", response=list[MemoryRevisionOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def memory_history(request: HttpRequest, memory_id: int) -> QuerySet[MemoryRevision]:
     return selectors.memory_history(memory_id=memory_id)

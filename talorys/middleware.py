@@ -7,8 +7,14 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth import logout
-from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.core.exceptions import (
+    BadRequest,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.utils import timezone
 
 from talorys.errors import error_body
@@ -39,6 +45,8 @@ _MESSAGES = {
 
 
 _DJANGO_ANSWERS = (Http404, PermissionDenied, BadRequest, SuspiciousOperation)
+# The largest id the database holds (a signed 64-bit integer in PostgreSQL and SQLite).
+MAX_ID = 2**63 - 1
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -72,7 +80,25 @@ class ApiErrorEnvelopeMiddleware:
         wrapped.cookies = response.cookies
         return wrapped
 
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: tuple, view_kwargs: dict
+    ) -> HttpResponse | None:
+        # A path id ({int:...}) past what the database can hold names nothing; passed on, it
+        # would fail inside the query (SQLite: "Python int too large"). Every id, every route.
+        if any(isinstance(value, int) and value > MAX_ID for value in view_kwargs.values()):
+            if _is_api(request):
+                return JsonResponse(error_body("NOT_FOUND", _MESSAGES[404]), status=404)
+            raise Http404
+        return None
+
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if _is_api(request) and isinstance(exception, RequestDataTooBig):
+            return JsonResponse(error_body("TOO_LARGE", _MESSAGES[413]), status=413)
+        if _is_api(request) and isinstance(exception, MultiPartParserError):
+            return JsonResponse(
+                error_body("BAD_REQUEST", "The multipart/form-data body could not be read."),
+                status=400,
+            )
         # Django answers these itself (404, 403, 400); __call__ then wraps that answer.
         if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None

@@ -20,6 +20,9 @@ def _no_nul(value: Any) -> Any:
 
 # A query-string text (a search or filter) held to the same rule as body fields.
 QueryText = Annotated[str, AfterValidator(_no_nul)]
+# A row id as the database holds it (a signed 64-bit integer): a larger number is bad input
+# (422), not a query that fails in the database. Path ids are bounded in talorys/middleware.py.
+Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 # An aware date within the range every date the owner or the model gives must lie in
 # (talorys.services.DATE_MIN..DATE_MAX): a 422, never an overflow later.
@@ -70,7 +73,7 @@ class TaskIn(In):
     details: str = Field("", max_length=20_000)
     priority: int = Field(2, ge=1, le=3)
     due_at: BoundedDatetime | None = None
-    project_id: int | None = None
+    project_id: Id | None = None
 
 
 class TaskPatch(In):
@@ -79,7 +82,7 @@ class TaskPatch(In):
     status: str | None = Field(None, pattern="^(open|done)$")
     priority: int | None = Field(None, ge=1, le=3)
     due_at: BoundedDatetime | None = None
-    project_id: int | None = None
+    project_id: Id | None = None
 
 
 class TaskOut(Schema):
@@ -97,7 +100,7 @@ class TaskOut(Schema):
 
 class TaskFilters(Schema):
     status: Literal["open", "done"] | None = None
-    project: int | None = None
+    project: Id | None = None
     due_before: BoundedDatetime | None = None
     due_after: BoundedDatetime | None = None
     q: QueryText | None = Field(None, max_length=200)

@@ -191,6 +191,9 @@ if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
 # right (entries further left are whatever the client sent).
 TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 
+# Every API list pages with limit/offset, both bounded (talorys/pagination.py).
+NINJA_PAGINATION_CLASS = "talorys.pagination.Pagination"
+
 # Security headers and the Content Security Policy.
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -2,8 +2,9 @@ from django.contrib.auth import logout
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from ninja import Router, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 
+from talorys.pagination import Pagination
 from talorys.schemas import (
     ApiTokenCreatedOut,
     ApiTokenIn,
@@ -65,7 +66,7 @@ def password_change(request: HttpRequest, payload: PasswordChangeIn) -> OkOut:
 
 
 @auth_router.get("/tokens", auth=owner_session_auth, response=list[ApiTokenOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def token_list(request: HttpRequest):
     return api_token_list(user=request.auth)
 

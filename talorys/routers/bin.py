@@ -11,10 +11,11 @@ from typing import Literal
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 
 from talorys import history, selectors
 from talorys.models import Change
+from talorys.pagination import Pagination
 from talorys.schemas import BinEmptyOut, BinItemOut, ChangeOut
 from talorys.security import owner_session_auth
 
@@ -33,7 +34,7 @@ def request_actor(request: HttpRequest) -> history.Actor:
 
 
 @bin_router.get("", response=list[BinItemOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def bin_list(request: HttpRequest) -> list[history.BinItem]:
     return history.bin_list()
 
@@ -56,7 +57,7 @@ def bin_purge(request: HttpRequest, kind: Kind, item_id: int) -> Status:
 
 
 @changes_router.get("", response=list[ChangeOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def change_list(request: HttpRequest) -> QuerySet[Change]:
     return selectors.change_list()
 

@@ -1,10 +1,11 @@
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 
 from talorys import selectors, services
 from talorys.models import Note, Notification, Project, Task
+from talorys.pagination import Pagination
 from talorys.routers.bin import request_actor
 from talorys.schemas import (
     NoteIn,
@@ -32,7 +33,7 @@ notifications_router = Router(tags=["notifications"])
 
 
 @projects_router.get("", response=list[ProjectOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Project]:
     return selectors.project_list(q=q)
 
@@ -68,7 +69,7 @@ def project_delete(request: HttpRequest, project_id: int) -> Status:
 
 
 @tasks_router.get("", response=list[TaskOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def task_list(request: HttpRequest, filters: Query[TaskFilters]) -> QuerySet[Task]:
     return selectors.task_list(
         status=filters.status,
@@ -106,7 +107,7 @@ def task_delete(request: HttpRequest, task_id: int) -> Status:
 
 
 @notes_router.get("", response=list[NoteOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def note_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Note]:
     return selectors.note_list(q=q)
 
@@ -138,7 +139,7 @@ def note_delete(request: HttpRequest, note_id: int) -> Status:
 
 
 @notifications_router.get("", response=list[NotificationOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def notification_list(
     request: HttpRequest, filters: Query[NotificationFilters]
 ) -> QuerySet[Notification]:

@@ -5,11 +5,12 @@ import datetime as dt
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 from pydantic import ConfigDict, Field
 
 from talorys import push
 from talorys.models import PushSubscription
+from talorys.pagination import Pagination
 from talorys.schemas import In
 
 push_router = Router(tags=["push"])
@@ -51,7 +52,7 @@ def push_key(request: HttpRequest) -> dict:
 
 
 @push_router.get("/subscriptions", response=list[PushSubscriptionOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pagination)
 def push_subscription_list(request: HttpRequest) -> QuerySet[PushSubscription]:
     return push.push_subscription_list()
 
