@@ -89,13 +89,21 @@ def _enqueue_push(delivery_id: int) -> None:
 # --- embedded mode: the web process watches for notifications made by other processes --------
 
 
+# Ids are handed out in one order and committed in another: a row can appear after one with a
+# higher id was already seen. The watcher looks this many ids below the newest it has seen again.
+LOOK_BACK = 100
+
+
 def _latest_id() -> int:
     return Notification.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
 
 
-def _made_since(last_id: int) -> list[dict[str, Any]]:
-    rows = Notification.objects.filter(pk__gt=last_id).order_by("pk")[:100]
-    return [notification_payload(n) for n in rows]
+def _ids_above(floor: int) -> set[int]:
+    return set(Notification.objects.filter(pk__gt=floor).values_list("pk", flat=True)[:1000])
+
+
+def _payloads(ids: list[int]) -> list[dict[str, Any]]:
+    return [notification_payload(n) for n in Notification.objects.filter(pk__in=ids).order_by("pk")]
 
 
 class _Watcher:
@@ -105,19 +113,23 @@ class _Watcher:
         self.sockets = 0
         self.task: asyncio.Task[None] | None = None
 
-    async def run(self, layer: Any, last_id: int) -> None:
+    async def run(self, layer: Any, newest: int, known: set[int]) -> None:
+        """``newest``: the highest id when the first page opened; ``known``: the ids near it
+        that existed then (not news)."""
         while True:
             await asyncio.sleep(WATCH_INTERVAL)
             try:
-                payloads = await database_sync_to_async(_made_since)(last_id)
+                ids = await database_sync_to_async(_ids_above)(newest - LOOK_BACK)
+                with _made_here_lock:  # sent on commit by this process already
+                    fresh = sorted(ids - known - set(_made_here))
+                known |= ids
+                payloads = await database_sync_to_async(_payloads)(fresh) if fresh else []
             except Exception:  # the database is away for a moment: look again next time
                 log.exception("Notification watcher could not read the table")
                 continue
+            newest = max([newest, *ids])
+            known = {pk for pk in known if pk > newest - LOOK_BACK}
             for payload in payloads:
-                last_id = max(last_id, payload["id"])
-                with _made_here_lock:
-                    if payload["id"] in _made_here:
-                        continue  # sent on commit by this process already
                 await layer.group_send(
                     NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
                 )
@@ -143,11 +155,13 @@ async def watcher_join(layer: Any) -> bool:
     watcher.sockets += 1
     if watcher.task is None or watcher.task.done():
         # Read before the socket is accepted: anything made after the page is open is sent.
-        last_id = await database_sync_to_async(_latest_id)()
+        newest = await database_sync_to_async(_latest_id)()
+        near = await database_sync_to_async(_ids_above)(newest - LOOK_BACK)
+        known = {pk for pk in near if pk <= newest}  # one made since is news
         # Meanwhile another socket may have started it, or this one may have closed already.
         if watcher.sockets and (watcher.task is None or watcher.task.done()):
             watcher.task = loop.create_task(
-                watcher.run(layer, last_id), name="notification-watcher"
+                watcher.run(layer, newest, known), name="notification-watcher"
             )
     return True
 

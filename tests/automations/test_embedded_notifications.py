@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 
 from talorys import notify, services
@@ -91,4 +91,33 @@ async def test_the_watcher_stops_with_the_last_page_and_starts_again(session_key
     assert (await page.connect())[0]
     notification_id = await sync_to_async(made_by_another_process)("Later")
     assert (await page.receive_json_from(timeout=3))["notification"]["id"] == notification_id
+    await page.disconnect()
+
+
+async def test_a_notification_committed_after_a_newer_one_still_reaches_the_page(session_key):
+    """Ids are taken in one order and committed in another: the watcher looks back."""
+    page = socket(session_key)
+    assert (await page.connect())[0]
+    taken, release = threading.Event(), threading.Event()
+    made: list[int] = []
+
+    def slow_transaction() -> None:
+        try:
+            with transaction.atomic():
+                made.append(services.notification_create(title="Slow", kind="automation").pk)
+                taken.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    slow = threading.Thread(target=slow_transaction)
+    slow.start()
+    await sync_to_async(taken.wait)(10)
+    newer = await sync_to_async(made_by_another_process)("Quick")
+    assert newer > made[0]
+    assert (await page.receive_json_from(timeout=3))["notification"]["id"] == newer
+    release.set()
+    await sync_to_async(slow.join)(10)
+    assert (await page.receive_json_from(timeout=3))["notification"]["id"] == made[0]
+    assert await page.receive_nothing(timeout=1.5)
     await page.disconnect()
