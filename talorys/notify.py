@@ -130,9 +130,13 @@ class _Watcher:
             newest = max([newest, *ids])
             known = {pk for pk in known if pk > newest - LOOK_BACK}
             for payload in payloads:
-                await layer.group_send(
-                    NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
-                )
+                try:
+                    await layer.group_send(
+                        NOTIFICATIONS_GROUP,
+                        {"type": "notification.created", "notification": payload},
+                    )
+                except Exception:  # a full channel: that page misses one; the others do not
+                    log.exception("Notification watcher could not send %s", payload["id"])
 
 
 _watchers: dict[asyncio.AbstractEventLoop, _Watcher] = {}
