@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
@@ -11,7 +12,7 @@ from agent.api import router as agent_router
 from approvals.api import router as approvals_router
 from automations.api import router as automations_router
 from memory.api import router as memory_router
-from talorys.errors import AppError, error_body
+from talorys.errors import AppError, database_unavailable, error_body
 from talorys.routers import (
     auth_router,
     health_router,
@@ -44,6 +45,16 @@ def _app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
     if retry_after:
         response["Retry-After"] = str(retry_after)
     return response
+
+
+@api.exception_handler(DatabaseError)
+def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    # No connection to be had (the pool stayed empty): 503 SERVICE_UNAVAILABLE. Anything else
+    # is a bug, left to the middleware's 500.
+    busy = database_unavailable(exc)
+    if busy is None:
+        raise exc
+    return _app_error(request, busy)
 
 
 @api.exception_handler(NinjaValidationError)

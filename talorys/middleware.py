@@ -13,11 +13,12 @@ from django.core.exceptions import (
     RequestDataTooBig,
     SuspiciousOperation,
 )
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.utils import timezone
 
-from talorys.errors import error_body
+from talorys.errors import ServiceUnavailable, database_unavailable, error_body
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ _STATUS_CODES = {
     415: "UNSUPPORTED_MEDIA_TYPE",
     422: "VALIDATION",
     429: "RATE_LIMITED",
+    503: "SERVICE_UNAVAILABLE",
 }
 _MESSAGES = {
     400: "The request could not be understood.",
@@ -51,6 +53,16 @@ MAX_ID = 2**63 - 1
 
 def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
+
+
+def unavailable_response(request: HttpRequest, error: ServiceUnavailable) -> HttpResponse:
+    """503 with Retry-After: the envelope under /api/, plain text elsewhere."""
+    if _is_api(request):
+        response: HttpResponse = JsonResponse(error.envelope(), status=error.status)
+    else:
+        response = HttpResponse(error.message, status=error.status, content_type="text/plain")
+    response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 class ApiErrorEnvelopeMiddleware:
@@ -99,6 +111,11 @@ class ApiErrorEnvelopeMiddleware:
                 error_body("BAD_REQUEST", "The multipart/form-data body could not be read."),
                 status=400,
             )
+        # No database connection to be had (pool exhausted): load, so 503, never 500.
+        busy = database_unavailable(exception)
+        if busy is not None:
+            log.warning("%s %s: %s", request.method, request.path, busy.message)
+            return unavailable_response(request, busy)
         # Django answers these itself (404, 403, 400); __call__ then wraps that answer.
         if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None
@@ -151,7 +168,16 @@ class SessionLifetimeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if hasattr(request, "session") and request.user.is_authenticated:
+        try:
+            # The first database read of most requests: a pool that stays empty surfaces here,
+            # outside any view, where Django would answer a plain 500.
+            authenticated = hasattr(request, "session") and request.user.is_authenticated
+        except DatabaseError as error:
+            busy = database_unavailable(error)
+            if busy is None:
+                raise
+            return unavailable_response(request, busy)
+        if authenticated:
             now = timezone.now().timestamp()
             session = request.session
             if session.get(LOGIN_AT) is None:

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "talorys.bodies.BodyLimitMiddleware",
     "talorys.middleware.ApiErrorEnvelopeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -76,6 +77,29 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+
+
+def database_pool_options() -> dict[str, float]:
+    """psycopg_pool's options for PostgreSQL (Django 5.1+ pools when OPTIONS has "pool").
+
+    A chat turn gives its connection back after each short trip to the database
+    (agent/runner.py), so a few connections serve many concurrent turns; a request that finds
+    none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/errors.py), and
+    the process never opens more than max_size, whatever the load.
+    """
+    return {
+        "min_size": env_int("TALORYS_DB_POOL_MIN_SIZE", 2),
+        "max_size": env_int("TALORYS_DB_POOL_MAX_SIZE", 10),
+        "timeout": float(env_int("TALORYS_DB_POOL_TIMEOUT_SECONDS", 10)),
+    }
+
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+    "TALORYS_DB_POOL", True
+):
+    # The pool keeps the connections: Django refuses persistent ones beside it.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = database_pool_options()
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while the worker writes; the busy timeout makes writers
     # queue instead of failing with "database is locked".
@@ -190,6 +214,13 @@ if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
 # How many proxies of ours append to X-Forwarded-For: the client is that many entries from the
 # right (entries further left are whatever the client sent).
 TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
+
+# Request bodies over this many bytes are refused (413) before they are read; a route that needs
+# more maps its path prefix to its own limit here (talorys/bodies.py). 2.5 MiB: Django's default.
+MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
+BODY_LIMITS: dict[str, int] = {}
+# Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])
 
 # Every API list pages with limit/offset, both bounded (talorys/pagination.py).
 NINJA_PAGINATION_CLASS = "talorys.pagination.Pagination"

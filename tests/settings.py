@@ -19,6 +19,10 @@ if _pg:
     DATABASES = {"default": dj_database_url.parse(_pg)}
     # One test database per run, so that parallel runs on one machine never share one.
     DATABASES["default"]["TEST"] = {"NAME": f"talorys_test_{os.getpid()}"}
+    if os.environ.get("TALORYS_DB_POOL_MAX_SIZE"):
+        # A live server started with a pool (tests/agent/test_connection_pool.py) uses it as
+        # production does (talorys/settings.py); the test process itself never sets it.
+        DATABASES["default"]["OPTIONS"] = {"pool": database_pool_options()}  # noqa: F405
 elif require_services():
     raise RuntimeError(
         "TALORYS_REQUIRE_SERVICES=1 but PostgreSQL does not answer at "
