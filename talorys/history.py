@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import models, transaction
@@ -63,7 +63,6 @@ class ItemKind:
     # apply(pk=, values=, actor=): write old content through the kind's service (which records
     # it). None: the kind keeps no revertable content (conversations).
     apply: Callable[..., Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 _KINDS: dict[str, ItemKind] = {}
