@@ -39,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "talorys.bodies.BodyLimitMiddleware",
     "talorys.middleware.ApiErrorEnvelopeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -213,6 +214,13 @@ if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
 # How many proxies of ours append to X-Forwarded-For: the client is that many entries from the
 # right (entries further left are whatever the client sent).
 TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
+
+# Request bodies over this many bytes are refused (413) before they are read; a route that needs
+# more maps its path prefix to its own limit here (talorys/bodies.py). 2.5 MiB: Django's default.
+MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
+BODY_LIMITS: dict[str, int] = {}
+# Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])
 
 # Every API list pages with limit/offset, both bounded (talorys/pagination.py).
 NINJA_PAGINATION_CLASS = "talorys.pagination.Pagination"

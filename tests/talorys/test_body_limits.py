@@ -1,0 +1,175 @@
+"""Request bodies over the limit are refused with 413 (the envelope under /api/) before they are
+read: by a real daphne (Content-Length, and a chunked body counted as it arrives), by the ASGI
+wrapper around Django, and by Django itself (WSGI and the test client)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import select
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+from django.core.asgi import get_asgi_application
+from django.test import Client, override_settings
+
+from talorys.bodies import AsgiBodyLimit
+from talorys.models import Task
+
+MIB = 2**20
+
+
+def _connect(live_server_url: str) -> socket.socket:
+    url = urlsplit(live_server_url)
+    sock = socket.create_connection((url.hostname, url.port))
+    sock.settimeout(10)
+    return sock
+
+
+def _read_response(sock: socket.socket) -> tuple[int, dict]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    headers = dict(
+        line.split(": ", 1) for line in head.decode("latin-1").split("\r\n")[1:] if ": " in line
+    )
+    length = int(headers.get("Content-Length", len(body)))
+    while len(body) < length:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        body += piece
+    return int(head.split(b" ", 2)[1]), json.loads(body) if body else {}
+
+
+def test_daphne_refuses_a_declared_huge_body_before_it_is_sent(live_server_url):
+    sock = _connect(live_server_url)
+    sock.sendall(
+        b"POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
+    )
+    # Not a byte of the body was sent: the answer comes from the headers alone.
+    status, body = _read_response(sock)
+    sock.close()
+    assert status == 413
+    assert body["error"]["code"] == "TOO_LARGE"
+
+
+def test_daphne_stops_a_chunked_body_once_it_passes_the_limit(live_server_url, settings):
+    sock = _connect(live_server_url)
+    sock.sendall(
+        b"POST /api/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    chunk = b"x" * 65536
+    total = 64 * MIB
+    sent = 0
+    try:
+        while sent < total:
+            sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            sent += len(chunk)
+            readable, _, _ = select.select([sock], [], [], 0)
+            if readable:
+                break
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server answered and closed while this side was still sending
+    status, body = _read_response(sock)
+    sock.close()
+    assert status == 413
+    assert body["error"]["code"] == "TOO_LARGE"
+    # Cut off soon after the limit (what the socket buffers hold), far from all 64 MiB.
+    assert sent < settings.MAX_BODY_BYTES + 8 * MIB
+
+
+def test_daphne_still_takes_a_body_within_the_limit(live_server_url):
+    sock = _connect(live_server_url)
+    body = json.dumps({"username": "owner", "password": "x" * 900}).encode()
+    sock.sendall(
+        b"POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body
+    )
+    status, answer = _read_response(sock)
+    sock.close()
+    assert status == 401 and answer["error"]["code"] == "UNAUTHORIZED"
+
+
+# --- the ASGI wrapper, around the real Django ASGI application ---------------------------------
+
+
+def _run_asgi(headers: list[tuple[bytes, bytes]], chunks: int, chunk_size: int = MIB):
+    app = AsgiBodyLimit(get_asgi_application())
+    pulled = 0
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        nonlocal pulled
+        if pulled >= chunks:
+            await asyncio.sleep(3600)  # the client waits for the answer
+        pulled += 1
+        return {"type": "http.request", "body": b"x" * chunk_size, "more_body": pulled < chunks}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/tasks",
+        "raw_path": b"/api/tasks",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"), *headers],
+        "client": ("127.0.0.1", 5000),
+        "server": ("testserver", 80),
+    }
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 10))
+    return pulled, sent
+
+
+def test_the_asgi_wrapper_refuses_by_content_length_without_reading(settings):
+    pulled, sent = _run_asgi([(b"content-length", str(64 * MIB).encode())], chunks=64)
+    assert pulled == 0
+    assert sent[0]["status"] == 413
+    assert json.loads(sent[1]["body"])["error"]["code"] == "TOO_LARGE"
+
+
+def test_the_asgi_wrapper_counts_a_streamed_body_and_stops_early(settings):
+    pulled, sent = _run_asgi([], chunks=64)
+    assert pulled == settings.MAX_BODY_BYTES // MIB + 1  # the chunk that passed the limit
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[0]["status"] == 413
+
+
+# --- Django (WSGI, the test client) -------------------------------------------------------------
+
+
+def test_django_refuses_a_large_body_with_the_envelope(api, settings):
+    big = {"title": "x", "details": "y" * (settings.MAX_BODY_BYTES + 1)}
+    response = api.post("/api/tasks", big)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "TOO_LARGE"
+    assert not Task.objects.exists()
+
+
+@pytest.mark.parametrize("path", ["/login/", "/admin/login/"])
+def test_pages_refuse_a_large_body_too(db, settings, path):
+    response = Client().post(path, {"username": "x" * (settings.MAX_BODY_BYTES + 1)})
+    assert response.status_code == 413
+
+
+def test_a_route_may_take_a_larger_body(api, settings):
+    big = {"title": "x", "details": "y" * (settings.MAX_BODY_BYTES + 1)}
+    limit = settings.MAX_BODY_BYTES * 2
+    with override_settings(BODY_LIMITS={"/api/tasks": limit}, DATA_UPLOAD_MAX_MEMORY_SIZE=limit):
+        response = api.post("/api/tasks", big)
+    # Past the body limit, the task's own rule answers: details are at most 20,000 characters.
+    assert response.status_code == 422, response.content[:200]
+    assert "details" in response.json()["error"]["message"]
