@@ -259,3 +259,36 @@ def test_the_bin_is_purged_after_30_days_of_every_kind(api):
         assert model.objects.filter(deleted_at__isnull=False).exclude(pk=fresh.pk).count() == 0
     assert Task.objects.filter(pk=fresh.pk).exists()  # 2 days in the bin: kept
     assert not Message.objects.exists()  # the conversation's messages went with it
+
+
+def test_each_beat_task_purges_its_kind_after_30_days_only(api):
+    from automations import tasks as automation_tasks
+    from memory import tasks as memory_tasks
+
+    memory = memory_services.memory_create(text="Old fact")
+    automation = KINDS["automation"][0]()
+    task = services.task_create(title="Old task")
+    memory_services.memory_delete(memory_id=memory.pk)
+    automation_services.automation_delete(automation_id=automation.pk)
+    services.task_delete(task_id=task.pk)
+    assert memory_tasks.purge_memory_bin() == 0
+    assert automation_tasks.housekeeping()["purged"] == 0
+
+    with time_machine.travel(timezone.now() + dt.timedelta(days=31)):
+        assert memory_tasks.purge_memory_bin() == 1
+        assert automation_tasks.housekeeping()["purged"] == 1
+
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    assert not Automation.objects.filter(pk=automation.pk).exists()
+    assert Task.objects.filter(pk=task.pk).exists()  # talorys.tasks.purge_bin's, not theirs
+
+
+def test_a_restored_conversation_takes_turns_again(api):
+    conversation = make_conversation()
+    assert api.delete(f"/api/conversations/{conversation.pk}").status_code == 204
+
+    assert api.post(f"/api/bin/conversation/{conversation.pk}/restore").status_code == 204
+
+    detail = api.get(f"/api/conversations/{conversation.pk}").json()
+    assert [m["content"] for m in detail["messages"]] == ["Where to?"]
+    assert api.post("/api/chat/cancel", {"conversation_id": conversation.pk}).status_code == 200

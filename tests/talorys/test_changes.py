@@ -107,9 +107,15 @@ def test_a_revert_after_a_later_owner_edit_is_409_and_changes_nothing(api, fake_
     api.patch(f"/api/tasks/{world['task'].pk}", {"details": "Owner's own words"})
     api.patch(f"/api/memories/{world['memory'].pk}", {"text": "Ana lives in Porto now"})
     services.note_append(note_id=world["note"].pk, text="Owner's line")
+    api.patch(f"/api/automations/{world['automation'].pk}", {"name": "Evening plan"})
     before = Change.objects.count()
 
-    for key in (("task", "update"), ("memory", "update"), ("note", "update")):
+    for key in (
+        ("task", "update"),
+        ("memory", "update"),
+        ("note", "update"),
+        ("automation", "update"),
+    ):
         response = api.post(f"/api/changes/{by_kind[key]}/revert")
         assert response.status_code == 409, key
         assert response.json()["error"]["code"] == "CONFLICT"
@@ -119,6 +125,8 @@ def test_a_revert_after_a_later_owner_edit_is_409_and_changes_nothing(api, fake_
     assert (task.title, task.details) == ("x", "Owner's own words")
     assert Memory.objects.get(pk=world["memory"].pk).text == "Ana lives in Porto now"
     assert Note.objects.get(pk=world["note"].pk).content.endswith("Owner's line")
+    automation = Automation.objects.get(pk=world["automation"].pk)
+    assert (automation.name, automation.enabled) == ("Evening plan", False)
     assert Change.objects.count() == before
 
 
