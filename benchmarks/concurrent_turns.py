@@ -121,7 +121,10 @@ def one_run(options: argparse.Namespace, admin_url: str, run: int) -> dict[str, 
 
     db_name = f"talorys_bench_turns_{os.getpid()}_{run}"
     data_dir = Path(tempfile.mkdtemp(prefix="talorys-bench-"))
-    fake = FakeOpenAI().start()
+    fake = FakeOpenAI()
+    # All turns connect to the model at once: the test server's listen backlog of 5 refused some.
+    fake._httpd.socket.listen(options.turns + 10)
+    fake.start()
     pieces = 10
     pause = options.stream_seconds / pieces
     reply = [chunk({"role": "assistant", "content": ""})]
