@@ -121,7 +121,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         except AppError as error:
             await self.send_json(_error(error.code, error.message, frame.conversation_id))
             return
-        except Exception:
+        except Exception as error:
+            busy = database_unavailable(error)  # no connection to be had: try again, not a bug
+            if busy is not None:
+                await self.send_json(_error(busy.code, busy.message, frame.conversation_id))
+                return
             logger.exception("Could not start a chat turn")
             await self.send_json(
                 _error("INTERNAL", "Could not start the turn. Try again.", frame.conversation_id)
