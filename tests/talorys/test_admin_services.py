@@ -363,7 +363,7 @@ def test_binned_rows_are_marked_filterable_and_read_only(operator):
     assert operator.post(url(Note, "change", live.pk), {"title": "Recipes 2"}).status_code == 302
 
 
-@pytest.mark.parametrize("model", [Task, Project, Note, Memory, Automation])
+@pytest.mark.parametrize("model", [Task, Project, Note, Memory, Automation, Conversation])
 def test_every_binnable_list_has_the_bin_column_and_filter(operator, model):
     page = operator.get(url(model, "changelist"))
 
