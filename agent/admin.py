@@ -55,7 +55,7 @@ class ConversationAdmin(BinAdmin):
 
     def service_delete(self, request: HttpRequest, obj: Conversation) -> None:
         # Refused while a turn still writes to it, as for the owner.
-        services.conversation_delete(conversation_id=obj.pk)
+        services.conversation_delete(conversation_id=obj.pk, actor=self.actor(request))
 
 
 @admin.register(Message)

@@ -86,20 +86,20 @@ class AutomationAdmin(ServiceAdmin):
         return ("kind", *self.readonly_fields) if obj is not None else self.readonly_fields
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Automation:
-        return services.automation_create(**data)
+        return services.automation_create(**data, actor=self.actor(request))
 
     def service_update(
         self, request: HttpRequest, obj: Automation, changes: dict[str, Any]
     ) -> None:
         edits = {name: value for name, value in changes.items() if name in services.UPDATABLE}
         if edits:
-            services.automation_update(automation_id=obj.pk, **edits)
+            services.automation_update(automation_id=obj.pk, **edits, actor=self.actor(request))
         if "enabled" in changes:
             switch = services.automation_resume if changes["enabled"] else services.automation_pause
-            switch(automation_id=obj.pk)
+            switch(automation_id=obj.pk, actor=self.actor(request))
 
     def service_delete(self, request: HttpRequest, obj: Automation) -> None:
-        services.automation_delete(automation_id=obj.pk)
+        services.automation_delete(automation_id=obj.pk, actor=self.actor(request))
 
 
 @admin.register(AutomationRun)

@@ -60,13 +60,13 @@ class MemoryAdmin(ServiceAdmin):
 
     # The operator acts for the owner; each service call records a revision.
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Memory:
-        return services.memory_create(**data)
+        return services.memory_create(**data, actor=self.actor(request))
 
     def service_update(self, request: HttpRequest, obj: Memory, changes: dict[str, Any]) -> None:
-        services.memory_update(memory_id=obj.pk, **changes)
+        services.memory_update(memory_id=obj.pk, **changes, actor=self.actor(request))
 
     def service_delete(self, request: HttpRequest, obj: Memory) -> None:
-        services.memory_delete(memory_id=obj.pk)
+        services.memory_delete(memory_id=obj.pk, actor=self.actor(request))
 
 
 @admin.register(MemoryRevision)

@@ -17,6 +17,7 @@ from django.utils.text import capfirst
 
 from talorys import services
 from talorys.errors import AppError, ValidationFailed
+from talorys.history import Actor
 from talorys.models import (
     ApiToken,
     Note,
@@ -82,6 +83,10 @@ class BinAdmin(admin.ModelAdmin):
 
     def service_delete(self, request: HttpRequest, obj: Any) -> None:
         raise NotImplementedError
+
+    def actor(self, request: HttpRequest) -> Actor:
+        """Who the change log and the bin name for the operator's changes."""
+        return Actor(source=f"admin:{request.user.get_username()}"[:100])
 
     # --- lists ---------------------------------------------------------------------------------
 
@@ -223,13 +228,13 @@ class ProjectAdmin(ServiceAdmin):
         return obj._open
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Project:
-        return services.project_create(**data)
+        return services.project_create(**data, actor=self.actor(request))
 
     def service_update(self, request: HttpRequest, obj: Project, changes: dict[str, Any]) -> None:
-        services.project_update(project_id=obj.pk, **changes)
+        services.project_update(project_id=obj.pk, **changes, actor=self.actor(request))
 
     def service_delete(self, request: HttpRequest, obj: Project) -> None:
-        services.project_delete(project_id=obj.pk)
+        services.project_delete(project_id=obj.pk, actor=self.actor(request))
 
 
 def _task_arguments(data: dict[str, Any]) -> dict[str, Any]:
@@ -270,16 +275,16 @@ class TaskAdmin(ServiceAdmin):
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Task:
         status = data.pop("status", Task.Status.OPEN)
-        task = services.task_create(**_task_arguments(data))
+        task = services.task_create(**_task_arguments(data), actor=self.actor(request))
         if status != Task.Status.OPEN:
-            services.task_update(task_id=task.pk, status=status)
+            services.task_update(task_id=task.pk, status=status, actor=self.actor(request))
         return task
 
     def service_update(self, request: HttpRequest, obj: Task, changes: dict[str, Any]) -> None:
-        services.task_update(task_id=obj.pk, **_task_arguments(changes))
+        services.task_update(task_id=obj.pk, **_task_arguments(changes), actor=self.actor(request))
 
     def service_delete(self, request: HttpRequest, obj: Task) -> None:
-        services.task_delete(task_id=obj.pk)
+        services.task_delete(task_id=obj.pk, actor=self.actor(request))
 
 
 @admin.register(Note)
@@ -294,13 +299,13 @@ class NoteAdmin(ServiceAdmin):
         return len(obj.content)
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Note:
-        return services.note_create(**data)
+        return services.note_create(**data, actor=self.actor(request))
 
     def service_update(self, request: HttpRequest, obj: Note, changes: dict[str, Any]) -> None:
-        services.note_update(note_id=obj.pk, **changes)
+        services.note_update(note_id=obj.pk, **changes, actor=self.actor(request))
 
     def service_delete(self, request: HttpRequest, obj: Note) -> None:
-        services.note_delete(note_id=obj.pk)
+        services.note_delete(note_id=obj.pk, actor=self.actor(request))
 
 
 @admin.register(Notification)

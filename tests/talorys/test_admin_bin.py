@@ -6,8 +6,8 @@ from agent.models import Conversation, Message
 from memory import services as memory_services
 from memory.models import Memory
 from talorys import services
-from talorys.models import Task
-from tests.talorys.test_admin_services import operator, url  # noqa: F401 (fixture)
+from talorys.models import Change, Task
+from tests.talorys.test_admin_services import operator, post, url  # noqa: F401 (fixture)
 
 
 def test_deleting_in_the_admin_moves_to_the_bin_through_the_service(operator):  # noqa: F811
@@ -46,3 +46,19 @@ def test_a_conversation_deleted_in_the_admin_can_be_restored_from_the_bin(operat
     assert api.get(f"/api/conversations/{conversation.pk}").json()["messages"][0]["content"] == (
         "Plan it"
     )
+
+
+def test_the_change_log_names_the_operator_for_admin_edits_and_deletes(operator):  # noqa: F811
+    task = services.task_create(title="Pay rent")
+
+    edited = post(operator, url(Task, "change", task.pk), title="Pay the rent")
+    deleted = operator.post(url(Task, "delete", task.pk), {"post": "yes"})
+
+    assert (edited.status_code, deleted.status_code) == (302, 302)
+    log = Change.objects.filter(kind="task", object_id=task.pk).order_by("id")
+    assert list(log.values_list("action", "source")) == [
+        ("create", "owner"),
+        ("update", "admin:operator"),
+        ("delete", "admin:operator"),
+    ]
+    assert log.get(action="update").after["title"] == "Pay the rent"
