@@ -66,9 +66,10 @@ def _hash_token(raw: str) -> str:
 class OwnerAuth:
     """django-ninja auth: a logged-in session (CSRF checked on unsafe methods) or a Bearer token.
 
-    Tokens are accepted by the API only; pages and the WebSocket use the session. With
-    tokens=False only a session will do: a leaked script token must not be able to change the
-    password or mint more tokens.
+    Tokens are accepted by the API only; pages and the WebSocket use the session. A ``read``
+    token may only use safe methods (403 otherwise), a ``write`` token any. With tokens=False
+    only a session will do: a leaked script token must not be able to change the password, mint
+    more tokens or delete for good.
     """
 
     # Read by django-ninja's docs page: Swagger UI then sends X-CSRFToken with "Try it out".
