@@ -33,7 +33,9 @@ def session_cookie(owner) -> bytes:
 
 
 def communicator(cookie: bytes = b"", origin: bytes = b"http://testserver") -> Any:
-    headers = [(b"host", b"testserver"), (b"origin", origin)] + ([(b"cookie", cookie)] if cookie else [])
+    headers = [(b"host", b"testserver"), (b"origin", origin)] + (
+        [(b"cookie", cookie)] if cookie else []
+    )
     return WebsocketCommunicator(application, "/ws/chat/", headers=headers)
 
 
