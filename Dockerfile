@@ -4,8 +4,9 @@
 # reads them through the staticfiles finders, not from STATIC_ROOT).
 FROM python:3.11-slim
 
-# pyproject.toml installs the dependencies only ([tool.setuptools] packages = []), so the apps
-# are imported from the source tree in /app; PYTHONPATH makes that independent of the cwd.
+# Only the locked dependencies are installed (requirements/runtime.lock: exact versions, every
+# file checked against its hash); the apps are imported from the source tree in /app, and
+# PYTHONPATH makes that independent of the cwd.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -16,9 +17,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies before the code, so that a code change does not reinstall them.
-COPY pyproject.toml ./
-RUN pip install . && rm -rf build ./*.egg-info
+# Dependencies before the code, so that a code change does not reinstall them. The lock is
+# complete, so pip needs no resolving (--no-deps) and refuses any file whose hash differs.
+COPY requirements/runtime.lock requirements/
+RUN pip install --require-hashes --no-deps -r requirements/runtime.lock
 
 COPY . .
 

@@ -2,31 +2,50 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
 RUN_STAMP := $(VENV)/.run-installed
 DEV_STAMP := $(VENV)/.dev-installed
+# The locks are for the one platform Talorys runs on: Linux x86_64 (glibc 2.28+), CPython 3.11.
+LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
+# `make lock` re-resolves everything to the newest releases within pyproject.toml's ranges;
+# `make lock LOCK_ARGS=` only follows a change of pyproject.toml and keeps the other pins.
+LOCK_ARGS ?= --upgrade
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format check-imports bench clean
+.PHONY: help run test lint format check-imports check-lock lock bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
+# No pip in .venv (ensurepip costs seconds): the interpreter's own pip puts the installer, uv,
+# pinned by hash, into it; without a usable pip there, .venv gets its own. Then uv installs the
+# locks exactly (it also removes what a lock no longer lists); a stamp older than its lock
+# reinstalls. Add a package by hand with `.venv/bin/uv pip install NAME`. uv downloads from PyPI
+# (UV_DEFAULT_INDEX names a mirror; pip.conf is not read); the hashes hold wherever files come from.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(PYTHON) -m venv --without-pip $(VENV)
 
-$(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q .
+$(UV): requirements/bootstrap.lock | $(BIN)/python
+	$(PYTHON) -m pip --python $(BIN)/python install -q --disable-pip-version-check \
+		--require-hashes -r requirements/bootstrap.lock 2>/dev/null \
+	|| { $(BIN)/python -m ensurepip >/dev/null && $(BIN)/python -m pip install -q \
+		--disable-pip-version-check --require-hashes -r requirements/bootstrap.lock; }
 	@touch $@
 
-$(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q ".[dev]"
+$(RUN_STAMP): requirements/runtime.lock | $(UV)
+	$(UV) pip sync -q --python $(BIN)/python --require-hashes requirements/runtime.lock
+	@rm -f $(DEV_STAMP)
+	@touch $@
+
+$(DEV_STAMP): requirements/dev.lock requirements/runtime.lock | $(UV)
+	$(UV) pip sync -q --python $(BIN)/python --require-hashes requirements/dev.lock
 	@touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded defaults)
 	$(BIN)/python manage.py talorys_run
 
-test: $(DEV_STAMP) ## Lint, check the layers and run the whole suite
+test: $(DEV_STAMP) ## Lint, check the layers and the lock, run the whole suite
+	$(BIN)/python requirements/check.py
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
@@ -40,6 +59,18 @@ format: $(DEV_STAMP) ## Format the code with ruff
 
 check-imports: $(DEV_STAMP) ## Check the layers of DESIGN.md
 	$(BIN)/lint-imports
+
+check-lock: $(DEV_STAMP) ## Check the locks against pyproject.toml and the code's imports
+	$(BIN)/python requirements/check.py
+
+lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux x86_64, Python 3.11)
+	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
+		--custom-compile-command "make lock" -o requirements/bootstrap.lock requirements/bootstrap.in
+	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
+		--custom-compile-command "make lock" --extra dev -o requirements/dev.lock pyproject.toml
+	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
+		--custom-compile-command "make lock" -c requirements/dev.lock \
+		-o requirements/runtime.lock pyproject.toml
 
 bench: $(DEV_STAMP) ## Run the benchmarks in benchmarks/
 	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -1,0 +1,132 @@
+"""Check the locks against pyproject.toml and the code (run by `make test`; offline).
+
+1. Every range in pyproject.toml has an upper bound, and the pin in the lock satisfies it (a
+   range changed without `make lock` fails here).
+2. runtime.lock pins exactly what dev.lock pins for the same packages, and is hashed.
+3. Every third-party module the code imports comes from a declared dependency: the apps' from
+   [project] dependencies, tests' and benchmarks' from those or the dev extra. A module that only
+   arrives with another package (pywebpush brings requests) does not count.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCKS = ROOT / "requirements"
+# Where the project's own code lives; its first-party names are these and their top-level folders.
+APP_ROOTS = ("talorys", "agent", "memory", "automations", "approvals", "manage.py")
+DEV_ROOTS = ("tests", "benchmarks", "requirements")
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+
+
+def read_lock(name: str) -> dict[str, str]:
+    pins: dict[str, str] = {}
+    text = (LOCKS / name).read_text()
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", text)
+    for block in blocks:
+        match = PIN.match(block)
+        if not match:
+            continue
+        if "--hash=sha256:" not in block:
+            raise SystemExit(f"{name}: {match.group(1)} has no hash; run `make lock`")
+        pins[canonicalize_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def check_ranges(requirements: list[str], pins: dict[str, str], lock: str) -> list[str]:
+    problems = []
+    for line in requirements:
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        if not any(spec.operator in ("<", "<=", "==", "~=") for spec in req.specifier):
+            problems.append(f"pyproject.toml: {req} has no upper bound (cap the next major)")
+        if name not in pins:
+            problems.append(f"{lock}: {req.name} is missing; run `make lock`")
+        elif not req.specifier.contains(pins[name], prereleases=True):
+            problems.append(f"{lock}: {req.name}=={pins[name]} is outside {req}; run `make lock`")
+    return problems
+
+
+def imported_modules(roots: tuple[str, ...]) -> dict[str, str]:
+    """Top-level names imported by absolute imports under roots -> one file that imports it."""
+    found: dict[str, str] = {}
+    for root in roots:
+        path = ROOT / root
+        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        for file in files:
+            tree = ast.parse(file.read_text(), filename=str(file))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    found.setdefault(name.split(".")[0], str(file.relative_to(ROOT)))
+    return found
+
+
+def first_party() -> set[str]:
+    names = {Path(root).stem for root in APP_ROOTS + DEV_ROOTS}
+    names |= {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
+    for root in APP_ROOTS + DEV_ROOTS:  # helpers a test imports by their bare name
+        if (ROOT / root).is_dir():
+            names |= {p.stem for p in (ROOT / root).rglob("*.py")}
+    return names
+
+
+def check_imports(roots: tuple[str, ...], declared: set[str], label: str) -> list[str]:
+    providers = importlib.metadata.packages_distributions()
+    skip = set(sys.stdlib_module_names) | first_party() | {"__future__"}
+    problems = []
+    for module, where in sorted(imported_modules(roots).items()):
+        if module in skip:
+            continue
+        dists = {canonicalize_name(d) for d in providers.get(module, [])}
+        if not dists:
+            problems.append(f"{where}: imports {module!r}, which no installed package provides")
+        elif not dists & declared:
+            problems.append(
+                f"{where}: imports {module!r} (from {', '.join(sorted(dists))}), "
+                f"not declared in {label}"
+            )
+    return problems
+
+
+def main() -> int:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime_reqs = project["dependencies"]
+    dev_reqs = project["optional-dependencies"]["dev"]
+    runtime, dev = read_lock("runtime.lock"), read_lock("dev.lock")
+    read_lock("bootstrap.lock")
+
+    problems = check_ranges(runtime_reqs, runtime, "runtime.lock")
+    problems += check_ranges(runtime_reqs + dev_reqs, dev, "dev.lock")
+    for name, version in runtime.items():
+        if dev.get(name) != version:
+            problems.append(f"runtime.lock pins {name}=={version}, dev.lock {dev.get(name)}")
+
+    declared_runtime = {canonicalize_name(Requirement(r).name) for r in runtime_reqs}
+    declared_dev = declared_runtime | {canonicalize_name(Requirement(r).name) for r in dev_reqs}
+    problems += check_imports(APP_ROOTS, declared_runtime, "[project] dependencies")
+    problems += check_imports(DEV_ROOTS, declared_dev, "[project] dependencies or the dev extra")
+
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if not problems:
+        print(f"locks: {len(runtime)} runtime and {len(dev)} dev pins match pyproject.toml")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
