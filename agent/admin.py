@@ -11,7 +11,7 @@ from django.http import HttpRequest
 
 from agent import services
 from agent.models import Conversation, Message
-from talorys.admin import BinAdmin
+from talorys.workspace.admin import BinAdmin
 
 
 class MessageInline(admin.TabularInline):

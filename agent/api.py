@@ -20,8 +20,8 @@ from agent.schemas import (
     ConversationOut,
 )
 from agent.services import TurnStart
-from talorys.pagination import Pagination
-from talorys.routers.bin import request_actor
+from talorys.accounts.auth import request_actor
+from talorys.lib.pagination import Pagination
 
 router = Router(tags=["agent"])
 

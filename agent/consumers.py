@@ -22,12 +22,12 @@ from pydantic import ValidationError
 from agent import services
 from agent.runner import begin_turn, stream_turn
 from agent.schemas import CancelFrame, SendFrame, frame_adapter
-from talorys.errors import AppError, Unauthorized, database_unavailable
-from talorys.security import (
+from talorys.accounts.auth import (
     WEBSOCKET_SESSION_ENDED,
     WEBSOCKET_UNAUTHENTICATED,
     websocket_owner_ok,
 )
+from talorys.lib.errors import AppError, Unauthorized, database_unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.providers.base import ChatMessage
+from talorys.providers.base import ChatMessage
 
 MAX_USER_CHARS = 16_000  # an owner message's body in the window
 SUMMARY_MAX_CHARS = 2_000

@@ -22,10 +22,18 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agent.providers.base import ToolCall
 from approvals.services import pending_action_propose
-from talorys.errors import AppError
-from talorys.tools import Permission, Tool, ToolArgs, ToolContext, ToolError, get_tool, tools_for
+from talorys.lib.errors import AppError
+from talorys.lib.tools import (
+    Permission,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    get_tool,
+    tools_for,
+)
+from talorys.providers.base import ToolCall
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from talorys.models import LiveQuerySet
+from talorys.workspace.models import LiveQuerySet
 
 
 class Conversation(models.Model):
@@ -20,7 +20,7 @@ class Conversation(models.Model):
     origin = models.CharField(max_length=8, default="live")  # live | import
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # In the bin (talorys/history.py): hidden from lists, and it takes no turns.
+    # In the bin (talorys/workspace/history.py): hidden from lists, and it takes no turns.
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveQuerySet.as_manager()

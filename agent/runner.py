@@ -33,8 +33,11 @@ from django.utils import timezone
 from agent import context, prompt, selectors, services
 from agent.executor import ToolExecutor
 from agent.models import Conversation, Message
-from agent.providers import provider_config, provider_for
-from agent.providers.base import (
+from memory import selectors as memory_selectors
+from talorys.lib.errors import AppError, BudgetExhausted, database_unavailable
+from talorys.lib.tools import ToolContext
+from talorys.providers import provider_for
+from talorys.providers.base import (
     ChatMessage,
     Provider,
     ProviderConfig,
@@ -44,10 +47,8 @@ from agent.providers.base import (
     ToolCall,
     Usage,
 )
-from memory import selectors as memory_selectors
-from talorys import services as core_services
-from talorys.errors import AppError, BudgetExhausted, database_unavailable
-from talorys.tools import ToolContext
+from talorys.workspace import services as core_services
+from talorys.workspace.selectors import provider_config
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,8 @@ from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agent.services import MAX_MESSAGE_CHARS
-from talorys.schemas import ChangeOut, In
+from talorys.lib.schemas import In
+from talorys.workspace.schemas import ChangeOut
 
 
 class ChatIn(In):

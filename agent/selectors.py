@@ -8,8 +8,8 @@ from agent.context import HistoryEntry
 from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
-from talorys.errors import NotFound
-from talorys.selectors import change_list
+from talorys.lib.errors import NotFound
+from talorys.workspace.selectors import change_list
 
 HISTORY_LIMIT = 200
 

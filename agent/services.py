@@ -20,10 +20,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.models import Conversation, Message
-from agent.providers.base import without_nul
-from talorys.errors import Conflict, NotFound, ValidationFailed
-from talorys.history import OWNER, Actor, ItemKind, bin_restore, change_record, register_kind
-from talorys.models import Change
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.providers.base import without_nul
+from talorys.workspace.history import ItemKind, bin_restore, change_record, register_kind
+from talorys.workspace.models import Change
 
 # Long enough that a slow model step never loses it between two renewals (the runner renews
 # every LEASE_SECONDS / 3), short enough that a crashed process frees the conversation soon.

@@ -6,8 +6,8 @@ from pydantic import Field
 from approvals import selectors, services
 from approvals.models import PendingAction
 from approvals.schemas import ApprovalEventOut, PendingActionOut
-from talorys.pagination import Pagination
-from talorys.security import owner_session_auth
+from talorys.accounts.auth import owner_session_auth
+from talorys.lib.pagination import Pagination
 
 router = Router(tags=["approvals"])
 

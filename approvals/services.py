@@ -1,6 +1,6 @@
 """Propose, approve, reject, expire and undo destructive model actions.
 
-The commit path finds the tool by name in the registry (talorys/tools.py), so approvals never
+The commit path finds the tool by name in the registry (talorys/lib/tools.py), so approvals never
 imports the app that owns the data.
 """
 
@@ -14,11 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
-from talorys import notify
-from talorys.errors import AppError, Conflict, NotFound
-from talorys.history import BIN_RETENTION
-from talorys.models import Notification
-from talorys.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
+from talorys.lib.errors import AppError, Conflict, NotFound
+from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification
+from talorys.workspace.history import BIN_RETENTION
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 
 from automations import services
 from automations.models import Automation, AutomationRun
-from talorys.admin import ServiceAdmin
+from talorys.workspace.admin import ServiceAdmin
 
 
 class AutomationRunInline(admin.TabularInline):

@@ -15,8 +15,8 @@ from automations.schemas import (
     AutomationPatch,
     AutomationRunOut,
 )
-from talorys.pagination import Pagination
-from talorys.routers.bin import request_actor
+from talorys.accounts.auth import request_actor
+from talorys.lib.pagination import Pagination
 
 router = Router(tags=["automations"])
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from talorys.models import LiveQuerySet, Notification
+from talorys.notifications.models import Notification
+from talorys.workspace.models import LiveQuerySet
 
 
 class Automation(models.Model):

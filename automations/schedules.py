@@ -42,8 +42,8 @@ from pydantic import (
     field_validator,
 )
 
-from talorys.errors import ValidationFailed
-from talorys.schemas import BoundedDatetime
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.schemas import BoundedDatetime
 
 UTC = dt.UTC
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")

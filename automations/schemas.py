@@ -11,8 +11,8 @@ from pydantic import Field
 from automations import services
 from automations.models import Automation
 from automations.schedules import Schedule
-from talorys.schemas import In
-from talorys.services import owner_zone
+from talorys.lib.schemas import In
+from talorys.workspace.services import owner_zone
 
 KindField = Literal["reminder", "task_digest", "agent_prompt"]
 

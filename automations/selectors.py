@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from automations.models import Automation, AutomationRun
-from talorys.errors import NotFound
+from talorys.lib.errors import NotFound
 
 
 def automation_get(*, automation_id: int) -> Automation:

@@ -46,21 +46,17 @@ from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
 from automations.schedules import Schedule, describe, next_after, schedule_dump, schedule_parse
-from talorys import notify
-from talorys import selectors as core_selectors
-from talorys import services as core_services
-from talorys.errors import AppError, BudgetExhausted, Conflict, NotFound, ValidationFailed
-from talorys.history import (
-    OWNER,
-    Actor,
-    ItemKind,
-    bin_purge,
-    change_record,
-    item_fields,
-    register_kind,
-)
-from talorys.models import Change, Notification, Task
-from talorys.services import clean_text, owner_zone
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import AppError, BudgetExhausted, Conflict, NotFound, ValidationFailed
+from talorys.lib.validation import clean_text
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification
+from talorys.workspace import history as core_services
+from talorys.workspace import selectors as core_selectors
+from talorys.workspace import services
+from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
+from talorys.workspace.models import Change, Task
+from talorys.workspace.services import owner_zone
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +148,7 @@ def automation_create(
 def _changed(
     automation: Automation, action: str, actor: Actor, *, before: dict[str, Any] | None
 ) -> None:
-    """Record a change of the automation's content (talorys/history.py)."""
+    """Record a change of the automation's content (talorys/workspace/history.py)."""
     change_record(
         kind=AUTOMATION.name,
         obj=automation,
@@ -599,7 +595,7 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
     with either one used up skips the run here, before anything is spent on it.
     """
     for kind in ("scheduled_ai", "ai"):
-        if core_services.usage_remaining(kind=kind) <= 0:
+        if services.usage_remaining(kind=kind) <= 0:
             reason = f"Today's {kind.replace('_', ' ')} request budget is used up."
             return _skip_for_budget(automation, run, reason)
     usage: dict[str, int] = {}  # filled by the runner, also when it raises

@@ -21,19 +21,11 @@ from pydantic import Field, model_validator
 from automations import selectors, services
 from automations.models import Automation, AutomationRun
 from automations.schedules import Once, Schedule, describe, next_after, schedule_dump
-from talorys.errors import AppError
-from talorys.owner_tools import local_iso
-from talorys.services import owner_zone
-from talorys.tools import (
-    Permission,
-    Proposal,
-    SoftDeleteTool,
-    Tool,
-    ToolArgs,
-    ToolContext,
-    ToolError,
-    register,
-)
+from talorys.lib.errors import AppError
+from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, ToolError, register
+from talorys.workspace.history import SoftDeleteTool
+from talorys.workspace.services import owner_zone
+from talorys.workspace.tools import local_iso
 
 AutomationId = Annotated[
     int, Field(ge=1, description="The automation's id, from list_automations.")

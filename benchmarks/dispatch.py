@@ -79,7 +79,7 @@ def main() -> int:
 
         from automations import services
         from automations.models import AutomationRun
-        from talorys.models import Notification
+        from talorys.notifications.models import Notification
 
         call_command("migrate", interactive=False, verbosity=0)
         slot = (timezone.now() + dt.timedelta(seconds=options.lead_seconds)).replace(microsecond=0)

@@ -4,7 +4,7 @@ until an open page's /ws/notifications/ socket on a real daphne receives it.
     .venv/bin/python benchmarks/notification_latency.py [--mode embedded|redis] [--count 20]
 
 embedded: no REDIS_URL, so daphne has an in-memory channel layer that this process cannot
-reach; daphne's own watcher (talorys/notify.py, one look a second) finds the row. redis: both
+reach; daphne's own watcher (talorys/notifications/services.py, one look a second) finds the row. redis: both
 processes share a Redis channel layer and the broadcast on commit reaches the page directly.
 The issue's bounds: within 3 s embedded, within 1 s with Redis.
 
@@ -121,7 +121,7 @@ def main() -> int:
         from django.core.management import call_command
         from django.db import connection
 
-        from talorys import notify
+        from talorys.notifications import services as notify
 
         call_command("migrate", interactive=False, verbosity=0)
         get_user_model().objects.create_user(username="owner", password=PASSWORD)

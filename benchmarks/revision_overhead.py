@@ -54,8 +54,8 @@ def main() -> None:
     from django.db import connections
     from django.utils import timezone
 
-    from talorys import history, services
-    from talorys.models import Task
+    from talorys.workspace import history, services
+    from talorys.workspace.models import Task
 
     try:
         call_command("migrate", verbosity=0)

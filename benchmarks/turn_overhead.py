@@ -70,8 +70,8 @@ def _seed(base_url: str) -> int:
     """Owner data and a 200-message conversation; returns the conversation id."""
     from agent.models import Conversation, Message
     from memory.models import Memory
-    from talorys import services
-    from talorys.models import Note, Task
+    from talorys.workspace import services
+    from talorys.workspace.models import Note, Task
 
     services.owner_settings_update(
         model_base_url=base_url,
@@ -103,7 +103,7 @@ def _seed(base_url: str) -> int:
 
 
 async def _direct_first_text(provider: object) -> float:
-    from agent.providers.base import ChatMessage, TextDelta
+    from talorys.providers.base import ChatMessage, TextDelta
 
     began = time.perf_counter()
     first = None
@@ -136,7 +136,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 async def _measure(conversation_id: int, config: object, runs: int, warmup: int) -> None:
-    from agent.providers import provider_for
+    from talorys.providers import provider_for
 
     # The direct client is made once and kept, as a program talking to a model server would.
     provider = provider_for(config)  # type: ignore[arg-type]
@@ -189,8 +189,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from agent.providers import provider_config
-    from talorys.services import owner_settings_get
+    from talorys.workspace.selectors import provider_config
+    from talorys.workspace.services import owner_settings_get
     from tests.agent.fake_openai import FakeOpenAI
 
     server = FakeOpenAI().start()

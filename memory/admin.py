@@ -13,8 +13,8 @@ from django.http import HttpRequest
 
 from memory import services
 from memory.models import Memory, MemoryRevision
-from talorys.admin import ServiceAdmin
-from talorys.errors import ValidationFailed
+from talorys.lib.errors import ValidationFailed
+from talorys.workspace.admin import ServiceAdmin
 
 
 class MemoryRevisionInline(admin.TabularInline):

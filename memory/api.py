@@ -6,9 +6,9 @@ from ninja.pagination import paginate
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
 from memory.schemas import MemoryIn, MemoryOut, MemoryPatch, MemoryRevisionOut
-from talorys.pagination import Pagination
-from talorys.routers.bin import request_actor
-from talorys.schemas import QueryText
+from talorys.accounts.auth import request_actor
+from talorys.lib.pagination import Pagination
+from talorys.lib.schemas import QueryText
 
 router = Router(tags=["memory"])
 

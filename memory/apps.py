@@ -8,6 +8,6 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from memory import tools  # noqa: F401  (registers the memory tools)
         from memory.selectors import memory_search_hits
-        from talorys.search import register_searcher
+        from talorys.lib.search import register_searcher
 
         register_searcher("memories", memory_search_hits)

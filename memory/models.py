@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from talorys.models import LiveQuerySet
+from talorys.workspace.models import LiveQuerySet
 
 
 class Memory(models.Model):

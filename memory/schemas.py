@@ -8,7 +8,7 @@ from ninja import Schema
 from pydantic import Field, field_validator
 
 from memory.models import Memory
-from talorys.schemas import In
+from talorys.lib.schemas import In
 
 
 class MemoryIn(In):

@@ -9,8 +9,8 @@ from operator import or_
 from django.db.models import Q, QuerySet
 
 from memory.models import Memory, MemoryRevision
-from talorys.errors import NotFound
-from talorys.search import SearchHit, snippet
+from talorys.lib.errors import NotFound
+from talorys.lib.search import SearchHit, snippet
 
 
 def memory_get(*, memory_id: int) -> Memory:
@@ -35,7 +35,7 @@ def memory_history(*, memory_id: int) -> QuerySet[MemoryRevision]:
 
 
 def memory_search_hits(q: str, limit: int) -> list[SearchHit]:
-    """The "memories" kind of unified search (talorys.search; registered in memory/apps.py)."""
+    """The "memories" kind of unified search (talorys.lib.search; registered in memory/apps.py)."""
     return [
         SearchHit(kind="memories", id=m.pk, title=m.text[:80], snippet=snippet(m.text, q))
         for m in memory_list(q=q)[:limit]

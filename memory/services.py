@@ -1,6 +1,6 @@
 """Every change to memories. Each change writes a MemoryRevision in the same transaction, so the
 history always says what the memory was after each change and who made it; the same call records
-the generic revision (talorys.history.Change) that lists the model's changes under its reply and
+the generic revision (talorys.workspace.models.Change) that lists the model's changes under its reply and
 reverts them, so one function (``_record``) keeps both.
 """
 
@@ -12,17 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.models import Memory, MemoryRevision
-from talorys.errors import NotFound, ValidationFailed
-from talorys.history import (
-    OWNER,
-    Actor,
-    ItemKind,
-    bin_purge,
-    change_record,
-    item_fields,
-    register_kind,
-)
-from talorys.models import Change
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
+from talorys.workspace.models import Change
 
 # Memories are short facts; a long text belongs in a note.
 MAX_MEMORY_TEXT = 2_000

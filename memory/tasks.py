@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from memory import services
-from talorys.services import BIN_RETENTION
+from talorys.workspace.history import BIN_RETENTION
 
 
 @shared_task

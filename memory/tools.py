@@ -12,17 +12,10 @@ from pydantic import Field
 
 from memory import selectors, services
 from memory.models import Memory
-from talorys.owner_tools import local_iso
-from talorys.services import owner_zone
-from talorys.tools import (
-    Permission,
-    Proposal,
-    SoftDeleteTool,
-    Tool,
-    ToolArgs,
-    ToolContext,
-    register,
-)
+from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
+from talorys.workspace.history import SoftDeleteTool
+from talorys.workspace.services import owner_zone
+from talorys.workspace.tools import local_iso
 
 Category = Literal["fact", "preference", "person", "place", "goal", "other"]
 MemoryText = Annotated[

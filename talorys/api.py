@@ -12,21 +12,21 @@ from agent.api import router as agent_router
 from approvals.api import router as approvals_router
 from automations.api import router as automations_router
 from memory.api import router as memory_router
-from talorys.errors import AppError, database_unavailable, error_body
-from talorys.routers import (
-    auth_router,
-    health_router,
+from talorys.accounts.api import auth_router
+from talorys.accounts.auth import api_login_required, owner_auth
+from talorys.lib.errors import AppError, database_unavailable, error_body
+from talorys.lib.health import health_router
+from talorys.notifications.api import notifications_router, push_router
+from talorys.workspace.api import (
+    bin_router,
+    changes_router,
     notes_router,
-    notifications_router,
     projects_router,
     search_router,
     settings_router,
     tasks_router,
     usage_router,
 )
-from talorys.routers.bin import bin_router, changes_router
-from talorys.routers.push import push_router
-from talorys.security import api_login_required, owner_auth
 
 api = NinjaAPI(
     title="Talorys API",

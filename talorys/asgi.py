@@ -14,17 +14,17 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
 from agent.routing import websocket_urlpatterns  # noqa: E402
-from talorys.bodies import AsgiBodyLimit, daphne_guard  # noqa: E402
-from talorys.consumers import NotificationConsumer  # noqa: E402
-from talorys.websocket import OwnOriginValidator, Refuse  # noqa: E402
+from talorys.lib.bodies import AsgiBodyLimit, daphne_guard  # noqa: E402
+from talorys.lib.websocket import OwnOriginValidator, Refuse  # noqa: E402
+from talorys.notifications.consumers import NotificationConsumer  # noqa: E402
 
-# Oversized request bodies: 413 before they are read (talorys/bodies.py).
+# Oversized request bodies: 413 before they are read (talorys/lib/bodies.py).
 daphne_guard()
 
 application = ProtocolTypeRouter(
     {
         "http": AsgiBodyLimit(django_asgi_app),
-        # Only the app's own origin (talorys/websocket.py): any page's handshake carries the cookie.
+        # Only the app's own origin (talorys/lib/websocket.py): any page's handshake carries the cookie.
         "websocket": OwnOriginValidator(
             AuthMiddlewareStack(
                 URLRouter(

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import dj_database_url
 
-from talorys.env import env_bool, env_int, env_list, env_str, persistent_secret, private_data_dir
+from talorys.lib.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+    persistent_secret,
+    private_data_dir,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("TALORYS_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -20,7 +27,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "daphne",
-    "talorys.apps.OwnerAdminConfig",  # django.contrib.admin, with a throttled login
+    "talorys.accounts.apps.OwnerAdminConfig",  # django.contrib.admin, with a throttled login
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -31,6 +38,9 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "csp",
     "talorys",
+    "talorys.accounts",
+    "talorys.workspace",
+    "talorys.notifications",
     "memory",
     "approvals",
     "agent",
@@ -39,13 +49,13 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "talorys.bodies.BodyLimitMiddleware",
-    "talorys.middleware.ApiErrorEnvelopeMiddleware",
+    "talorys.lib.bodies.BodyLimitMiddleware",
+    "talorys.lib.middleware.ApiErrorEnvelopeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "talorys.middleware.SessionLifetimeMiddleware",
+    "talorys.accounts.middleware.SessionLifetimeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -84,7 +94,7 @@ def database_pool_options() -> dict[str, float]:
 
     A chat turn gives its connection back after each short trip to the database
     (agent/runner.py), so a few connections serve many concurrent turns; a request that finds
-    none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/errors.py), and
+    none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/lib/errors.py), and
     the process never opens more than max_size, whatever the load.
     """
     return {
@@ -160,7 +170,7 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {"task": "approvals.tasks.expire_pending_actions", "schedule": 60.0},
     "approvals-prune": {"task": "approvals.tasks.prune_pending_actions", "schedule": 6 * 3600.0},
-    "bin-purge": {"task": "talorys.tasks.purge_bin", "schedule": 6 * 3600.0},
+    "bin-purge": {"task": "talorys.workspace.tasks.purge_bin", "schedule": 6 * 3600.0},
     "memory-bin-purge": {"task": "memory.tasks.purge_memory_bin", "schedule": 6 * 3600.0},
     # Every few seconds: an automation starts at most this long after its slot. A tick that
     # waited in the queue for 30 s is dropped (workers were busy); a later tick does its work.
@@ -170,7 +180,7 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expire_seconds": 30},
     },
     "automations-housekeeping": {"task": "automations.tasks.housekeeping", "schedule": 300.0},
-    "push-flush": {"task": "talorys.tasks.flush_push_deliveries", "schedule": 30.0},
+    "push-flush": {"task": "talorys.notifications.tasks.flush_push_deliveries", "schedule": 30.0},
 }
 # Web Push (VAPID): the private key (PEM, or base64url DER/raw) from the environment, else the
 # one talorys_setup generated in the data dir. The subject is who push services may contact.
@@ -208,7 +218,7 @@ LOGIN_CONCURRENT_HASHES = env_int("TALORYS_LOGIN_CONCURRENT_HASHES", 2)
 # Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
 TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
 # Only behind a TLS-terminating proxy that sets X-Forwarded-Proto (and drops the client's own):
-# whether a request, or a WebSocket handshake's origin, is https (talorys/websocket.py).
+# whether a request, or a WebSocket handshake's origin, is https (talorys/lib/websocket.py).
 if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # How many proxies of ours append to X-Forwarded-For: the client is that many entries from the
@@ -216,14 +226,14 @@ if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
 TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 
 # Request bodies over this many bytes are refused (413) before they are read; a route that needs
-# more maps its path prefix to its own limit here (talorys/bodies.py). 2.5 MiB: Django's default.
+# more maps its path prefix to its own limit here (talorys/lib/bodies.py). 2.5 MiB: Django's default.
 MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
 BODY_LIMITS: dict[str, int] = {}
 # Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])
 
-# Every API list pages with limit/offset, both bounded (talorys/pagination.py).
-NINJA_PAGINATION_CLASS = "talorys.pagination.Pagination"
+# Every API list pages with limit/offset, both bounded (talorys/lib/pagination.py).
+NINJA_PAGINATION_CLASS = "talorys.lib.pagination.Pagination"
 
 # Security headers and the Content Security Policy.
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -280,4 +290,4 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
-CSRF_FAILURE_VIEW = "talorys.middleware.api_csrf_failure"
+CSRF_FAILURE_VIEW = "talorys.lib.middleware.api_csrf_failure"

@@ -1,14 +1,16 @@
 from django.contrib import admin
 from django.urls import path
 
-from talorys import views
+from talorys.accounts import views
 from talorys.api import api
+from talorys.notifications import views as notifications_views
+from talorys.workspace import views as workspace_views
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", workspace_views.home, name="home"),
     path("login/", views.login_page, name="login"),
     path("logout/", views.logout_page, name="logout"),
-    path("sw.js", views.service_worker, name="service-worker"),
+    path("sw.js", notifications_views.service_worker, name="service-worker"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]

@@ -16,7 +16,7 @@
   const TOAST_MS = 8000;
   const MAX_DELAY_MS = 30000;
   const POLL_MS = window.TALORYS_POLL_MS || 30000; // tests shorten it
-  const UNAUTHENTICATED = 4401; // the socket's close code when the session is gone (talorys/security.py)
+  const UNAUTHENTICATED = 4401; // the socket's close code when the session is gone (talorys/accounts/auth.py)
 
   const { api, el } = window.Talorys;
 

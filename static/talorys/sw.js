@@ -1,5 +1,5 @@
 // The service worker, served at /sw.js so that its scope is the whole site. It only shows Web
-// Push messages (the JSON talorys/push.py sends: id, title, body, kind) and opens the app when
+// Push messages (the JSON talorys/notifications/push.py sends: id, title, body, kind) and opens the app when
 // one is clicked. It holds no data and does not intercept requests.
 "use strict";
 

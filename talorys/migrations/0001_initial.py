@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import talorys.models
+import talorys.workspace.models
 
 
 class Migration(migrations.Migration):
@@ -157,7 +157,9 @@ class Migration(migrations.Migration):
                 (
                     "time_zone",
                     models.CharField(
-                        default="UTC", max_length=64, validators=[talorys.models.validate_time_zone]
+                        default="UTC",
+                        max_length=64,
+                        validators=[talorys.workspace.models.validate_time_zone],
                     ),
                 ),
                 ("model_base_url", models.CharField(blank=True, default="", max_length=500)),

@@ -11,7 +11,7 @@ from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from agent.models import Conversation, Message
-from talorys.models import Task
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import conversation_with, use_fake
 

@@ -19,7 +19,7 @@ from django.db import connection, connections
 from agent import services
 from agent.models import Message
 from agent.runner import begin_turn, stream_turn
-from talorys.errors import Conflict
+from talorys.lib.errors import Conflict
 from tests.agent.fake_openai import Stall, chunk, events, text
 from tests.agent.test_runner import conversation_with, use_fake
 

@@ -17,7 +17,7 @@ import pytest
 from django.db import connection, transaction
 
 from agent.models import Message
-from talorys.models import Task
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import use_fake
 from tests.agent.test_sse_live import logged_in, sse_events

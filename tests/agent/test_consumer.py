@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from agent.models import Conversation, Message
 from talorys.asgi import application
-from talorys.models import Task
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import conversation_with, use_fake
 from tests.conftest import OWNER_PASSWORD

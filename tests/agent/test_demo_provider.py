@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agent.prompt import system_prompt
-from agent.providers import provider_for
-from agent.providers.base import ChatMessage, Finish, ProviderConfig, TextDelta, ToolCall
-from agent.providers.demo import DemoProvider
+from talorys.providers import provider_for
+from talorys.providers.base import ChatMessage, Finish, ProviderConfig, TextDelta, ToolCall
+from talorys.providers.demo import DemoProvider
 
 TOOL_NAMES = [
     "create_task",

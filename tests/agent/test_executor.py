@@ -10,11 +10,12 @@ from typing import Any, ClassVar
 import pytest
 
 from agent.executor import ToolExecutor, ToolOutcome
-from agent.providers.base import ToolCall
-from talorys import services
-from talorys import tools as registry
-from talorys.models import Notification, Project, Task
-from talorys.tools import Permission, Proposal, Tool, ToolArgs, ToolContext
+from talorys.lib import tools as registry
+from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext
+from talorys.notifications.models import Notification
+from talorys.providers.base import ToolCall
+from talorys.workspace import services
+from talorys.workspace.models import Project, Task
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent.providers import provider_config, provider_for
-from agent.providers.base import (
+from talorys.lib.tools import Permission, Tool, ToolArgs
+from talorys.providers import provider_for
+from talorys.providers.base import (
     ChatMessage,
     Finish,
     ProviderConfig,
@@ -21,9 +22,9 @@ from agent.providers.base import (
     ToolCall,
     Usage,
 )
-from agent.providers.openai_compat import OpenAICompatProvider
-from talorys.models import OwnerSettings
-from talorys.tools import Permission, Tool, ToolArgs
+from talorys.providers.openai_compat import OpenAICompatProvider
+from talorys.workspace.models import OwnerSettings
+from talorys.workspace.selectors import provider_config
 from tests.agent import fake_openai as fake
 from tests.agent.fake_openai import FakeOpenAI, Stall, chunk, events, sse
 

@@ -8,10 +8,11 @@ import pytest
 
 from agent.runner import run_scheduled_prompt
 from approvals.models import PendingAction
-from talorys import services
-from talorys.errors import BudgetExhausted
-from talorys.models import Notification, Task, UsageDay
-from talorys.tools import Permission, get_tool
+from talorys.lib.errors import BudgetExhausted
+from talorys.lib.tools import Permission, get_tool
+from talorys.notifications.models import Notification
+from talorys.workspace import services
+from talorys.workspace.models import Task, UsageDay
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import use_fake
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from agent.models import Message
-from talorys.models import Task
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events, tool_calls
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD

@@ -22,7 +22,8 @@ from agent import context, services
 from agent.models import Conversation, Message
 from agent.runner import run_turn
 from approvals.models import PendingAction
-from talorys.models import Notification, Task
+from talorys.notifications.models import Notification
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events, text, tool_calls
 from tests.agent.test_runner import conversation_with, kinds, reply_of, turn, use_fake
 

@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 from django.test import Client
 
 from approvals.models import PendingAction
-from talorys import services
-from talorys.models import Notification, PushDelivery
+from talorys.notifications.models import Notification, PushDelivery
+from talorys.workspace import services
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import turn, use_fake
 from tests.automations.conftest import browser, eager, push_service  # noqa: F401 (fixtures)

@@ -10,8 +10,8 @@ from django.db import connection
 from django.test import Client
 
 from approvals.models import ApprovalEvent, PendingAction
-from talorys import services
-from talorys.models import Note
+from talorys.workspace import services
+from talorys.workspace.models import Note
 from tests.approvals.test_approvals import propose
 from tests.conftest import ApiClient
 

@@ -10,12 +10,12 @@ import time_machine
 from django.utils import timezone
 
 from agent.executor import ToolExecutor
-from agent.providers.base import ToolCall
 from approvals import services as approvals
 from approvals.models import ApprovalEvent, PendingAction
-from talorys import services
-from talorys.models import Note, Project, Task
-from talorys.tools import Permission, ToolContext, all_tools
+from talorys.lib.tools import Permission, ToolContext, all_tools
+from talorys.providers.base import ToolCall
+from talorys.workspace import services
+from talorys.workspace.models import Note, Project, Task
 
 
 def propose(name: str, mode: str = "chat", **args):
@@ -280,7 +280,7 @@ def test_delete_memory_goes_to_the_bin_with_history_and_undo_restores(api, db):
 def test_a_personal_api_token_can_read_approvals_but_never_decide(api, owner, task):
     from django.test import Client
 
-    from talorys.security import api_token_create
+    from talorys.accounts.services import api_token_create
 
     _, raw = api_token_create(user=owner, name="script")
     action_id = propose("delete_task", task_id=task.pk).result["action_id"]

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from approvals import services as approval_services
 from approvals.models import ApprovalEvent, PendingAction
-from talorys import services
-from talorys.errors import Conflict
-from talorys.models import Task
+from talorys.lib.errors import Conflict
+from talorys.workspace import services
+from talorys.workspace.models import Task
 from tests.approvals.test_approvals import propose
 from tests.automations.conftest import in_threads
 

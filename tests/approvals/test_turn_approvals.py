@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from approvals.models import PendingAction
-from talorys import services
-from talorys.models import Note, Task
+from talorys.workspace import services
+from talorys.workspace.models import Note, Task
 from tests.agent.fake_openai import error, text, tool_calls
 from tests.agent.test_runner import kinds, reply_of, sent_messages, turn, use_fake
 

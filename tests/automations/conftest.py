@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.db import connection
 
-from talorys import services
 from talorys.celery import app as celery_app
+from talorys.workspace import services
 
 
 def b64url(raw: bytes) -> str:

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from automations import services, tasks
 from automations.models import Automation, AutomationRun
-from talorys.errors import Conflict
-from talorys.models import Notification
+from talorys.lib.errors import Conflict
+from talorys.notifications.models import Notification
 from tests.automations.conftest import in_threads
 
 UTC = dt.UTC

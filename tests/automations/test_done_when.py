@@ -16,7 +16,7 @@ import time_machine
 
 from automations import tasks
 from automations.models import Automation, AutomationRun
-from talorys.models import Notification, PushDelivery
+from talorys.notifications.models import Notification, PushDelivery
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import reply_of, streamed_text, turn, use_fake
 

@@ -13,8 +13,9 @@ from channels.testing import WebsocketCommunicator
 from django.db import connection, transaction
 from django.test import Client
 
-from talorys import notify, services
 from talorys.asgi import application
+from talorys.notifications import services as notification_services
+from talorys.notifications import services as notify
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +44,9 @@ def made_by_another_process(title: str) -> int:
 
     def insert() -> None:
         try:
-            made.append(services.notification_create(title=title, kind="automation").pk)
+            made.append(
+                notification_services.notification_create(title=title, kind="automation").pk
+            )
         finally:
             connection.close()
 
@@ -104,7 +107,9 @@ async def test_a_notification_committed_after_a_newer_one_still_reaches_the_page
     def slow_transaction() -> None:
         try:
             with transaction.atomic():
-                made.append(services.notification_create(title="Slow", kind="automation").pk)
+                made.append(
+                    notification_services.notification_create(title="Slow", kind="automation").pk
+                )
                 taken.set()
                 release.wait(10)
         finally:

@@ -18,7 +18,7 @@ from django_celery_beat.models import PeriodicTask
 
 from automations import services
 from automations.models import Automation, AutomationRun
-from talorys.models import Notification
+from talorys.notifications.models import Notification
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 

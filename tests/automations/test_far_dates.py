@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from agent.executor import ToolExecutor
-from agent.providers.base import ToolCall
 from automations import services
 from automations.models import Automation
-from talorys.errors import ValidationFailed
-from talorys.tools import ToolContext
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.tools import ToolContext
+from talorys.providers.base import ToolCall
 
 FAR_FUTURE = "9999-12-31T23:00:00-05:00"
 OUT_OF_RANGE = [FAR_FUTURE, "9999-12-31T09:00:00+00:00", "1800-01-01T09:00:00+00:00"]

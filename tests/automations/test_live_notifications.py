@@ -8,8 +8,8 @@ from channels.testing import WebsocketCommunicator
 from django.db import transaction
 from django.test import Client
 
-from talorys import notify
 from talorys.asgi import application
+from talorys.notifications import services as notify
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

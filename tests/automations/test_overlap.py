@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from automations import services
 from automations.models import Automation, AutomationRun
-from talorys.models import Notification
+from talorys.notifications.models import Notification
 from tests.agent.fake_openai import Stall, chunk, events, text
 from tests.agent.test_runner import use_fake
 

@@ -12,9 +12,12 @@ import time_machine
 from django.conf import settings
 from py_vapid import Vapid
 
-from talorys import notify, push, services
-from talorys import tasks as core_tasks
-from talorys.models import PushDelivery, PushSubscription
+from talorys.notifications import push
+from talorys.notifications import services as notification_services
+from talorys.notifications import services as notify
+from talorys.notifications import tasks as core_tasks
+from talorys.notifications.models import PushDelivery, PushSubscription
+from talorys.workspace import services
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 1, 15, 21, 30, tzinfo=UTC)  # 22:30 in Paris
@@ -148,7 +151,7 @@ def test_an_unreachable_push_service_is_recorded(clock, api, browser, send):
 
 
 def test_a_delivery_is_sent_once_however_many_tasks_try(clock, subscribed, push_service):
-    notification = services.notification_create(title="Once")
+    notification = notification_services.notification_create(title="Once")
     (delivery_id,) = push.push_deliveries_create(notification=notification)
     assert core_tasks.deliver_push(delivery_id) == "sent"
     assert core_tasks.deliver_push(delivery_id) is None

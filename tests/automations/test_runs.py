@@ -11,8 +11,9 @@ from django.utils import timezone
 
 from automations import services, tasks
 from automations.models import Automation, AutomationRun
-from talorys import services as core_services
-from talorys.models import Notification, UsageDay
+from talorys.notifications.models import Notification
+from talorys.workspace import services as core_services
+from talorys.workspace.models import UsageDay
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 6, 10, 14, 0, tzinfo=UTC)  # Wednesday 23:00 in Tokyo

@@ -11,8 +11,9 @@ from django.utils import timezone
 from approvals.models import PendingAction
 from automations import services
 from automations.models import Automation
-from talorys import services as core_services
-from talorys.models import Notification, Task
+from talorys.notifications.models import Notification
+from talorys.workspace import services as core_services
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import turn, use_fake
 

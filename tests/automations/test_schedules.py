@@ -25,7 +25,7 @@ from automations.schedules import (
     next_after,
     schedule_parse,
 )
-from talorys.errors import ValidationFailed
+from talorys.lib.errors import ValidationFailed
 
 UTC = dt.UTC
 PARIS = ZoneInfo("Europe/Paris")

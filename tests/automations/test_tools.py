@@ -10,11 +10,11 @@ import pytest
 import time_machine
 
 from agent.executor import ToolExecutor, ToolOutcome
-from agent.providers.base import ToolCall
 from automations import services
 from automations.models import Automation, AutomationRun
-from talorys.models import Notification, PushDelivery
-from talorys.tools import ToolContext, tools_for
+from talorys.lib.tools import ToolContext, tools_for
+from talorys.notifications.models import Notification, PushDelivery
+from talorys.providers.base import ToolCall
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 3, 2, 8, 58, tzinfo=UTC)  # 09:58 in Paris

@@ -21,8 +21,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.db import connections, transaction
 
-from talorys import notify, push, services
-from talorys.models import Notification, PushSubscription
+from talorys.notifications import push
+from talorys.notifications import services as notification_services
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification, PushSubscription
 from tests.conftest import OWNER_PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -98,7 +100,7 @@ def b64url(raw: bytes) -> str:
 def test_a_new_notification_shows_as_a_toast_and_bumps_the_badge(page, live_server_url):
     from playwright.sync_api import expect
 
-    services.notification_create(title="Earlier", body="")
+    notification_services.notification_create(title="Earlier", body="")
     log_in(page, live_server_url)
     badge = page.locator("#notif-count")
     expect(badge).to_have_text("1")
@@ -160,12 +162,12 @@ def test_without_a_shared_channel_layer_a_poll_still_shows_each_new_notification
     from playwright.sync_api import expect
 
     page.add_init_script("window.TALORYS_POLL_MS = 300")
-    services.notification_create(title="Before the page", body="")
+    notification_services.notification_create(title="Before the page", body="")
     log_in(page, live_server_url)
     page.wait_for_timeout(700)  # a few polls: what existed before is not news
     expect(page.locator(".toast")).to_have_count(0)
 
-    services.notification_create(title="Stretch", body="From the worker")
+    notification_services.notification_create(title="Stretch", body="From the worker")
 
     toast = page.locator(".toast")
     expect(toast).to_have_count(1)
@@ -184,7 +186,7 @@ def test_without_a_shared_channel_layer_the_server_watcher_pushes_a_workers_noti
 
     page.add_init_script("window.TALORYS_POLL_MS = 3600000")
     log_in(page, live_server_url)
-    services.notification_create(title="Stretch", body="From the worker")
+    notification_services.notification_create(title="Stretch", body="From the worker")
 
     toast = page.locator(".toast")
     expect(toast).to_have_count(1)
@@ -197,8 +199,10 @@ def test_without_a_shared_channel_layer_the_server_watcher_pushes_a_workers_noti
 def test_the_list_shows_the_latest_and_marks_one_read(page, live_server_url):
     from playwright.sync_api import expect
 
-    first = services.notification_create(title="Water the plants", body="The ferns first")
-    services.notification_create(title="Pay rent", body="")
+    first = notification_services.notification_create(
+        title="Water the plants", body="The ferns first"
+    )
+    notification_services.notification_create(title="Pay rent", body="")
     log_in(page, live_server_url)
     badge = page.locator("#notif-count")
     expect(badge).to_have_text("2")
@@ -275,12 +279,12 @@ def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
         page.wait_for_timeout(100)
     (registration,) = live
 
-    notification = services.notification_create(
+    notification = notification_services.notification_create(
         title="Call Sam", body="About Friday", kind=Notification.Kind.REMINDER
     )
     shown: list[dict] = []
     for _ in range(3):  # DevTools' delivery is best effort, like a push service's
-        # Exactly what talorys/push.py encrypts and sends to the browser's push service.
+        # Exactly what talorys/notifications/push.py encrypts and sends to the browser's push service.
         cdp.send(
             "ServiceWorker.deliverPushMessage",
             {

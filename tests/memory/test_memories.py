@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
-from talorys.errors import NotFound, ValidationFailed
+from talorys.lib.errors import NotFound, ValidationFailed
 
 
 def revisions(memory_id: int) -> list[tuple[str, str, str, str]]:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from agent.executor import ToolExecutor, ToolOutcome
-from agent.providers.base import ToolCall
 from memory import services
 from memory.models import Memory, MemoryRevision
-from talorys.tools import ToolContext
+from talorys.lib.tools import ToolContext
+from talorys.providers.base import ToolCall
 
 pytestmark = pytest.mark.django_db
 

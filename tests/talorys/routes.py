@@ -27,7 +27,7 @@ PUBLIC_API = {
     ("GET", "/api/auth/session"),
 }
 # /sw.js is the Web Push service worker: one static script with no data in it, which the browser
-# re-fetches for updates whether or not the session is still alive (talorys/views.py).
+# re-fetches for updates whether or not the session is still alive (talorys/workspace/views.py).
 PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js"}
 # The API's root answers 404 to everyone: it exists only so that ninja can reverse its own URLs.
 NOTHING_HERE = {"/api/"}
@@ -125,7 +125,7 @@ def api_operations(api: NinjaAPI) -> list[tuple[str, str]]:
 
 def session_only_operations(api: NinjaAPI) -> set[tuple[str, str]]:
     """(method, path template) of the operations that refuse API tokens (owner_session_auth)."""
-    from talorys.security import OwnerAuth
+    from talorys.accounts.auth import OwnerAuth
 
     root = reverse(f"{api.urls_namespace}:api-root").rstrip("/")
     found = set()

@@ -10,9 +10,11 @@ from django.urls import reverse
 from agent.models import Conversation, Message
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
-from talorys import services
-from talorys.models import ApiToken, OwnerSettings
-from talorys.security import api_token_authenticate, api_token_create
+from talorys.accounts.models import ApiToken
+from talorys.accounts.services import api_token_authenticate, api_token_create
+from talorys.notifications import services as notification_services
+from talorys.workspace import services
+from talorys.workspace.models import OwnerSettings
 
 # Models whose admin refuses the add page on purpose (their rows are only ever made by the app).
 ADD_REFUSED = {
@@ -37,7 +39,7 @@ def some_data(db):
     project = services.project_create(name="Home")
     services.task_create(title="Pay rent", project_id=project.pk)
     services.note_create(title="Recipes", content="Pancakes")
-    services.notification_create(title="Rent is due")
+    notification_services.notification_create(title="Rent is due")
     services.usage_reserve(kind="ai")
     memory = memory_services.memory_create(text="Lives in Lyon")
     conversation = Conversation.objects.create(title="Trip planning")
@@ -69,9 +71,11 @@ def test_every_add_page_opens(operator, label):
 
 
 def test_changelists_search_and_filter(operator, some_data):
-    assert b"Pay rent" in operator.get(url("talorys.Task", "changelist"), {"q": "rent"}).content
-    assert b"Pay rent" not in operator.get(url("talorys.Task", "changelist"), {"q": "xyz"}).content
-    done = operator.get(url("talorys.Task", "changelist"), {"status__exact": "done"})
+    assert b"Pay rent" in operator.get(url("workspace.Task", "changelist"), {"q": "rent"}).content
+    assert (
+        b"Pay rent" not in operator.get(url("workspace.Task", "changelist"), {"q": "xyz"}).content
+    )
+    done = operator.get(url("workspace.Task", "changelist"), {"status__exact": "done"})
     assert b"Pay rent" not in done.content
     found = operator.get(url("agent.Conversation", "changelist"), {"q": "my trip"})
     assert b"Trip planning" in found.content
@@ -133,7 +137,7 @@ def test_an_operator_can_add_a_memory_with_its_first_revision(operator):
 
 def test_a_token_made_in_admin_is_shown_once_and_stored_hashed(operator, owner):
     response = operator.post(
-        url("talorys.ApiToken", "add"), {"user": owner.pk, "name": "backup", "scope": "write"}
+        url("accounts.ApiToken", "add"), {"user": owner.pk, "name": "backup", "scope": "write"}
     )
 
     assert response.status_code == 200
@@ -143,10 +147,10 @@ def test_a_token_made_in_admin_is_shown_once_and_stored_hashed(operator, owner):
     assert token.token_hash != raw and raw not in token.token_hash
     assert api_token_authenticate(raw=raw).user == owner
     assert token.scope == ApiToken.Scope.WRITE
-    change_page = operator.get(url("talorys.ApiToken", "change", token.pk))
+    change_page = operator.get(url("accounts.ApiToken", "change", token.pk))
     assert raw.encode() not in change_page.content
     assert token.token_hash.encode() in change_page.content  # shown, but read-only
-    changelist = operator.get(url("talorys.ApiToken", "changelist"))
+    changelist = operator.get(url("accounts.ApiToken", "changelist"))
     assert b'class="field-scope">Write<' in changelist.content
     assert b'name="token_hash"' not in change_page.content
 
@@ -156,7 +160,7 @@ def test_the_revoke_action_revokes_only_the_selected_tokens(operator, owner):
     gone, gone_raw = api_token_create(user=owner, name="laptop")
 
     response = operator.post(
-        url("talorys.ApiToken", "changelist"),
+        url("accounts.ApiToken", "changelist"),
         {"action": "revoke", "_selected_action": [gone.pk]},
     )
 
@@ -168,7 +172,7 @@ def test_the_revoke_action_revokes_only_the_selected_tokens(operator, owner):
 
 def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator):
     services.owner_settings_update(model_api_key="sk-secret-key")
-    page = operator.get(url("talorys.OwnerSettings", "change", 1))
+    page = operator.get(url("workspace.OwnerSettings", "change", 1))
     assert page.status_code == 200
     assert b"sk-secret-key" not in page.content
 
@@ -181,7 +185,7 @@ def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator)
         "time_zone": "Europe/Paris",
         "semantic_enabled": "",
     }
-    response = operator.post(url("talorys.OwnerSettings", "change", 1), form)
+    response = operator.post(url("workspace.OwnerSettings", "change", 1), form)
 
     assert response.status_code == 302, response.content[:3000]
     row = OwnerSettings.objects.get(pk=1)
@@ -197,7 +201,7 @@ def test_settings_admin_applies_the_owner_rules(operator):
         if name not in {"id", "updated_at", "semantic_enabled"}
     } | {"max_steps_per_turn": 0}
 
-    response = operator.post(url("talorys.OwnerSettings", "change", 1), form)
+    response = operator.post(url("workspace.OwnerSettings", "change", 1), form)
 
     assert response.status_code == 200  # the form again, with the error
     assert b"max_steps_per_turn must be between" in response.content
@@ -205,7 +209,7 @@ def test_settings_admin_applies_the_owner_rules(operator):
 
 
 def test_owner_settings_stay_one_row(operator):
-    assert operator.get(url("talorys.OwnerSettings", "add")).status_code == 200
+    assert operator.get(url("workspace.OwnerSettings", "add")).status_code == 200
     services.owner_settings_get()
-    assert operator.get(url("talorys.OwnerSettings", "add")).status_code == 403
-    assert operator.get(url("talorys.OwnerSettings", "delete", 1)).status_code == 403
+    assert operator.get(url("workspace.OwnerSettings", "add")).status_code == 403
+    assert operator.get(url("workspace.OwnerSettings", "delete", 1)).status_code == 403

@@ -25,8 +25,8 @@ from automations import services as automation_services
 from automations.models import Automation
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
-from talorys import services
-from talorys.models import Note, OwnerSettings, Project, Task
+from talorys.workspace import services
+from talorys.workspace.models import Note, OwnerSettings, Project, Task
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import re
 import pytest
 
 from talorys.api import api as ninja_api
-from talorys.models import Task
-from talorys.pagination import MAX_LIMIT, MAX_OFFSET
+from talorys.lib.pagination import MAX_LIMIT, MAX_OFFSET
+from talorys.workspace.models import Task
 from tests.talorys.routes import api_operations, envelope_code, fill_path
 
 PAST_64_BITS = 2**63

@@ -7,8 +7,10 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from talorys import services
-from talorys.models import Note, Notification, Project, Task
+from talorys.notifications import services as notification_services
+from talorys.notifications.models import Notification
+from talorys.workspace import services
+from talorys.workspace.models import Note, Project, Task
 
 UTC = dt.UTC
 
@@ -354,8 +356,10 @@ def test_missing_ids_answer_404_in_the_envelope(api, kind):
 
 
 def test_notifications_list_newest_first_and_filter_unread(api):
-    old = services.notification_create(title="Old news")
-    new = services.notification_create(title="Rent is due", body="Today", kind="reminder")
+    old = notification_services.notification_create(title="Old news")
+    new = notification_services.notification_create(
+        title="Rent is due", body="Today", kind="reminder"
+    )
     Notification.objects.filter(pk=old.pk).update(read_at=timezone.now())
 
     everything = api.get("/api/notifications").json()
@@ -370,7 +374,7 @@ def test_notifications_list_newest_first_and_filter_unread(api):
 
 
 def test_mark_a_notification_read_once(api):
-    notification = services.notification_create(title="Rent is due")
+    notification = notification_services.notification_create(title="Rent is due")
 
     first = api.post(f"/api/notifications/{notification.pk}/read")
     assert first.status_code == 200
@@ -388,7 +392,7 @@ def test_missing_notification_answers_404(api):
 
 
 def test_mark_read_needs_the_csrf_header(api):
-    notification = services.notification_create(title="Rent is due")
+    notification = notification_services.notification_create(title="Rent is due")
     api.csrf_token = ""
 
     response = api.post(f"/api/notifications/{notification.pk}/read")

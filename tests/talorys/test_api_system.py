@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from memory import services as memory_services
-from talorys import services
-from talorys.models import OwnerSettings, Task, UsageDay
+from talorys.workspace import services
+from talorys.workspace.models import OwnerSettings, Task, UsageDay
 
 SECRET = "sk-live-very-secret-value"
 
@@ -257,7 +257,7 @@ def test_unknown_kind_names_the_known_ones(api, findable):
 
 
 def test_the_environment_key_is_never_sent_to_the_owner_server(db, settings):
-    from talorys.selectors import model_endpoint
+    from talorys.workspace.selectors import model_endpoint
 
     settings.TALORYS_MODEL_BASE_URL = "https://api.example.com/v1"
     settings.TALORYS_MODEL = "big-model"

@@ -14,10 +14,11 @@ from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError
 
 from talorys import urls as project_urls
+from talorys.accounts.auth import owner_auth
+from talorys.accounts.models import ApiToken
+from talorys.accounts.services import api_token_create
 from talorys.api import api
-from talorys.errors import error_body
-from talorys.models import ApiToken
-from talorys.security import api_token_create, owner_auth
+from talorys.lib.errors import error_body
 from tests.talorys.routes import (
     ALL_METHODS,
     NOTHING_HERE,

@@ -16,11 +16,11 @@ from automations import services as automation_services
 from automations.models import Automation
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
-from talorys import services
-from talorys import tasks as core_tasks
-from talorys.models import Change, Note, Project, Task
-from talorys.security import api_token_create
-from talorys.tools import ToolContext
+from talorys.accounts.services import api_token_create
+from talorys.lib.tools import ToolContext
+from talorys.workspace import services
+from talorys.workspace import tasks as core_tasks
+from talorys.workspace.models import Change, Note, Project, Task
 from tests.conftest import ApiClient
 
 DAILY = {"type": "daily", "time": "09:00"}
@@ -99,7 +99,7 @@ def test_the_bin_names_who_deleted_and_a_write_token_may_restore(api, owner):
     note = services.note_create(title="Ideas")
     assert api.delete(f"/api/tasks/{task.pk}", headers=write).status_code == 204
     propose = ToolContext(mode="chat", source="owner:owner")
-    from talorys.owner_tools import DeleteNote
+    from talorys.workspace.tools import DeleteNote
 
     DeleteNote().commit(DeleteNote().prepare(DeleteNote.args(note_id=note.pk), propose), propose)
 
@@ -218,7 +218,7 @@ def test_bad_kind_or_id_is_a_clear_error_that_changes_nothing(api, method, path,
 
 def test_binned_items_are_invisible_to_lists_search_tools_and_turns(api):
     from agent.executor import ToolExecutor
-    from agent.providers.base import ToolCall
+    from talorys.providers.base import ToolCall
 
     items = {kind: make() for kind, (make, _url, _m) in KINDS.items()}
     for kind, item in items.items():
@@ -280,7 +280,9 @@ def test_each_beat_task_purges_its_kind_after_30_days_only(api):
 
     assert not Memory.objects.filter(pk=memory.pk).exists()
     assert not Automation.objects.filter(pk=automation.pk).exists()
-    assert Task.objects.filter(pk=task.pk).exists()  # talorys.tasks.purge_bin's, not theirs
+    assert Task.objects.filter(
+        pk=task.pk
+    ).exists()  # talorys.workspace.tasks.purge_bin's, not theirs
 
 
 def test_a_restored_conversation_takes_turns_again(api):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from talorys import services
-from talorys.history import Actor
-from talorys.models import Change, Task
+from talorys.lib.actors import Actor
+from talorys.workspace import services
+from talorys.workspace.models import Change, Task
 from tests.automations.conftest import in_threads
 from tests.conftest import ApiClient
 

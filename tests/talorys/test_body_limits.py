@@ -14,8 +14,8 @@ import pytest
 from django.core.asgi import get_asgi_application
 from django.test import Client, override_settings
 
-from talorys.bodies import AsgiBodyLimit
-from talorys.models import Task
+from talorys.lib.bodies import AsgiBodyLimit
+from talorys.workspace.models import Task
 
 MIB = 2**20
 

@@ -12,9 +12,9 @@ from automations import services as automation_services
 from automations.models import Automation
 from memory import services as memory_services
 from memory.models import Memory
-from talorys import services
-from talorys.models import Change, Note, Project, Task
-from talorys.security import api_token_create
+from talorys.accounts.services import api_token_create
+from talorys.workspace import services
+from talorys.workspace.models import Change, Note, Project, Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_chat_api import read_events
 from tests.agent.test_runner import use_fake
@@ -155,7 +155,7 @@ def test_revert_needs_the_session(api, anon_api, owner, world):
 
 
 def chat_actor() -> Any:
-    from talorys.history import Actor
+    from talorys.lib.actors import Actor
 
     return Actor(source="chat", conversation_id=None, message_id=None)
 

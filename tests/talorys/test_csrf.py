@@ -10,9 +10,10 @@ from django.core import serializers
 from django.db import connection
 from django.test import Client
 
-from talorys import services
+from talorys.accounts.services import api_token_create
 from talorys.api import api as talorys_api
-from talorys.security import api_token_create
+from talorys.notifications import services as notification_services
+from talorys.workspace import services
 from tests.conftest import OWNER_PASSWORD
 from tests.talorys.routes import (
     PUBLIC_API,
@@ -50,7 +51,7 @@ def targets(owner) -> dict[str, int]:
         "project_id": project.pk,
         "task_id": services.task_create(title="Water the roses", project_id=project.pk).pk,
         "note_id": services.note_create(title="Seeds", content="tomatoes").pk,
-        "notification_id": services.notification_create(title="Hello", body="hi").pk,
+        "notification_id": notification_services.notification_create(title="Hello", body="hi").pk,
         "token_id": token.pk,
     }
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from agent.executor import ToolExecutor, ToolOutcome
-from agent.providers.base import ToolCall
-from talorys import services
-from talorys.errors import ValidationFailed
-from talorys.models import Task
-from talorys.tools import ToolContext
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.tools import ToolContext
+from talorys.providers.base import ToolCall
+from talorys.workspace import services
+from talorys.workspace.models import Task
 
 FAR_FUTURE = "9999-12-31T23:00:00-05:00"  # past year 9999 in UTC: overflowed on 18cfbd7
 FAR_PAST = "1800-01-01T09:00:00+00:00"

@@ -129,7 +129,7 @@ def healthcheck_command() -> list[str]:
 
 
 def variables_the_app_reads() -> set[str]:
-    """Every variable read through talorys.env's helpers or os.environ, anywhere in the apps.
+    """Every variable read through talorys.lib.env's helpers or os.environ, anywhere in the apps.
     ``env_str`` (and ``persistent_secret``, built on it) also read ``NAME_FILE``."""
     reader = re.compile(
         r"\b(env_str|env_bool|env_int|env_list|persistent_secret|os\.environ\.get|os\.getenv"

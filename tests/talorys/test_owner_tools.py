@@ -10,10 +10,12 @@ import pytest
 from django.utils import timezone
 
 from agent.executor import ToolExecutor, ToolOutcome
-from agent.providers.base import ToolCall
-from talorys import services
-from talorys.models import Note, Notification, Project, Task
-from talorys.tools import ToolContext
+from talorys.lib.tools import ToolContext
+from talorys.notifications import services as notification_services
+from talorys.notifications.models import Notification
+from talorys.providers.base import ToolCall
+from talorys.workspace import services
+from talorys.workspace.models import Note, Project, Task
 
 pytestmark = pytest.mark.django_db
 
@@ -311,9 +313,9 @@ def test_notify_owner_in_chat_is_an_info_notification_from_chat():
 
 
 def test_list_notifications_unread_only():
-    read = services.notification_create(title="Old news")
-    services.notification_mark_read(notification_id=read.pk)
-    services.notification_create(title="Fresh news")
+    read = notification_services.notification_create(title="Old news")
+    notification_services.notification_mark_read(notification_id=read.pk)
+    notification_services.notification_create(title="Fresh news")
 
     everything = call("list_notifications").result["notifications"]
     unread = call("list_notifications", unread_only=True).result["notifications"]

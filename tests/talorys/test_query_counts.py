@@ -21,9 +21,11 @@ from django.utils import timezone
 from agent.models import Conversation, Message
 from approvals.models import ApprovalEvent, PendingAction
 from memory import services as memory_services
-from talorys import push, services
-from talorys.models import UsageDay
-from talorys.security import api_token_create
+from talorys.accounts.services import api_token_create
+from talorys.notifications import push
+from talorys.notifications import services as notification_services
+from talorys.workspace import services
+from talorys.workspace.models import UsageDay
 from tests.automations.conftest import Browser
 
 SMALL, LARGE = 1, 20
@@ -59,7 +61,7 @@ def notes(start: int, n: int, ctx: dict) -> None:
 
 def notifications(start: int, n: int, ctx: dict) -> None:
     for i in range(start, start + n):
-        services.notification_create(title=f"Notification {i}")
+        notification_services.notification_create(title=f"Notification {i}")
 
 
 def memories(start: int, n: int, ctx: dict) -> None:

@@ -8,8 +8,9 @@ import datetime as dt
 import time_machine
 from django.test import Client
 
-from talorys.models import ApiToken, OwnerSettings
-from talorys.security import api_token_create
+from talorys.accounts.models import ApiToken
+from talorys.accounts.services import api_token_create
+from talorys.workspace.models import OwnerSettings
 from tests.conftest import ApiClient
 
 

@@ -21,7 +21,7 @@ from django.test import Client, override_settings
 
 from agent.models import Conversation
 from talorys.asgi import application
-from talorys.models import Task
+from talorys.workspace.models import Task
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
 

@@ -18,10 +18,11 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client, override_settings
 
 from agent.models import Conversation, Message
-from talorys import notify
+from talorys.accounts.services import owner_sessions_end
 from talorys.asgi import application
-from talorys.models import Notification, Task
-from talorys.security import owner_sessions_end
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification
+from talorys.workspace.models import Task
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD, ApiClient
 

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from talorys.env import env_int, env_str
+from talorys.lib.env import env_int, env_str
 
 
 class Command(BaseCommand):

@@ -8,11 +8,11 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from talorys.env import env_str
-from talorys.errors import ValidationFailed
-from talorys.push import vapid_key_ensure
-from talorys.security import owner_create, owner_password_set
-from talorys.services import owner_settings_get
+from talorys.accounts.services import owner_create, owner_password_set
+from talorys.lib.env import env_str
+from talorys.lib.errors import ValidationFailed
+from talorys.notifications.push import vapid_key_ensure
+from talorys.workspace.services import owner_settings_get
 
 
 class Command(BaseCommand):

@@ -1,0 +1,328 @@
+"""The owner's account: login and its throttling (shared by the admin's login), password
+changes, ending sessions, and personal API tokens. Request authentication is in auth.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from importlib import import_module
+
+from django.conf import settings
+from django.contrib.auth import (
+    SESSION_KEY,
+    authenticate,
+    get_user_model,
+    login,
+    update_session_auth_hash,
+)
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.sessions.backends.base import SessionBase
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
+from talorys.accounts.models import ApiToken
+from talorys.lib.errors import (
+    Forbidden,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+    ValidationFailed,
+)
+
+TOKEN_PREFIX = "tal_"
+
+
+def _hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _session_store_class() -> type[SessionBase]:
+    return import_module(settings.SESSION_ENGINE).SessionStore
+
+
+# --- login and throttling ---------------------------------------------------------------------
+
+
+def client_address(request: HttpRequest) -> str:
+    # Behind a proxy the operator sets TALORYS_TRUST_X_FORWARDED_FOR; otherwise the socket address,
+    # because a client can write any X-Forwarded-For it likes.
+    # Each proxy appends the address it saw, so only the rightmost TRUSTED_PROXY_HOPS entries were
+    # written by our proxies; anything left of them is the client's own text.
+    if settings.TRUST_X_FORWARDED_FOR:
+        forwarded = [part.strip() for part in request.headers.get("X-Forwarded-For", "").split(",")]
+        forwarded = [part for part in forwarded if part]
+        if forwarded:
+            hops = max(1, settings.TRUSTED_PROXY_HOPS)
+            return forwarded[-hops] if len(forwarded) >= hops else forwarded[0]
+    return request.META.get("REMOTE_ADDR", "unknown")
+
+
+def _cache_key(kind: str, value: str) -> str:
+    # Hashed: usernames and forwarded addresses are client text, and some cache backends
+    # (memcached) refuse keys with spaces or control characters.
+    return f"login-fail:{kind}:{hashlib.sha256(value.encode()).hexdigest()[:32]}"
+
+
+def _throttle_keys(*, address: str, username: str) -> list[tuple[str, int]]:
+    return [
+        (_cache_key("addr", address), settings.LOGIN_FAILURES_PER_CLIENT),
+        (_cache_key("user", username.lower()), settings.LOGIN_FAILURES_PER_USERNAME),
+    ]
+
+
+def _retry_after(key: str) -> int:
+    started = cache.get(f"{key}:since") or time.time()
+    remaining = int(started + settings.LOGIN_THROTTLE_WINDOW - time.time()) + 1
+    return max(1, min(remaining, settings.LOGIN_THROTTLE_WINDOW))
+
+
+def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
+    """Count this attempt against every limit before the password is checked, or raise.
+
+    The count comes first (healthchecks' TokenBucket spends the token, then decides): with a read
+    now and a write after the slow hash, a burst of concurrent guesses all read "below the
+    limit" and all reach the hasher. cache.incr is atomic in every backend we use (locmem
+    locks, Redis INCR), so of N concurrent attempts at most `limit` see a count within it.
+    A success clears the counts (_clear_failures); a failure simply leaves its count in place.
+    """
+    window = settings.LOGIN_THROTTLE_WINDOW
+    refused = None
+    for key, limit in keys:
+        # add() is a no-op when the key exists, so the window starts at the first attempt.
+        cache.add(f"{key}:since", time.time(), timeout=window)
+        cache.add(key, 0, timeout=window)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=window)
+            count = 1
+        if count > limit and refused is None:
+            refused = key
+    if refused is not None:
+        raise RateLimited(
+            "Too many failed logins. Wait a while and try again.",
+            retry_after=_retry_after(refused),
+        )
+
+
+def _clear_failures(keys: list[tuple[str, int]]) -> None:
+    cache.delete_many([name for key, _limit in keys for name in (key, f"{key}:since")])
+
+
+# A password hash is deliberately expensive (argon2: about 100 MiB and a core for a fraction of a
+# second), so a process checks at most LOGIN_CONCURRENT_HASHES passwords at once; more answer 429
+# at once instead of queueing memory and CPU behind them. Made on first use, and again if the
+# setting changes (tests); a holder releases the semaphore it took.
+_hash_slots: tuple[int, threading.BoundedSemaphore] | None = None
+_hash_slots_lock = threading.Lock()
+
+
+def _password_hash_slots() -> threading.BoundedSemaphore:
+    global _hash_slots
+    size = max(1, settings.LOGIN_CONCURRENT_HASHES)
+    with _hash_slots_lock:
+        if _hash_slots is None or _hash_slots[0] != size:
+            _hash_slots = (size, threading.BoundedSemaphore(size))
+        return _hash_slots[1]
+
+
+class _password_check:
+    """Hold a hash slot and a counted attempt for one password check (see _reserve_attempt).
+
+    The slot is taken first so that an attempt refused for lack of one costs no try.
+    """
+
+    def __init__(self, keys: list[tuple[str, int]]) -> None:
+        self.keys = keys
+        self.slots = _password_hash_slots()
+
+    def __enter__(self) -> None:
+        if not self.slots.acquire(blocking=False):
+            raise RateLimited("Too many logins at once. Try again in a moment.", retry_after=1)
+        try:
+            _reserve_attempt(self.keys)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.slots.release()
+
+
+def owner_authenticate(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
+    """Check a username and password under the login throttle, or raise; does not log in.
+
+    Every login form goes through here (the API, /login/ and /admin/login/), so failures on any
+    of them count toward one limit per client address and per username. The attempt is counted
+    before the password is checked, so that a locked-out attacker learns nothing from a right
+    guess either, and a concurrent burst cannot check more passwords than the limit.
+    """
+    username = username.strip()
+    keys = _throttle_keys(address=client_address(request), username=username)
+    with _password_check(keys):
+        # PostgreSQL cannot even look up a name with a NUL character: no such user, like any other.
+        user = (
+            None
+            if "\x00" in username
+            else authenticate(request, username=username, password=password)
+        )
+    if user is None or not user.is_active:
+        raise Unauthorized("Wrong username or password.")
+    _clear_failures(keys)
+    return user
+
+
+def owner_login(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
+    """Log the owner in, or raise (see owner_authenticate)."""
+    user = owner_authenticate(request=request, username=username, password=password)
+    login(request, user)  # rotates the session key: no session fixation
+    now = timezone.now().timestamp()
+    request.session[LOGIN_AT] = request.session[SEEN_AT] = now
+    return user
+
+
+# --- passwords and sessions ----------------------------------------------------------------------
+
+
+def _validated(password: str, user: AbstractBaseUser | None) -> str:
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise ValidationFailed(" ".join(exc.messages), details=exc.messages) from exc
+    return password
+
+
+def owner_sessions_end(*, user: AbstractBaseUser, keep_session_key: str | None = None) -> int:
+    """Delete the user's stored sessions except keep_session_key; returns how many ended.
+
+    A password change already invalidates old sessions on their next request (Django compares the
+    password-derived session hash); deleting the rows as well ends them for good, also for a
+    session-store reader such as the WebSocket. Stores that cannot be listed (cache-only) rely
+    on the hash alone.
+    """
+    store = _session_store_class()
+    if not hasattr(store, "get_model_class"):
+        return 0
+    model = store.get_model_class()
+    ended = []
+    # A single-owner install has a handful of sessions: decoding each is cheap.
+    for session in model.objects.filter(expire_date__gt=timezone.now()).exclude(
+        session_key=keep_session_key or ""
+    ):
+        if str(session.get_decoded().get(SESSION_KEY)) == str(user.pk):
+            ended.append(session.session_key)
+    model.objects.filter(session_key__in=ended).delete()
+    if hasattr(store, "cache_key_prefix"):  # cached_db keeps a copy in the cache too
+        cache.delete_many([store.cache_key_prefix + key for key in ended])
+    return len(ended)
+
+
+def owner_password_set(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
+    """Set a validated password and end every session of the user (setup --reset-password)."""
+    _validated(password, user)
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        owner_sessions_end(user=user)
+    return user
+
+
+def owner_password_change(
+    *, request: HttpRequest, current_password: str, new_password: str
+) -> AbstractBaseUser:
+    """Change the logged-in user's password. Every other session ends; this one stays.
+
+    A wrong current password counts as a failed login, so a stolen session cookie cannot be used
+    to guess the password at leisure.
+    """
+    user = request.user
+    keys = _throttle_keys(address=client_address(request), username=user.get_username())
+    with _password_check(keys):
+        right = user.check_password(current_password)
+    if not right:
+        raise Forbidden("The current password is wrong.")
+    _clear_failures(keys)
+    if current_password == new_password:
+        raise ValidationFailed("The new password must differ from the current one.")
+    _validated(new_password, user)
+    with transaction.atomic():
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        owner_sessions_end(user=user, keep_session_key=request.session.session_key)
+    # Re-signs this session with the new password hash, which also rotates its key.
+    update_session_auth_hash(request, user)
+    return user
+
+
+def owner_create(*, username: str, password: str) -> AbstractBaseUser:
+    """Create the owner. The owner also operates this single-person install, so may use /admin/."""
+    username = username.strip()
+    if not username:
+        raise ValidationFailed("The owner needs a username.")
+    user_model = get_user_model()
+    _validated(password, user_model(username=username))
+    if user_model.objects.filter(username=username).exists():
+        raise ValidationFailed(f"A user named {username!r} exists already.")
+    return user_model.objects.create_superuser(username=username, password=password, email="")
+
+
+# --- personal API tokens -----------------------------------------------------------------------
+
+
+def api_token_list(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def api_token_create(
+    *, user: AbstractBaseUser, name: str, scope: str = ApiToken.Scope.READ
+) -> tuple[ApiToken, str]:
+    """Make a token; the raw secret is returned once and only its hash is stored."""
+    if scope not in ApiToken.Scope.values:
+        raise ValidationFailed(f"A token's scope is one of: {', '.join(ApiToken.Scope.values)}.")
+    name = name.strip()
+    if not name:
+        raise ValidationFailed("A token needs a name.")
+    if len(name) > 100:
+        raise ValidationFailed("A token name has at most 100 characters.")
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user, name=name, prefix=raw[:12], token_hash=_hash_token(raw), scope=scope
+    )
+    return token, raw
+
+
+def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+    """Revoke one of the user's tokens; revoking it again keeps its first revocation time."""
+    tokens = ApiToken.objects.filter(user=user, pk=token_id)
+    tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    token = tokens.first()
+    if token is None:
+        raise NotFound("No such token.")
+    return token
+
+
+def api_token_authenticate(*, raw: str) -> ApiToken | None:
+    """The live token with this secret (its user loaded), or None."""
+    if not raw.startswith(TOKEN_PREFIX):
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(token_hash=_hash_token(raw), revoked_at__isnull=True)
+        .first()
+    )
+    if token is None or not token.user.is_active:
+        return None
+    now = timezone.now()
+    # One write a minute at most: enough to show the owner which tokens are in use.
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token

@@ -1,0 +1,131 @@
+"""Middleware: the API error envelope for every error (session lifetimes: talorys/accounts)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.core.exceptions import (
+    BadRequest,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+
+from talorys.lib.errors import ServiceUnavailable, database_unavailable, error_body
+
+log = logging.getLogger(__name__)
+
+_STATUS_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "VALIDATION",
+    429: "RATE_LIMITED",
+    503: "SERVICE_UNAVAILABLE",
+}
+_MESSAGES = {
+    400: "The request could not be understood.",
+    401: "Log in first.",
+    403: "You may not do that.",
+    404: "Nothing is at this address.",
+    405: "This address does not accept that method.",
+    413: "The request is too large.",
+    500: "Something went wrong on our side. It has been logged.",
+}
+
+
+_DJANGO_ANSWERS = (Http404, PermissionDenied, BadRequest, SuspiciousOperation)
+# The largest id the database holds (a signed 64-bit integer in PostgreSQL and SQLite).
+MAX_ID = 2**63 - 1
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def unavailable_response(request: HttpRequest, error: ServiceUnavailable) -> HttpResponse:
+    """503 with Retry-After: the envelope under /api/, plain text elsewhere."""
+    if _is_api(request):
+        response: HttpResponse = JsonResponse(error.envelope(), status=error.status)
+    else:
+        response = HttpResponse(error.message, status=error.status, content_type="text/plain")
+    response["Retry-After"] = str(error.retry_after)
+    return response
+
+
+class ApiErrorEnvelopeMiddleware:
+    """Under /api/, every error answer is the JSON envelope: never an HTML page or a traceback.
+
+    django-ninja already answers its own errors in the envelope (talorys/api.py); this catches what
+    happens outside it: unknown paths (404), wrong methods (405), CSRF failures and crashes (500).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not _is_api(request) or response.status_code < 400:
+            return response
+        if response.get("Content-Type", "").startswith(("application/json", "text/event-stream")):
+            return response
+        status = response.status_code
+        code = _STATUS_CODES.get(status, "ERROR" if status < 500 else "INTERNAL")
+        message = _MESSAGES.get(status, "The request failed.")
+        wrapped = JsonResponse(error_body(code, message), status=status)
+        # Keep what the inner middleware added: security headers, Allow, cookies.
+        for name, value in response.items():
+            if name.lower() not in ("content-type", "content-length"):
+                wrapped[name] = value
+        wrapped.cookies = response.cookies
+        return wrapped
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: tuple, view_kwargs: dict
+    ) -> HttpResponse | None:
+        # A path id ({int:...}) past what the database can hold names nothing; passed on, it
+        # would fail inside the query (SQLite: "Python int too large"). Every id, every route.
+        if any(isinstance(value, int) and value > MAX_ID for value in view_kwargs.values()):
+            if _is_api(request):
+                return JsonResponse(error_body("NOT_FOUND", _MESSAGES[404]), status=404)
+            raise Http404
+        return None
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if _is_api(request) and isinstance(exception, RequestDataTooBig):
+            return JsonResponse(error_body("TOO_LARGE", _MESSAGES[413]), status=413)
+        if _is_api(request) and isinstance(exception, MultiPartParserError):
+            return JsonResponse(
+                error_body("BAD_REQUEST", "The multipart/form-data body could not be read."),
+                status=400,
+            )
+        # No database connection to be had (pool exhausted): load, so 503, never 500.
+        busy = database_unavailable(exception)
+        if busy is not None:
+            log.warning("%s %s: %s", request.method, request.path, busy.message)
+            return unavailable_response(request, busy)
+        # Django answers these itself (404, 403, 400); __call__ then wraps that answer.
+        if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
+            return None
+        log.exception("Unhandled error on %s %s", request.method, request.path)
+        return JsonResponse(error_body("INTERNAL", _MESSAGES[500]), status=500)
+
+
+def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return JsonResponse(
+            error_body("FORBIDDEN", f"CSRF check failed ({reason}): send the X-CSRFToken header."),
+            status=403,
+        )
+    from django.views.csrf import csrf_failure
+
+    return csrf_failure(request, reason=reason)

@@ -1,0 +1,41 @@
+"""Schema building blocks every API uses: the strict input base and bounded field types."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from ninja import Schema
+from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, field_validator
+
+from talorys.lib.validation import date_in_range
+
+
+def _no_nul(value: Any) -> Any:
+    # PostgreSQL cannot store or even compare text with a NUL character: bad input, not a crash.
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+# A query-string text (a search or filter) held to the same rule as body fields.
+QueryText = Annotated[str, AfterValidator(_no_nul)]
+# A row id as the database holds it (a signed 64-bit integer): a larger number is bad input
+# (422), not a query that fails in the database. Path ids are bounded in talorys/lib/middleware.py.
+Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
+
+# An aware date within the range every date the owner or the model gives must lie in
+# (talorys.lib.validation.DATE_MIN..DATE_MAX): a 422, never an overflow later.
+BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range)]
+
+
+class In(Schema):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    @field_validator("*")
+    @classmethod
+    def _text_has_no_nul(cls, value: Any) -> Any:
+        return _no_nul(value)
+
+
+class OkOut(Schema):
+    ok: bool = True

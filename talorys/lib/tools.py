@@ -1,0 +1,174 @@
+"""The tool contract and the registry (the seed report's ALL_TOOLS).
+
+A tool is declared once: name, description, pydantic argument schema, permission and per-turn
+cap. Apps declare their tools in their own ``tools.py`` and register them when they load
+(``AppConfig.ready``). The executor (agent/) and the approval commit path (approvals/) find tools
+here by name, so neither imports the other. Provider adapters translate ``Tool.spec()`` to their
+wire format; tools never see vendor types.
+
+Permissions:
+- ``read``: no state change beyond bookkeeping.
+- ``write``: an immediate, owner-visible change (create, update, complete, append...).
+- ``destructive``: never runs during a turn. ``prepare`` resolves the exact target without
+  changing anything and returns a ``Proposal``; ``commit`` runs only after the owner approves it,
+  and only while ``snapshot`` of the target still equals the proposal's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from talorys.lib.actors import Actor
+
+Mode = Literal["chat", "scheduled"]
+
+
+class Permission(StrEnum):
+    READ = "read"
+    WRITE = "write"
+    DESTRUCTIVE = "destructive"
+
+
+# The one write a scheduled run may make: telling the owner something.
+SCHEDULED_WRITE_ALLOWLIST = frozenset({"notify_owner"})
+
+
+class ToolError(Exception):
+    """A failure the model should see and may recover from (bad id, nothing found...)."""
+
+    def __init__(self, message: str, *, code: str = "TOOL_ERROR") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class ToolArgs(BaseModel):
+    """Base for argument schemas: unknown fields are an error the model can correct."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    mode: Mode = "chat"
+    conversation_id: int | None = None
+    message_id: int | None = None
+    # Who acts, recorded on changes and notifications: "chat", "automation:<id>".
+    source: str = "chat"
+
+    @property
+    def actor(self) -> Actor:
+        """Who the services record as making a change, with the turn that made it."""
+        return Actor(
+            source=self.source, conversation_id=self.conversation_id, message_id=self.message_id
+        )
+
+
+@dataclass
+class Proposal:
+    """What a destructive tool's ``prepare`` found: the exact target and what would happen."""
+
+    target_id: int
+    snapshot: str
+    summary: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    preview: str = ""
+
+
+def snapshot_hash(fields: dict[str, Any]) -> str:
+    """A stable hash over the fields of a target that matter to an approval."""
+    encoded = json.dumps(fields, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()
+
+
+class Tool:
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args: ClassVar[type[ToolArgs]] = NoArgs
+    permission: ClassVar[Permission] = Permission.READ
+    cap: ClassVar[int] = 8  # calls per turn
+
+    def run(self, args: Any, ctx: ToolContext) -> dict[str, Any]:
+        """Read and write tools: do it and return a JSON-able result."""
+        raise NotImplementedError
+
+    # Destructive tools implement these three instead of ``run``.
+    def prepare(self, args: Any, ctx: ToolContext) -> Proposal:
+        raise NotImplementedError
+
+    def snapshot(self, target_id: int) -> str | None:
+        """The target's current snapshot hash, or None when it no longer exists."""
+        raise NotImplementedError
+
+    def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
+        """Carry out an approved proposal. A ToolError or AppError (e.g. NotFound from a service)
+        marks the approval failed with its message; the approval's transaction rolls back."""
+        raise NotImplementedError
+
+    def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
+        """Reverse a committed action, where the tool can."""
+        raise ToolError("This action cannot be undone.", code="NOT_UNDOABLE")
+
+    @classmethod
+    def allowed_in(cls, mode: Mode) -> bool:
+        if mode == "chat":
+            return True
+        return cls.permission == Permission.READ or cls.name in SCHEDULED_WRITE_ALLOWLIST
+
+    @classmethod
+    def spec(cls) -> dict[str, Any]:
+        """Vendor-neutral description: name, description, JSON schema of the arguments.
+
+        Built once per class: pydantic rebuilds a schema on every call, which cost ~7 ms a model
+        step with 30 tools (benchmarks/turn_overhead.py). Callers must not mutate the result.
+        """
+        cached = cls.__dict__.get("_spec")
+        if cached is None:
+            cached = {
+                "name": cls.name,
+                "description": cls.description,
+                "parameters": cls.args.model_json_schema(),
+            }
+            cls._spec = cached
+        return cached
+
+
+_REGISTRY: dict[str, Tool] = {}
+
+
+def register(tool_class: type[Tool]) -> type[Tool]:
+    """Class decorator: add a tool to the registry. A second tool of the same name replaces the
+    first while keeping its contract (the semantic search wrappers rely on this)."""
+    existing = _REGISTRY.get(tool_class.name)
+    if existing is not None and (
+        existing.permission != tool_class.permission or existing.args is not tool_class.args
+    ):
+        raise ValueError(f"Tool {tool_class.name!r} is already registered with another contract.")
+    _REGISTRY[tool_class.name] = tool_class()
+    return tool_class
+
+
+def get_tool(name: str, *, mode: Mode = "chat") -> Tool | None:
+    """The tool of that name when the mode permits it, else None."""
+    tool = _REGISTRY.get(name)
+    if tool is None or not tool.allowed_in(mode):
+        return None
+    return tool
+
+
+def tools_for(mode: Mode) -> list[Tool]:
+    return [tool for tool in _REGISTRY.values() if tool.allowed_in(mode)]
+
+
+def all_tools() -> list[Tool]:
+    return list(_REGISTRY.values())

@@ -1,0 +1,31 @@
+"""Rules for text and dates that every app's services apply to what the owner or the model gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from talorys.lib.errors import ValidationFailed
+
+
+def clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:
+    value = (value or "").strip()
+    if required and not value:
+        raise ValidationFailed(f"{field} must not be empty.")
+    if len(value) > max_length:
+        raise ValidationFailed(f"{field} is longer than {max_length} characters.")
+    return value
+
+
+# The one range of dates the owner, the model or an import may give (task dates and filters,
+# once schedules). Python's datetime ends at year 9999, so a date near it overflows when it is
+# shown in a zone ahead of UTC; nobody plans past 2200 or before 1900.
+DATE_MIN = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
+DATE_MAX = dt.datetime(2200, 1, 1, tzinfo=dt.UTC)
+DATE_RANGE_TEXT = "must be between 1900-01-01 and 2200-01-01"
+
+
+def date_in_range(value: dt.datetime) -> dt.datetime:
+    """``value`` (aware) unchanged, or ValueError when it lies outside DATE_MIN..DATE_MAX."""
+    if not DATE_MIN <= value < DATE_MAX:
+        raise ValueError(DATE_RANGE_TEXT)
+    return value

@@ -1,0 +1,1 @@
+"""Notifications: the rows, their live socket and Web Push delivery."""

@@ -1,0 +1,95 @@
+"""/api/notifications (list, mark read) and /api/push (the VAPID key and the browsers'
+subscriptions)."""
+
+import datetime as dt
+
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from ninja import Query, Router, Schema, Status
+from ninja.pagination import paginate
+from pydantic import ConfigDict, Field
+
+from talorys.lib.pagination import Pagination
+from talorys.lib.schemas import In
+from talorys.notifications import push, selectors, services
+from talorys.notifications.models import Notification, PushSubscription
+from talorys.notifications.schemas import NotificationFilters, NotificationOut
+
+notifications_router = Router(tags=["notifications"])
+
+
+# --- notifications -----------------------------------------------------------------------------
+
+
+@notifications_router.get("", response=list[NotificationOut])
+@paginate(Pagination)
+def notification_list(
+    request: HttpRequest, filters: Query[NotificationFilters]
+) -> QuerySet[Notification]:
+    return selectors.notification_list(unread=filters.unread)
+
+
+@notifications_router.post("/{int:notification_id}/read", response=NotificationOut)
+def notification_mark_read(request: HttpRequest, notification_id: int) -> Notification:
+    return services.notification_mark_read(notification_id=notification_id)
+
+
+push_router = Router(tags=["push"])
+
+
+class PushKeyOut(Schema):
+    public_key: str = Field(description="The applicationServerKey for pushManager.subscribe().")
+
+
+class PushKeysIn(In):
+    p256dh: str = Field(min_length=1, max_length=200)
+    auth: str = Field(min_length=1, max_length=100)
+
+
+class PushSubscriptionIn(In):
+    """What ``PushSubscription.toJSON()`` gives, as the browser sends it."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
+
+    endpoint: str = Field(min_length=1, max_length=2000)
+    keys: PushKeysIn
+    expiration_time: int | None = Field(None, alias="expirationTime")
+    user_agent: str = Field("", max_length=300)
+
+
+class PushSubscriptionOut(Schema):
+    id: int
+    endpoint: str
+    user_agent: str
+    active: bool
+    created_at: dt.datetime
+    last_success_at: dt.datetime | None
+    deactivated_at: dt.datetime | None
+
+
+@push_router.get("/key", response=PushKeyOut)
+def push_key(request: HttpRequest) -> dict:
+    return {"public_key": push.vapid_public_key()}
+
+
+@push_router.get("/subscriptions", response=list[PushSubscriptionOut])
+@paginate(Pagination)
+def push_subscription_list(request: HttpRequest) -> QuerySet[PushSubscription]:
+    return push.push_subscription_list()
+
+
+@push_router.post("/subscriptions", response={201: PushSubscriptionOut})
+def push_subscription_create(request: HttpRequest, payload: PushSubscriptionIn) -> Status:
+    subscription = push.push_subscription_create(
+        endpoint=payload.endpoint,
+        p256dh=payload.keys.p256dh,
+        auth=payload.keys.auth,
+        user_agent=payload.user_agent or request.headers.get("User-Agent", ""),
+    )
+    return Status(201, subscription)
+
+
+@push_router.delete("/subscriptions/{int:subscription_id}", response={204: None})
+def push_subscription_delete(request: HttpRequest, subscription_id: int) -> Status:
+    push.push_subscription_delete(subscription_id=subscription_id)
+    return Status(204, None)

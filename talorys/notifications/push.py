@@ -1,0 +1,329 @@
+"""Web Push: the VAPID key, the browsers' subscriptions, and delivery with every outcome kept.
+
+A notification makes one PushDelivery per active subscription (talorys/notifications/services.py). A delivery is
+claimed with a conditional UPDATE before it is sent, so the task enqueued on commit and the
+flush task that re-sends what was held or lost can never both send it. The push service is
+called outside any transaction. What it answers is recorded on the delivery: sent; gone (404 or
+410: the browser dropped the subscription, which is deactivated); retried later (429, 5xx,
+network errors) up to MAX_ATTEMPTS; failed (anything else, or out of attempts).
+
+Quiet hours (owner settings, in the owner's time zone) hold pushes, not notifications: a
+delivery made or due during them waits, status ``held``, until they end.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import ipaddress
+import json
+import logging
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
+
+import requests
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from py_vapid import Vapid
+from py_vapid.utils import b64urlencode
+from pywebpush import WebPushException, webpush
+
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.notifications.models import Notification, PushDelivery, PushSubscription
+from talorys.workspace.services import owner_settings_get
+
+log = logging.getLogger(__name__)
+
+VAPID_KEY_FILE = "vapid_private_key.pem"
+MAX_ATTEMPTS = 5
+RETRY_BASE = dt.timedelta(minutes=1)
+SEND_TIMEOUT = 10  # seconds
+PUSH_TTL = 24 * 3600  # how long the push service keeps it for an offline browser
+STUCK_AFTER = dt.timedelta(minutes=5)  # a "sending" this old lost its worker
+PENDING_GRACE = dt.timedelta(seconds=30)  # let the task enqueued on commit go first
+RETENTION = dt.timedelta(days=30)
+PAYLOAD_BODY = 1000  # chars: a push message carries at most ~4 KB
+RETRYABLE = {408, 425, 429, 500, 502, 503, 504}
+
+Status = PushDelivery.Status
+
+
+# --- the VAPID key -----------------------------------------------------------------------------
+
+
+def vapid_key_path() -> Path:
+    return settings.DATA_DIR / VAPID_KEY_FILE
+
+
+def vapid_key_ensure() -> Path | None:
+    """Generate the private key into the data dir (mode 0600) unless the environment gives one.
+
+    Returns the key file, or None when the key comes from the environment.
+    """
+    if settings.TALORYS_VAPID_PRIVATE_KEY:
+        return None
+    path = vapid_key_path()
+    if path.exists():
+        return path
+    key = Vapid()
+    key.generate_keys()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process generated it first: use theirs
+        return path
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key.private_pem())
+    return path
+
+
+def vapid() -> Vapid:
+    raw = settings.TALORYS_VAPID_PRIVATE_KEY.replace("\\n", "\n").strip()
+    if raw:
+        return Vapid.from_pem(raw.encode()) if "-----BEGIN" in raw else Vapid.from_string(raw)
+    path = vapid_key_ensure()
+    assert path is not None
+    return Vapid.from_pem(path.read_bytes())
+
+
+def vapid_public_key() -> str:
+    """The application server key a browser passes to ``pushManager.subscribe``."""
+    point = vapid().public_key.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+    return b64urlencode(point)
+
+
+# --- subscriptions -----------------------------------------------------------------------------
+
+
+def _b64url_bytes(value: str, *, field: str, length: int) -> bytes:
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != length:
+        raise ValidationFailed(f"keys.{field} is not a valid base64url key from PushSubscription.")
+    return raw
+
+
+def _check_endpoint(endpoint: str) -> str:
+    parts = urlsplit(endpoint)
+    host = parts.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    # Push services are HTTPS; plain HTTP only to this machine (a local test push service).
+    if not host or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise ValidationFailed("endpoint must be the https:// URL the browser's push service gave.")
+    return endpoint
+
+
+def push_subscription_list() -> QuerySet[PushSubscription]:
+    return PushSubscription.objects.all()
+
+
+def push_subscription_create(
+    *, endpoint: str, p256dh: str, auth: str, user_agent: str = ""
+) -> PushSubscription:
+    """Save a browser's subscription; subscribing the same endpoint again refreshes its keys."""
+    endpoint = _check_endpoint(endpoint.strip())
+    if _b64url_bytes(p256dh, field="p256dh", length=65)[0] != 0x04:
+        raise ValidationFailed("keys.p256dh is not an uncompressed P-256 public key.")
+    _b64url_bytes(auth, field="auth", length=16)
+    subscription, _ = PushSubscription.objects.update_or_create(
+        endpoint=endpoint,
+        defaults={
+            "p256dh": p256dh,
+            "auth": auth,
+            "user_agent": user_agent[:300],
+            "active": True,
+            "deactivated_at": None,
+        },
+    )
+    return subscription
+
+
+def push_subscription_delete(*, subscription_id: int) -> None:
+    deleted, _ = PushSubscription.objects.filter(pk=subscription_id).delete()
+    if not deleted:
+        raise NotFound(f"Push subscription {subscription_id} does not exist.")
+
+
+# --- quiet hours -------------------------------------------------------------------------------
+
+
+def quiet_hours_until(*, now: dt.datetime) -> dt.datetime | None:
+    """When the quiet hours that contain ``now`` end (UTC), or None outside quiet hours.
+
+    Start and end are local wall-clock times; start after end spans midnight (22:00-07:00).
+    """
+    owner = owner_settings_get()
+    start, end = owner.quiet_hours_start, owner.quiet_hours_end
+    if start is None or end is None or start == end:
+        return None
+    zone = ZoneInfo(owner.time_zone)
+    local = now.astimezone(zone)
+    time = local.time()
+    inside = start <= time < end if start < end else (time >= start or time < end)
+    if not inside:
+        return None
+    day = local.date() if time < end else local.date() + dt.timedelta(days=1)
+    # fold=0: an end inside a DST gap is read shifted by the gap, as schedules are.
+    until = dt.datetime.combine(day, end).replace(tzinfo=zone, fold=0).astimezone(dt.UTC)
+    return until if until > now else None
+
+
+# --- deliveries --------------------------------------------------------------------------------
+
+
+def push_deliveries_create(
+    *, notification: Notification, now: dt.datetime | None = None
+) -> list[int]:
+    """One delivery per active subscription. Returns the ids to send now (none in quiet hours)."""
+    now = now or timezone.now()
+    hold = quiet_hours_until(now=now)
+    deliveries = PushDelivery.objects.bulk_create(
+        [
+            PushDelivery(
+                notification=notification,
+                subscription=subscription,
+                status=Status.HELD if hold else Status.PENDING,
+                not_before=hold or now,
+            )
+            for subscription in PushSubscription.objects.filter(active=True)
+        ]
+    )
+    return [] if hold else [d.pk for d in deliveries]
+
+
+def _payload(notification: Notification) -> str:
+    body = notification.body
+    if len(body) > PAYLOAD_BODY:
+        body = body[: PAYLOAD_BODY - 1] + "…"
+    return json.dumps(
+        {
+            "id": notification.pk,
+            "title": notification.title,
+            "body": body,
+            "kind": notification.kind,
+            "url": "/notifications/",
+        },
+        ensure_ascii=False,
+    )
+
+
+def _record(delivery: PushDelivery, now: dt.datetime, **fields: object) -> None:
+    PushDelivery.objects.filter(pk=delivery.pk, status=Status.SENDING).update(
+        updated_at=now, **fields
+    )
+
+
+def push_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str | None:
+    """Send one delivery if it is due, and record what the push service said.
+
+    Returns the delivery's new status, or None when there was nothing to do (already claimed,
+    sent, or not yet due).
+    """
+    now = now or timezone.now()
+    hold = quiet_hours_until(now=now)
+    if hold is not None:
+        PushDelivery.objects.filter(
+            pk=delivery_id, status__in=[Status.PENDING, Status.HELD]
+        ).update(status=Status.HELD, not_before=hold, updated_at=now)
+        return Status.HELD
+    # The claim: of every task that tries to send this delivery, one finds it still waiting.
+    claimed = PushDelivery.objects.filter(
+        pk=delivery_id, status__in=[Status.PENDING, Status.HELD], not_before__lte=now
+    ).update(status=Status.SENDING, attempts=F("attempts") + 1, updated_at=now)
+    if not claimed:
+        return None
+    delivery = PushDelivery.objects.select_related("notification", "subscription").get(
+        pk=delivery_id
+    )
+    subscription = delivery.subscription
+    if not subscription.active:
+        _record(delivery, now, status=Status.GONE, error="The subscription was deactivated.")
+        return Status.GONE
+
+    status_code: int | None = None
+    error = ""
+    # Outside any transaction: the push service may be slow, and nothing here holds a lock.
+    try:
+        response = webpush(
+            subscription_info={
+                "endpoint": subscription.endpoint,
+                "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
+            },
+            data=_payload(delivery.notification),
+            vapid_private_key=vapid(),
+            vapid_claims={"sub": settings.TALORYS_VAPID_SUBJECT},
+            ttl=PUSH_TTL,
+            timeout=SEND_TIMEOUT,
+        )
+        status_code = response.status_code
+    except WebPushException as exc:
+        response = exc.response
+        status_code = getattr(response, "status_code", None)
+        body = (getattr(response, "text", "") or "")[:300]
+        error = f"push service answered {status_code}: {body}".strip() if status_code else str(exc)
+    except requests.RequestException as exc:
+        error = f"could not reach the push service: {exc.__class__.__name__}: {exc}"[:500]
+    except Exception as exc:  # a bad key, a bad subscription: record it, never lose it
+        log.exception("Web Push delivery %s failed", delivery_id)
+        _record(delivery, now, status=Status.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:500])
+        return Status.FAILED
+
+    if not error:
+        _record(delivery, now, status=Status.SENT, status_code=status_code, sent_at=now, error="")
+        PushSubscription.objects.filter(pk=subscription.pk).update(last_success_at=now)
+        return Status.SENT
+    if status_code in (404, 410):
+        with transaction.atomic():
+            _record(delivery, now, status=Status.GONE, status_code=status_code, error=error)
+            PushSubscription.objects.filter(pk=subscription.pk).update(
+                active=False, deactivated_at=now
+            )
+            PushDelivery.objects.filter(
+                subscription=subscription, status__in=[Status.PENDING, Status.HELD]
+            ).update(status=Status.GONE, error="The subscription is gone.", updated_at=now)
+        return Status.GONE
+    retryable = status_code is None or status_code in RETRYABLE
+    if retryable and delivery.attempts < MAX_ATTEMPTS:
+        retry_at = now + RETRY_BASE * 2 ** (delivery.attempts - 1)
+        _record(
+            delivery,
+            now,
+            status=Status.PENDING,
+            status_code=status_code,
+            error=error,
+            not_before=retry_at,
+        )
+        return Status.PENDING
+    _record(delivery, now, status=Status.FAILED, status_code=status_code, error=error)
+    return Status.FAILED
+
+
+def push_deliveries_flush(*, now: dt.datetime | None = None) -> list[int]:
+    """Deliveries to (re)send now: held past quiet hours, retries that are due, and pending ones
+    whose task never came (a lost message, a dead worker). Also prunes old finished ones."""
+    now = now or timezone.now()
+    stuck = PushDelivery.objects.filter(status=Status.SENDING, updated_at__lt=now - STUCK_AFTER)
+    stuck.filter(attempts__gte=MAX_ATTEMPTS).update(
+        status=Status.FAILED, error="The worker stopped while sending.", updated_at=now
+    )
+    stuck.update(status=Status.PENDING, not_before=now, updated_at=now)
+    PushDelivery.objects.filter(
+        status__in=[Status.SENT, Status.FAILED, Status.GONE], created_at__lt=now - RETENTION
+    ).delete()
+    if quiet_hours_until(now=now) is not None:
+        return []
+    due = PushDelivery.objects.filter(
+        Q(status=Status.HELD, not_before__lte=now)
+        | Q(status=Status.PENDING, not_before__lte=now - PENDING_GRACE)
+    )
+    return list(due.order_by("not_before").values_list("pk", flat=True)[:1000])

@@ -1,0 +1,210 @@
+"""Telling the owner something: the notification, then live delivery and Web Push, on commit.
+
+``notification_send`` is the one way code that *tells* the owner (automation runs, the
+notify_owner tool) makes a notification. In one transaction it saves the notification and one
+push delivery per subscribed browser; after commit it shows the notification on open pages
+(Channels group ``owner-notifications``, see talorys/notifications/consumers.py) and enqueues the pushes. A
+rolled-back caller therefore announces nothing, and a push whose task is lost is still a pending
+delivery that the flush task sends later.
+
+Embedded mode (no REDIS_URL) has no channel layer shared between processes: a worker's
+broadcast reaches nobody. There the web process watches the table itself (``watcher_join``,
+one loop per process while any notifications socket is open) and sends rows made elsewhere to
+its own sockets; rows this process made were already sent on commit and are not sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import deque
+from functools import partial
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import transaction
+from django.utils import timezone
+
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.validation import clean_text
+from talorys.notifications import push, services
+from talorys.notifications.models import Notification
+from talorys.notifications.tasks import deliver_push
+
+log = logging.getLogger(__name__)
+
+NOTIFICATIONS_GROUP = "owner-notifications"
+WATCH_INTERVAL = 1.0  # seconds between the embedded watcher's looks at the table
+# Ids this process made (and sends on commit itself): the watcher skips them. Bounded; a
+# notification the watcher sees is at most seconds old, far fewer than this many.
+_made_here: deque[int] = deque(maxlen=1000)
+_made_here_lock = threading.Lock()
+
+
+def notification_payload(notification: Notification) -> dict[str, Any]:
+    """The notification as open pages receive it (the fields of the API's NotificationOut)."""
+    return {
+        "id": notification.pk,
+        "title": notification.title,
+        "body": notification.body,
+        "kind": notification.kind,
+        "source": notification.source,
+        "created_at": notification.created_at.isoformat(),
+        "read_at": notification.read_at.isoformat() if notification.read_at else None,
+    }
+
+
+def notification_send(
+    *, title: str, body: str = "", kind: str = Notification.Kind.INFO, source: str = ""
+) -> Notification:
+    """Create a notification; on commit, broadcast it to open pages and push it to browsers."""
+    with transaction.atomic():
+        notification = services.notification_create(
+            title=title, body=body, kind=kind, source=source
+        )
+        # Before the commit, so the watcher can never see the row without knowing it is ours.
+        with _made_here_lock:
+            _made_here.append(notification.pk)
+        to_send = push.push_deliveries_create(notification=notification)
+        # robust: a channel layer or broker outage is logged and must not fail the caller,
+        # whose transaction has already committed by then.
+        transaction.on_commit(partial(_broadcast, notification_payload(notification)), robust=True)
+        for delivery_id in to_send:
+            transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
+    return notification
+
+
+def _broadcast(payload: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(
+            NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
+        )
+
+
+def _enqueue_push(delivery_id: int) -> None:
+    deliver_push.delay(delivery_id)
+
+
+# --- embedded mode: the web process watches for notifications made by other processes --------
+
+
+# Ids are handed out in one order and committed in another: a row can appear after one with a
+# higher id was already seen. The watcher looks this many ids below the newest it has seen again.
+LOOK_BACK = 100
+
+
+def _latest_id() -> int:
+    return Notification.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def _ids_above(floor: int) -> set[int]:
+    return set(Notification.objects.filter(pk__gt=floor).values_list("pk", flat=True)[:1000])
+
+
+def _payloads(ids: list[int]) -> list[dict[str, Any]]:
+    return [notification_payload(n) for n in Notification.objects.filter(pk__in=ids).order_by("pk")]
+
+
+class _Watcher:
+    """One per event loop (a process serves its sockets from one): polls while sockets are open."""
+
+    def __init__(self) -> None:
+        self.sockets = 0
+        self.task: asyncio.Task[None] | None = None
+
+    async def run(self, layer: Any, newest: int, known: set[int]) -> None:
+        """``newest``: the highest id when the first page opened; ``known``: the ids near it
+        that existed then (not news)."""
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL)
+            try:
+                ids = await database_sync_to_async(_ids_above)(newest - LOOK_BACK)
+                with _made_here_lock:  # sent on commit by this process already
+                    fresh = sorted(ids - known - set(_made_here))
+                known |= ids
+                payloads = await database_sync_to_async(_payloads)(fresh) if fresh else []
+            except Exception:  # the database is away for a moment: look again next time
+                log.exception("Notification watcher could not read the table")
+                continue
+            newest = max([newest, *ids])
+            known = {pk for pk in known if pk > newest - LOOK_BACK}
+            for payload in payloads:
+                try:
+                    await layer.group_send(
+                        NOTIFICATIONS_GROUP,
+                        {"type": "notification.created", "notification": payload},
+                    )
+                except Exception:  # a full channel: that page misses one; the others do not
+                    log.exception("Notification watcher could not send %s", payload["id"])
+
+
+_watchers: dict[asyncio.AbstractEventLoop, _Watcher] = {}
+
+
+def _embedded(layer: Any) -> bool:
+    # With a shared layer (Redis) a worker's broadcast reaches open pages by itself.
+    return isinstance(layer, InMemoryChannelLayer)
+
+
+async def watcher_join(layer: Any) -> bool:
+    """A notifications socket opened: start this process's watcher if it is the first. Returns
+    whether the socket counts (embedded mode), to pass on to ``watcher_leave``."""
+    if not _embedded(layer):
+        return False
+    loop = asyncio.get_running_loop()
+    for other in [key for key in _watchers if key.is_closed()]:
+        del _watchers[other]  # a loop that ended (tests run one per test)
+    watcher = _watchers.setdefault(loop, _Watcher())
+    watcher.sockets += 1
+    if watcher.task is None or watcher.task.done():
+        # Read before the socket is accepted: anything made after the page is open is sent.
+        newest = await database_sync_to_async(_latest_id)()
+        near = await database_sync_to_async(_ids_above)(newest - LOOK_BACK)
+        known = {pk for pk in near if pk <= newest}  # one made since is news
+        # Meanwhile another socket may have started it, or this one may have closed already.
+        if watcher.sockets and (watcher.task is None or watcher.task.done()):
+            watcher.task = loop.create_task(
+                watcher.run(layer, newest, known), name="notification-watcher"
+            )
+    return True
+
+
+async def watcher_leave() -> None:
+    """A counted socket closed: stop the watcher when it was the last."""
+    watcher = _watchers.get(asyncio.get_running_loop())
+    if watcher is None:
+        return
+    watcher.sockets = max(0, watcher.sockets - 1)
+    if watcher.sockets == 0 and watcher.task is not None:
+        watcher.task.cancel()
+        watcher.task = None
+
+
+# --- notifications -----------------------------------------------------------------------------
+
+
+def notification_create(
+    *, title: str, body: str = "", kind: str = Notification.Kind.INFO, source: str = ""
+) -> Notification:
+    if kind not in Notification.Kind.values:
+        raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
+    return Notification.objects.create(
+        title=clean_text(title, field="title", max_length=300),
+        body=clean_text(body, field="body", max_length=10_000, required=False),
+        kind=kind,
+        source=source[:100],
+    )
+
+
+def notification_mark_read(*, notification_id: int) -> Notification:
+    Notification.objects.filter(pk=notification_id, read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
+    notification = Notification.objects.filter(pk=notification_id).first()
+    if notification is None:
+        raise NotFound(f"Notification {notification_id} does not exist.")
+    return notification

@@ -1,0 +1,83 @@
+"""The model's notification tools: list notifications, notify the owner."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import Field
+
+from talorys.lib.tools import (
+    Permission,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    register,
+)
+from talorys.notifications import selectors
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification
+from talorys.workspace.services import owner_zone
+from talorys.workspace.tools import _clip, local_iso
+
+
+def _notification(notification: Notification, zone: ZoneInfo) -> dict[str, Any]:
+    return {
+        "id": notification.pk,
+        "title": notification.title,
+        "body": _clip(notification.body, 300),
+        "kind": notification.kind,
+        "created_at": local_iso(notification.created_at, zone),
+        "read": notification.read_at is not None,
+    }
+
+
+# --- notifications -----------------------------------------------------------------------------
+
+NOTIFICATIONS_SHOWN = 20
+
+
+class ListNotificationsArgs(ToolArgs):
+    unread_only: bool = Field(False, description="Only notifications the owner has not read.")
+
+
+@register
+class ListNotifications(Tool):
+    name = "list_notifications"
+    description = f"List the owner's {NOTIFICATIONS_SHOWN} most recent notifications."
+    args = ListNotificationsArgs
+    permission = Permission.READ
+    cap = 3
+
+    def run(self, args: ListNotificationsArgs, ctx: ToolContext) -> dict[str, Any]:
+        notifications = selectors.notification_list(unread=True if args.unread_only else None)
+        zone = owner_zone()
+        return {
+            "notifications": [_notification(n, zone) for n in notifications[:NOTIFICATIONS_SHOWN]],
+            "total": notifications.count(),
+        }
+
+
+class NotifyOwnerArgs(ToolArgs):
+    title: str = Field(min_length=1, max_length=300, description="One-line headline.")
+    body: str = Field("", max_length=10_000, description="Optional details.")
+
+
+@register
+class NotifyOwner(Tool):
+    name = "notify_owner"
+    description = (
+        "Send the owner a notification they will see in their notification list. Use it in "
+        "scheduled runs to report what you found; in chat, just answer instead."
+    )
+    args = NotifyOwnerArgs
+    permission = Permission.WRITE
+    cap = 3
+
+    def run(self, args: NotifyOwnerArgs, ctx: ToolContext) -> dict[str, Any]:
+        kind = Notification.Kind.AUTOMATION if ctx.mode == "scheduled" else Notification.Kind.INFO
+        # Through notify: it also reaches open pages and subscribed browsers.
+        notification = notify.notification_send(
+            title=args.title, body=args.body, kind=kind, source=ctx.source
+        )
+        return {"notification": _notification(notification, owner_zone())}

@@ -1,0 +1,325 @@
+"""Nothing is lost: the bin for every delete, and the revisions of every change.
+
+Every kind of item the owner keeps registers here once (``register_kind``): its model (with
+``deleted_at``), its content fields, and the services that restore it and apply old content.
+The core kinds register in talorys/workspace/services.py; memory, automations and agent register theirs
+when they load, so the core never imports an app.
+
+- Services record each change with ``change_record`` in the transaction that makes it: who
+  (``Actor``), the turn that made it, the content fields before and after.
+- Every delete, by the owner or the model, moves the item to the bin (``deleted_at``). The bin
+  keeps it BIN_RETENTION; ``bin_restore_item`` brings it back, ``bin_purge_item``/``bin_empty``
+  (the owner's session only) and ``bin_purge`` (beat, after the retention) delete it for good.
+- ``change_revert`` applies a change's ``before`` only while the item still holds its
+  ``after``, under the item's row lock; the revert is recorded as revisions of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, ToolError, snapshot_hash
+from talorys.workspace.models import Change
+
+BIN_RETENTION = dt.timedelta(days=30)
+
+# The sources whose changes /api/changes lists: what the model did, in chat or scheduled.
+MODEL_SOURCES = models.Q(source="chat") | models.Q(source__startswith="automation")
+
+
+@dataclass(frozen=True)
+class ItemKind:
+    name: str  # "task", as in /api/bin/task/1
+    model: type[models.Model]
+    fields: tuple[str, ...]  # the content fields a revision keeps
+    title: Callable[[Any], str]
+    # restore(pk=, actor=, change=): out of the bin, recording the restore; ``change`` is the
+    # latest delete, if any.
+    restore: Callable[..., Any]
+    # bin(pk=, actor=): into the bin, recording the delete.
+    bin: Callable[..., Any]
+    # apply(pk=, values=, actor=): write old content through the kind's service (which records
+    # it). None: the kind keeps no revertable content (conversations).
+    apply: Callable[..., Any] | None = None
+
+
+_KINDS: dict[str, ItemKind] = {}
+
+
+def register_kind(kind: ItemKind) -> None:
+    _KINDS[kind.name] = kind
+
+
+def item_kind(name: str) -> ItemKind:
+    kind = _KINDS.get(name)
+    if kind is None:
+        raise NotFound(f"There is no kind {name!r}; kinds are {', '.join(sorted(_KINDS))}.")
+    return kind
+
+
+def item_kinds() -> list[ItemKind]:
+    return list(_KINDS.values())
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        # In UTC: the same instant reads the same whether it came from the caller or the database.
+        return value.astimezone(dt.UTC).isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def item_fields(kind: ItemKind, obj: Any) -> dict[str, Any]:
+    """The item's content fields as JSON, the form ``before`` and ``after`` keep."""
+    return {name: _json(getattr(obj, name)) for name in kind.fields}
+
+
+def change_record(
+    *,
+    kind: str,
+    obj: Any,
+    action: str,
+    actor: Actor,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    detail: dict[str, Any] | None = None,
+) -> Change | None:
+    """Record one change. Call in the transaction that made it. An update that changed no
+    content field is not a change and is not recorded."""
+    if action == Change.Action.UPDATE and before == after:
+        return None
+    return Change.objects.create(
+        kind=kind,
+        object_id=obj.pk,
+        action=action,
+        title=_KINDS[kind].title(obj)[:200] if kind in _KINDS else str(obj)[:200],
+        before=before,
+        after=after,
+        detail=detail or {},
+        source=actor.source[:100],
+        conversation_id=actor.conversation_id,
+        message_id=actor.message_id,
+    )
+
+
+# --- the bin -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinItem:
+    kind: str
+    id: int
+    title: str
+    deleted_at: dt.datetime
+    deleted_by: str
+
+
+def _latest_delete(kind: str, pk: int) -> Change | None:
+    return (
+        Change.objects.filter(kind=kind, object_id=pk, action=Change.Action.DELETE)
+        .order_by("-id")
+        .first()
+    )
+
+
+def bin_list() -> list[BinItem]:
+    """Every binned item of every kind, most recently deleted first."""
+    items: list[BinItem] = []
+    for kind in item_kinds():
+        for obj in kind.model.objects.filter(deleted_at__isnull=False):
+            items.append(
+                BinItem(
+                    kind=kind.name,
+                    id=obj.pk,
+                    title=kind.title(obj)[:200],
+                    deleted_at=obj.deleted_at,
+                    deleted_by="",
+                )
+            )
+    deleters = {
+        (row["kind"], row["object_id"]): row["source"]
+        for row in Change.objects.filter(
+            action=Change.Action.DELETE, object_id__in={item.id for item in items}
+        )
+        .order_by("id")  # the latest delete of an item wins
+        .values("kind", "object_id", "source")
+    }
+    items = [
+        BinItem(
+            kind=item.kind,
+            id=item.id,
+            title=item.title,
+            deleted_at=item.deleted_at,
+            deleted_by=deleters.get((item.kind, item.id), ""),
+        )
+        for item in items
+    ]
+    return sorted(items, key=lambda item: (item.deleted_at, item.kind, item.id), reverse=True)
+
+
+def bin_move(*, model: type[models.Model], pk: int) -> dt.datetime:
+    """Move one live row of ``model`` (a model with ``deleted_at``) to the bin."""
+    now = timezone.now()
+    if not model.objects.live().filter(pk=pk).update(deleted_at=now):
+        raise NotFound(f"The {model._meta.verbose_name} is already gone.")
+    return now
+
+
+def bin_restore(*, model: type[models.Model], pk: int) -> None:
+    if not model.objects.filter(pk=pk, deleted_at__isnull=False).update(deleted_at=None):
+        raise NotFound(f"The {model._meta.verbose_name} is no longer in the bin.")
+
+
+def bin_restore_item(*, kind: str, pk: int, actor: Actor = OWNER) -> None:
+    """Bring one binned item back as it was, recording the restore."""
+    spec = item_kind(kind)
+    with transaction.atomic():
+        # Locked: a purge of the same item waits, then finds it no longer in the bin.
+        obj = spec.model.objects.select_for_update().filter(pk=pk, deleted_at__isnull=False).first()
+        if obj is None:
+            raise NotFound(f"The {kind} {pk} is no longer in the bin.")
+        spec.restore(pk=pk, actor=actor, change=_latest_delete(kind, pk))
+
+
+def _purge(spec: ItemKind, rows: models.QuerySet) -> int:
+    ids = list(rows.values_list("pk", flat=True))
+    count, _ = spec.model.objects.filter(pk__in=ids).delete()
+    # Purged for good: its revisions hold its content, so they go too.
+    Change.objects.filter(kind=spec.name, object_id__in=ids).delete()
+    return len(ids) if count else 0
+
+
+def bin_purge_item(*, kind: str, pk: int) -> None:
+    """Delete one binned item for good (the owner's session only; see talorys/workspace/api.py)."""
+    spec = item_kind(kind)
+    with transaction.atomic():
+        # Locked and re-checked: a restore that committed first wins, and this finds nothing.
+        rows = spec.model.objects.select_for_update().filter(pk=pk, deleted_at__isnull=False)
+        if not _purge(spec, rows):
+            raise NotFound(f"There is no {kind} {pk} in the bin.")
+
+
+def bin_empty() -> int:
+    """Delete everything in the bin for good. Returns how many items."""
+    return bin_purge(older_than=dt.timedelta(0))
+
+
+def bin_purge(*, older_than: dt.timedelta = BIN_RETENTION, kinds: list[str] | None = None) -> int:
+    """Delete for good what has been in the bin longer than ``older_than``, of every kind."""
+    cutoff = timezone.now() - older_than
+    purged = 0
+    for spec in item_kinds():
+        if kinds is not None and spec.name not in kinds:
+            continue
+        with transaction.atomic():
+            rows = spec.model.objects.select_for_update().filter(deleted_at__lte=cutoff)
+            purged += _purge(spec, rows)
+    return purged
+
+
+# --- revisions ---------------------------------------------------------------------------------
+
+
+def change_revert(*, change_id: int, actor: Actor = OWNER) -> list[Change]:
+    """Undo one change while the item still holds what the change wrote; else Conflict.
+
+    Revert of an update writes ``before`` back; of a create, moves the item to the bin; of a
+    delete, restores it; of a restore, bins it again. All under the item's row lock, so an edit
+    racing the revert either lands first (and the revert is refused) or after it.
+    """
+    with transaction.atomic():
+        change = Change.objects.select_for_update().filter(pk=change_id).first()
+        if change is None:
+            raise NotFound(f"Change {change_id} does not exist.")
+        if change.reverted_by.exists():
+            raise Conflict("This change was already reverted.")
+        spec = item_kind(change.kind)
+        obj = spec.model.objects.select_for_update().filter(pk=change.object_id).first()
+        if obj is None:
+            raise Conflict(f"The {change.kind} was deleted for good; nothing to revert.")
+        binned = obj.deleted_at is not None
+        last = Change.objects.filter(kind=change.kind, object_id=obj.pk).order_by("-id").first()
+        if change.action == Change.Action.DELETE:
+            if not binned or last is None or last.pk != change.pk:
+                raise Conflict(f"The {change.kind} changed since; nothing was reverted.")
+            spec.restore(pk=obj.pk, actor=actor, change=change)
+        else:
+            if binned or item_fields(spec, obj) != (change.after or {}):
+                raise Conflict(
+                    f"The {change.kind} changed since this change, so nothing was reverted."
+                )
+            if change.action in (Change.Action.CREATE, Change.Action.RESTORE):
+                spec.bin(pk=obj.pk, actor=actor)
+            elif spec.apply is None:
+                raise ValidationFailed(f"A {change.kind} change cannot be reverted.")
+            else:
+                spec.apply(pk=obj.pk, values=change.before or {}, actor=actor)
+        made = Change.objects.filter(
+            kind=change.kind, object_id=obj.pk, pk__gt=last.pk if last else 0
+        )
+        made.update(reverts=change)
+        return list(made.order_by("id"))
+
+
+class SoftDeleteTool(Tool):
+    """A destructive tool that moves one row to the bin (``deleted_at``), undoable for as long
+    as the bin keeps it.
+
+    Subclasses name the model, the fields whose change should void an approval, and how to
+    describe the target; ``label`` is the item's kind in the bin (talorys/workspace/history.py), whose
+    services move it there and back, recording who did. The bin is invisible to lists, search
+    and tools (``.live()``).
+    """
+
+    permission = Permission.DESTRUCTIVE
+    cap = 5
+    model: ClassVar[Any]
+    id_arg: ClassVar[str]
+    label: ClassVar[str]  # "task", "note"...
+    snapshot_fields: ClassVar[tuple[str, ...]]
+
+    def describe(self, obj: Any) -> str:
+        return str(obj)
+
+    def _live(self, target_id: int, *, lock: bool = False) -> Any:
+        rows = self.model.objects.live()
+        if lock:
+            rows = rows.select_for_update()
+        return rows.filter(pk=target_id).first()
+
+    def _hash(self, obj: Any) -> str:
+        return snapshot_hash({name: getattr(obj, name) for name in self.snapshot_fields})
+
+    def prepare(self, args: Any, ctx: ToolContext) -> Proposal:
+        target_id = getattr(args, self.id_arg)
+        obj = self._live(target_id)
+        if obj is None:
+            raise ToolError(f"There is no {self.label} with id {target_id}.", code="NOT_FOUND")
+        return Proposal(
+            target_id=obj.pk,
+            snapshot=self._hash(obj),
+            summary=f"Delete the {self.label} “{self.describe(obj)}”",
+        )
+
+    def snapshot(self, target_id: int) -> str | None:
+        # Locked: a direct owner edit cannot slip in between this check and the commit.
+        obj = self._live(target_id, lock=True)
+        return None if obj is None else self._hash(obj)
+
+    def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
+        item_kind(self.label).bin(pk=proposal.target_id, actor=ctx.actor)
+        deleted_at = self.model.objects.get(pk=proposal.target_id).deleted_at
+        return {"undoable": True, "deleted_at": deleted_at.isoformat()}
+
+    def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
+        bin_restore_item(kind=self.label, pk=proposal.target_id)
+        return {"restored": True}

@@ -1,0 +1,200 @@
+"""The owner's data: projects, tasks, notes, settings, usage, and the change log.
+
+Talorys serves one owner, so rows carry no owner column: the database *is* the owner's.
+Deletion by the model goes through approvals and is soft (``deleted_at``); the bin is invisible
+to lists, search and tools (see ``LiveQuerySet.live``).
+"""
+
+from __future__ import annotations
+
+from zoneinfo import available_timezones
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+
+class LiveQuerySet(models.QuerySet):
+    def live(self) -> LiveQuerySet:
+        return self.filter(deleted_at__isnull=True)
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        db_table = "talorys_project"  # its table from before the move to this app
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Task(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        DONE = "done"
+
+    class Priority(models.IntegerChoices):
+        LOW = 1
+        NORMAL = 2
+        HIGH = 3
+
+    title = models.CharField(max_length=500)
+    details = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.NORMAL)
+    due_at = models.DateTimeField(null=True, blank=True)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
+    )
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        db_table = "talorys_task"  # its table from before the move to this app
+        ordering = ["status", "due_at", "-priority", "id"]
+        indexes = [models.Index(fields=["status", "due_at"])]
+        constraints = [
+            # A done task knows when it was done; an open one does not.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="done", completed_at__isnull=False)
+                    | Q(status="open", completed_at__isnull=True)
+                ),
+                name="task_completed_at_matches_status",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Note(models.Model):
+    title = models.CharField(max_length=300)
+    content = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        db_table = "talorys_note"  # its table from before the move to this app
+        ordering = ["-updated_at", "id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+def validate_time_zone(value: str) -> None:
+    if value not in available_timezones():
+        raise ValidationError(f"Unknown time zone {value!r}; use an IANA name like Europe/Paris.")
+
+
+class OwnerSettings(models.Model):
+    """One row (pk=1). Model choices here override the environment's."""
+
+    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone])
+    model_base_url = models.CharField(max_length=500, blank=True, default="")
+    model_name = models.CharField(max_length=200, blank=True, default="")
+    model_api_key = models.CharField(max_length=500, blank=True, default="")
+    # Limits: our own defaults (the seed report names budgets and caps but gives no numbers).
+    daily_ai_requests = models.PositiveIntegerField(default=200)
+    daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
+    daily_embedding_requests = models.PositiveIntegerField(default=1000)
+    max_steps_per_turn = models.PositiveSmallIntegerField(default=6)
+    max_tool_calls_per_turn = models.PositiveSmallIntegerField(default=12)
+    max_output_tokens = models.PositiveIntegerField(default=1024)
+    max_context_tokens = models.PositiveIntegerField(default=8000)
+    # Semantic recall (the memory issue fills this in).
+    semantic_enabled = models.BooleanField(default=False)
+    embeddings_base_url = models.CharField(max_length=500, blank=True, default="")
+    embeddings_model = models.CharField(max_length=200, blank=True, default="")
+    embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
+    # Quiet hours hold pushes (not notifications) in the owner's time zone.
+    quiet_hours_start = models.TimeField(null=True, blank=True)
+    quiet_hours_end = models.TimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "talorys_ownersettings"  # its table from before the move to this app
+        verbose_name_plural = "owner settings"
+        constraints = [models.CheckConstraint(condition=Q(pk=1), name="owner_settings_single_row")]
+
+    def __str__(self) -> str:
+        return "Owner settings"
+
+
+class UsageDay(models.Model):
+    """Requests spent on one UTC day. Reserved with a conditional UPDATE before each call."""
+
+    day = models.DateField(unique=True)
+    ai_requests = models.PositiveIntegerField(default=0)
+    scheduled_ai_requests = models.PositiveIntegerField(default=0)
+    embedding_requests = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        db_table = "talorys_usageday"  # its table from before the move to this app
+        ordering = ["-day"]
+
+    def __str__(self) -> str:
+        return f"Usage {self.day}"
+
+
+class Change(models.Model):
+    """One change to an item the owner keeps (task, note, project, memory, automation,
+    conversation): who made it, from which turn, and the item's content fields before and after.
+
+    The model's changes are listed under the reply that made them and can be reverted
+    (talorys/workspace/history.py); the owner's own edits are kept as history. ``object_id`` is not a
+    foreign key: the row outlives a move to the bin, and the kinds live in several apps.
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create"
+        UPDATE = "update"
+        DELETE = "delete"  # to the bin
+        RESTORE = "restore"  # out of the bin
+
+    kind = models.CharField(max_length=16)
+    object_id = models.BigIntegerField()
+    action = models.CharField(max_length=8, choices=Action.choices)
+    title = models.CharField(max_length=200, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    # What else undoing it needs (a binned project's tasks).
+    detail = models.JSONField(default=dict, blank=True)
+    # Who: "owner" (session), "token:<prefix>", "owner:<name>" (an approval), "chat",
+    # "automation:<id>", "import", "system".
+    source = models.CharField(max_length=100)
+    conversation_id = models.BigIntegerField(null=True, blank=True)
+    message_id = models.BigIntegerField(null=True, blank=True)
+    # Set on the change(s) a revert made, pointing at the change they reverted.
+    reverts = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "talorys_change"  # its table from before the move to this app
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["kind", "object_id", "-id"]),
+            models.Index(fields=["message_id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.kind} {self.object_id} by {self.source}"

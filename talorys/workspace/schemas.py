@@ -1,0 +1,207 @@
+"""Input and output schemas of the core API. Inputs are never reused as outputs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText
+
+
+class ProjectRef(Schema):
+    id: int
+    name: str
+
+
+class TaskIn(In):
+    title: str = Field(min_length=1, max_length=500)
+    details: str = Field("", max_length=20_000)
+    priority: int = Field(2, ge=1, le=3)
+    due_at: BoundedDatetime | None = None
+    project_id: Id | None = None
+
+
+class TaskPatch(In):
+    title: str | None = Field(None, min_length=1, max_length=500)
+    details: str | None = Field(None, max_length=20_000)
+    status: str | None = Field(None, pattern="^(open|done)$")
+    priority: int | None = Field(None, ge=1, le=3)
+    due_at: BoundedDatetime | None = None
+    project_id: Id | None = None
+
+
+class TaskOut(Schema):
+    id: int
+    title: str
+    details: str
+    status: str
+    priority: int
+    due_at: dt.datetime | None
+    project: ProjectRef | None
+    completed_at: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class TaskFilters(Schema):
+    status: Literal["open", "done"] | None = None
+    project: Id | None = None
+    due_before: BoundedDatetime | None = None
+    due_after: BoundedDatetime | None = None
+    q: QueryText | None = Field(None, max_length=200)
+
+
+class ProjectIn(In):
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field("", max_length=10_000)
+
+
+class ProjectPatch(In):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=10_000)
+
+
+class ProjectOut(Schema):
+    id: int
+    name: str
+    description: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class NoteIn(In):
+    title: str = Field(min_length=1, max_length=300)
+    content: str = Field("", max_length=200_000)
+
+
+class NotePatch(In):
+    title: str | None = Field(None, min_length=1, max_length=300)
+    content: str | None = Field(None, max_length=200_000)
+
+
+class NoteOut(Schema):
+    id: int
+    title: str
+    content: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class SettingsPatch(In):
+    """Send only what changes. API keys are write-only: a string sets one, "" clears it."""
+
+    time_zone: str | None = Field(None, min_length=1, max_length=64)
+    model_base_url: str | None = Field(None, max_length=500)
+    model_name: str | None = Field(None, max_length=200)
+    model_api_key: str | None = Field(None, max_length=500)
+    daily_ai_requests: int | None = None
+    daily_scheduled_ai_requests: int | None = None
+    daily_embedding_requests: int | None = None
+    max_steps_per_turn: int | None = None
+    max_tool_calls_per_turn: int | None = None
+    max_output_tokens: int | None = None
+    max_context_tokens: int | None = None
+    semantic_enabled: bool | None = None
+    embeddings_base_url: str | None = Field(None, max_length=500)
+    embeddings_model: str | None = Field(None, max_length=200)
+    embeddings_api_key: str | None = Field(None, max_length=500)
+    quiet_hours_start: dt.time | None = None
+    quiet_hours_end: dt.time | None = None
+
+
+class SettingsOut(Schema):
+    """The owner's settings. API keys never leave the server: only whether one is set."""
+
+    time_zone: str
+    provider: Literal["demo", "openai-compatible"]
+    model_base_url: str
+    model_name: str
+    model_api_key_set: bool
+    daily_ai_requests: int
+    daily_scheduled_ai_requests: int
+    daily_embedding_requests: int
+    max_steps_per_turn: int
+    max_tool_calls_per_turn: int
+    max_output_tokens: int
+    max_context_tokens: int
+    semantic_enabled: bool
+    embeddings_provider: Literal["builtin", "openai-compatible"]
+    embeddings_base_url: str
+    embeddings_model: str
+    embeddings_api_key_set: bool
+    quiet_hours_start: dt.time | None
+    quiet_hours_end: dt.time | None
+    updated_at: dt.datetime
+
+
+class UsageCountersOut(Schema):
+    ai_requests: int
+    scheduled_ai_requests: int
+    embedding_requests: int
+
+
+class UsageDayOut(UsageCountersOut):
+    day: dt.date
+    input_tokens: int
+    output_tokens: int
+
+
+class UsageOut(Schema):
+    today: UsageDayOut
+    limits: UsageCountersOut
+    remaining: UsageCountersOut
+    days: list[UsageDayOut]
+
+
+class SearchQuery(Schema):
+    model_config = ConfigDict(str_strip_whitespace=True)
+
+    q: QueryText = Field(min_length=1, max_length=200)
+    kinds: str | None = Field(None, description="Comma-separated, e.g. tasks,notes")
+    limit: int = Field(20, ge=1, le=50)
+
+
+class SearchHitOut(Schema):
+    kind: str
+    id: int
+    title: str
+    snippet: str
+
+
+class SearchOut(Schema):
+    items: list[SearchHitOut]
+    count: int
+
+
+# --- the bin and the changes (talorys/workspace/history.py) ----------------------------------------------
+
+
+class BinItemOut(Schema):
+    kind: str
+    id: int
+    title: str
+    deleted_at: dt.datetime
+    deleted_by: str
+
+
+class ChangeOut(Schema):
+    id: int
+    kind: str
+    object_id: int
+    action: str
+    title: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    source: str
+    conversation_id: int | None
+    message_id: int | None
+    reverts_id: int | None
+    reverted: bool = False
+    created_at: dt.datetime
+
+
+class BinEmptyOut(Schema):
+    purged: int

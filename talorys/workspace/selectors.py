@@ -1,0 +1,198 @@
+"""Reads of the owner's core data used by several callers (API, pages, tools)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
+
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from talorys.lib.search import SearchHit, register_searcher, snippet
+from talorys.providers.base import ProviderConfig
+from talorys.workspace.history import MODEL_SOURCES
+from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task, UsageDay
+
+
+def task_list(
+    *,
+    status: str | None = None,
+    project_id: int | None = None,
+    due_before: dt.datetime | None = None,
+    due_after: dt.datetime | None = None,
+    q: str | None = None,
+) -> QuerySet[Task]:
+    tasks = Task.objects.live().select_related("project")
+    if status:
+        tasks = tasks.filter(status=status)
+    if project_id is not None:
+        tasks = tasks.filter(project_id=project_id)
+    if due_before is not None:
+        tasks = tasks.filter(due_at__lt=due_before)
+    if due_after is not None:
+        tasks = tasks.filter(due_at__gte=due_after)
+    if q:
+        tasks = tasks.filter(Q(title__icontains=q) | Q(details__icontains=q))
+    return tasks
+
+
+def project_list(*, q: str | None = None) -> QuerySet[Project]:
+    projects = Project.objects.live()
+    if q:
+        projects = projects.filter(Q(name__icontains=q) | Q(description__icontains=q))
+    return projects
+
+
+def note_list(*, q: str | None = None) -> QuerySet[Note]:
+    notes = Note.objects.live()
+    if q:
+        notes = notes.filter(Q(title__icontains=q) | Q(content__icontains=q))
+    return notes
+
+
+def change_list(*, by_model: bool = True, message_ids: list[int] | None = None) -> QuerySet[Change]:
+    """Revisions, newest first, each marked ``reverted`` when a revert points at it. By default
+    only what the model changed (in chat or a scheduled run); ``message_ids`` keeps the changes
+    those replies made."""
+    changes = Change.objects.annotate(
+        reverted=Exists(Change.objects.filter(reverts=OuterRef("pk")))
+    ).order_by("-id")
+    if by_model:
+        changes = changes.filter(MODEL_SOURCES)
+    if message_ids is not None:
+        changes = changes.filter(message_id__in=message_ids)
+    return changes
+
+
+# --- model endpoints ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    base_url: str
+    model: str
+    api_key: str = field(repr=False)  # kept out of logs and tracebacks
+
+
+def _endpoint(
+    *, url: str, model: str, key: str, env_url: str, env_model: str, env_key: str
+) -> ModelEndpoint:
+    base_url = url or env_url
+    # The environment's key belongs to the environment's server: never send it to another one.
+    api_key = key or (env_key if base_url == env_url else "")
+    return ModelEndpoint(base_url=base_url, model=model or env_model, api_key=api_key)
+
+
+def model_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
+    """The chat model to use: owner settings override the environment, field by field."""
+    return _endpoint(
+        url=owner_settings.model_base_url,
+        model=owner_settings.model_name,
+        key=owner_settings.model_api_key,
+        env_url=settings.TALORYS_MODEL_BASE_URL,
+        env_model=settings.TALORYS_MODEL,
+        env_key=settings.TALORYS_MODEL_API_KEY,
+    )
+
+
+def embeddings_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
+    """The embeddings server to use, chosen like ``model_endpoint``."""
+    return _endpoint(
+        url=owner_settings.embeddings_base_url,
+        model=owner_settings.embeddings_model,
+        key=owner_settings.embeddings_api_key,
+        env_url=settings.TALORYS_EMBEDDINGS_BASE_URL,
+        env_model=settings.TALORYS_EMBEDDINGS_MODEL,
+        env_key=settings.TALORYS_EMBEDDINGS_API_KEY,
+    )
+
+
+def model_provider_kind(*, owner_settings: OwnerSettings) -> Literal["demo", "openai-compatible"]:
+    """Without both a server and a model name, chat runs on the built-in demo provider."""
+    endpoint = model_endpoint(owner_settings=owner_settings)
+    return "openai-compatible" if endpoint.base_url and endpoint.model else "demo"
+
+
+def embeddings_provider_kind(
+    *, owner_settings: OwnerSettings
+) -> Literal["builtin", "openai-compatible"]:
+    endpoint = embeddings_endpoint(owner_settings=owner_settings)
+    return "openai-compatible" if endpoint.base_url and endpoint.model else "builtin"
+
+
+# --- usage -------------------------------------------------------------------------------------
+
+# kind -> (UsageDay counter, OwnerSettings daily limit)
+USAGE_KINDS = {
+    "ai": ("ai_requests", "daily_ai_requests"),
+    "scheduled_ai": ("scheduled_ai_requests", "daily_scheduled_ai_requests"),
+    "embedding": ("embedding_requests", "daily_embedding_requests"),
+}
+
+
+class UsageReport(TypedDict):
+    today: UsageDay
+    limits: dict[str, int]  # keyed by UsageDay counter
+    remaining: dict[str, int]
+    days: list[UsageDay]  # newest first, one per UTC day, zeros where nothing was spent
+
+
+def usage_report(*, owner_settings: OwnerSettings, days: int = 30) -> UsageReport:
+    """Today's counters against the owner's limits, and the last ``days`` UTC days.
+
+    A pure read: days without a row are shown as unsaved zero rows.
+    """
+    today = timezone.now().date()
+    first = today - dt.timedelta(days=days - 1)
+    saved = {row.day: row for row in UsageDay.objects.filter(day__gte=first, day__lte=today)}
+    series = [
+        saved.get(day) or UsageDay(day=day)
+        for day in (today - dt.timedelta(days=n) for n in range(days))
+    ]
+    limits = {column: getattr(owner_settings, field) for column, field in USAGE_KINDS.values()}
+    remaining = {
+        column: max(0, limit - getattr(series[0], column)) for column, limit in limits.items()
+    }
+    return UsageReport(today=series[0], limits=limits, remaining=remaining, days=series)
+
+
+def provider_config(owner_settings: OwnerSettings) -> ProviderConfig:
+    """The model choice for a turn (see talorys.workspace.selectors.model_endpoint for the rule)."""
+    endpoint = model_endpoint(owner_settings=owner_settings)
+    return ProviderConfig(
+        base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key
+    )
+
+
+def register_searchers() -> None:
+    """The searchers of tasks, projects and notes, for unified search (talorys/lib/search.py)."""
+
+    register_searcher(
+        "tasks",
+        lambda q, n: [
+            SearchHit(
+                kind="tasks", id=t.pk, title=t.title, snippet=snippet(t.details or t.title, q)
+            )
+            for t in task_list(q=q)[:n]
+        ],
+    )
+    register_searcher(
+        "projects",
+        lambda q, n: [
+            SearchHit(
+                kind="projects", id=p.pk, title=p.name, snippet=snippet(p.description or p.name, q)
+            )
+            for p in project_list(q=q)[:n]
+        ],
+    )
+    register_searcher(
+        "notes",
+        lambda q, n: [
+            SearchHit(
+                kind="notes", id=x.pk, title=x.title, snippet=snippet(x.content or x.title, q)
+            )
+            for x in note_list(q=q)[:n]
+        ],
+    )
