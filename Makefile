@@ -18,10 +18,14 @@ help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 # No pip in .venv (ensurepip costs seconds): the interpreter's own pip puts the installer, uv,
-# pinned by hash, into it; without a usable pip there, .venv gets its own. Then uv installs the
-# locks exactly (it also removes what a lock no longer lists); a stamp older than its lock
-# reinstalls. Add a package by hand with `.venv/bin/uv pip install NAME`. uv downloads from PyPI
-# (UV_DEFAULT_INDEX names a mirror; pip.conf is not read); the hashes hold wherever files come from.
+# pinned by hash, into it; without a usable pip there, .venv gets its own. uv then installs a lock
+# exactly (it also removes what the lock no longer lists) and compiles it to bytecode as pip did
+# (else web, worker and beat each compile at their first start, or at every start under
+# PYTHONDONTWRITEBYTECODE). A stamp older than its lock reinstalls. Add a package by hand with
+# `.venv/bin/uv pip install NAME`. uv downloads from PyPI (UV_DEFAULT_INDEX names a mirror;
+# pip.conf is not read); the hashes hold wherever the files come from.
+SYNC := $(UV) pip sync -q --python $(BIN)/python --require-hashes --compile-bytecode
+
 $(BIN)/python:
 	$(PYTHON) -m venv --without-pip $(VENV)
 
@@ -33,12 +37,12 @@ $(UV): requirements/bootstrap.lock | $(BIN)/python
 	@touch $@
 
 $(RUN_STAMP): requirements/runtime.lock | $(UV)
-	$(UV) pip sync -q --python $(BIN)/python --require-hashes requirements/runtime.lock
+	$(SYNC) requirements/runtime.lock
 	@rm -f $(DEV_STAMP)
 	@touch $@
 
 $(DEV_STAMP): requirements/dev.lock requirements/runtime.lock | $(UV)
-	$(UV) pip sync -q --python $(BIN)/python --require-hashes requirements/dev.lock
+	$(SYNC) requirements/dev.lock
 	@touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded defaults)
