@@ -27,7 +27,7 @@ PUBLIC_API = {
     ("GET", "/api/auth/session"),
 }
 # /sw.js is the Web Push service worker: one static script with no data in it, which the browser
-# re-fetches for updates whether or not the session is still alive (talorys/workspace/views.py).
+# re-fetches for updates whether or not the session is still alive (talorys/notifications/views.py).
 PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js"}
 # The API's root answers 404 to everyone: it exists only so that ninja can reverse its own URLs.
 NOTHING_HERE = {"/api/"}
