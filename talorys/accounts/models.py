@@ -32,7 +32,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        db_table = "talorys_apitoken"  # its table from before the move to this app
+        db_table = "talorys_apitoken"
         ordering = ["-created_at"]
 
     def __str__(self) -> str:

@@ -25,7 +25,7 @@ class Notification(models.Model):
     read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        db_table = "talorys_notification"  # its table from before the move to this app
+        db_table = "talorys_notification"
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["read_at", "-created_at"])]
 
@@ -47,7 +47,7 @@ class PushSubscription(models.Model):
     deactivated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        db_table = "talorys_pushsubscription"  # its table from before the move to this app
+        db_table = "talorys_pushsubscription"
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
@@ -81,7 +81,7 @@ class PushDelivery(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        db_table = "talorys_pushdelivery"  # its table from before the move to this app
+        db_table = "talorys_pushdelivery"
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "push deliveries"
         constraints = [

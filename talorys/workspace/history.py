@@ -2,8 +2,8 @@
 
 Every kind of item the owner keeps registers here once (``register_kind``): its model (with
 ``deleted_at``), its content fields, and the services that restore it and apply old content.
-The core kinds register in talorys/workspace/services.py; memory, automations and agent register theirs
-when they load, so the core never imports an app.
+The workspace's kinds register in talorys/workspace/services.py; memory, automations and agent
+register theirs when they load, so the workspace never imports an app above it.
 
 - Services record each change with ``change_record`` in the transaction that makes it: who
   (``Actor``), the turn that made it, the content fields before and after.
@@ -12,6 +12,8 @@ when they load, so the core never imports an app.
   (the owner's session only) and ``bin_purge`` (beat, after the retention) delete it for good.
 - ``change_revert`` applies a change's ``before`` only while the item still holds its
   ``after``, under the item's row lock; the revert is recorded as revisions of its own.
+- ``SoftDeleteTool`` is the destructive tool whose commit moves one item to the bin, for every
+  app's delete tools.
 """
 
 from __future__ import annotations

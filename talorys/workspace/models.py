@@ -2,7 +2,8 @@
 
 Talorys serves one owner, so rows carry no owner column: the database *is* the owner's.
 Deletion by the model goes through approvals and is soft (``deleted_at``); the bin is invisible
-to lists, search and tools (see ``LiveQuerySet.live``).
+to lists, search and tools (see ``LiveQuerySet.live``). The tables keep the names they had in
+the talorys app (db_table): the models moved here without a change to the database.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Project(models.Model):
     objects = LiveQuerySet.as_manager()
 
     class Meta:
-        db_table = "talorys_project"  # its table from before the move to this app
+        db_table = "talorys_project"
         ordering = ["name", "id"]
 
     def __str__(self) -> str:
@@ -62,7 +63,7 @@ class Task(models.Model):
     objects = LiveQuerySet.as_manager()
 
     class Meta:
-        db_table = "talorys_task"  # its table from before the move to this app
+        db_table = "talorys_task"
         ordering = ["status", "due_at", "-priority", "id"]
         indexes = [models.Index(fields=["status", "due_at"])]
         constraints = [
@@ -90,7 +91,7 @@ class Note(models.Model):
     objects = LiveQuerySet.as_manager()
 
     class Meta:
-        db_table = "talorys_note"  # its table from before the move to this app
+        db_table = "talorys_note"
         ordering = ["-updated_at", "id"]
 
     def __str__(self) -> str:
@@ -128,7 +129,7 @@ class OwnerSettings(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        db_table = "talorys_ownersettings"  # its table from before the move to this app
+        db_table = "talorys_ownersettings"
         verbose_name_plural = "owner settings"
         constraints = [models.CheckConstraint(condition=Q(pk=1), name="owner_settings_single_row")]
 
@@ -147,7 +148,7 @@ class UsageDay(models.Model):
     output_tokens = models.PositiveBigIntegerField(default=0)
 
     class Meta:
-        db_table = "talorys_usageday"  # its table from before the move to this app
+        db_table = "talorys_usageday"
         ordering = ["-day"]
 
     def __str__(self) -> str:
@@ -189,7 +190,7 @@ class Change(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        db_table = "talorys_change"  # its table from before the move to this app
+        db_table = "talorys_change"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["kind", "object_id", "-id"]),
