@@ -14,7 +14,7 @@ from automations.api import router as automations_router
 from memory.api import router as memory_router
 from talorys.accounts.api import auth_router
 from talorys.accounts.auth import api_login_required, owner_auth
-from talorys.lib.errors import AppError, database_unavailable, error_body
+from talorys.lib.errors import AppError, code_for_status, database_unavailable, error_body
 from talorys.lib.health import health_router
 from talorys.notifications.api import notifications_router, push_router
 from talorys.workspace.api import (
@@ -78,16 +78,9 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-    codes = {
-        400: "BAD_REQUEST",
-        403: "FORBIDDEN",
-        404: "NOT_FOUND",
-        405: "METHOD_NOT_ALLOWED",
-        429: "RATE_LIMITED",
-    }
     return api.create_response(
         request,
-        error_body(codes.get(exc.status_code, "ERROR"), str(exc.message)),
+        error_body(code_for_status(exc.status_code), str(exc.message)),
         status=exc.status_code,
     )
 

@@ -1,4 +1,11 @@
-"""One application error hierarchy, mapped to HTTP once (talorys/api.py, talorys/lib/middleware.py)."""
+"""The one application error root and the one status→code map.
+
+Every error the API envelope can show derives from ``AppError``: the services' errors below, the
+tool contract's ``ToolError`` (talorys/lib/tools.py) and the model clients' ``ProviderError``
+(talorys/providers/base.py). ``STATUS_CODES`` names the code for an HTTP status that Django or
+django-ninja answered without an ``AppError``; talorys/api.py and talorys/lib/middleware.py both
+read it.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,21 @@ from typing import Any
 
 
 class AppError(Exception):
-    code = "ERROR"
-    status = 400
+    """An error with a stable ``code`` and an HTTP ``status``; its message is shown as is.
 
-    def __init__(self, message: str, *, details: Any = None) -> None:
+    ``code`` is the class's unless the instance is given its own (tools and providers name their
+    failures more finely: ``NOT_UNDOABLE``, ``PROVIDER_TIMEOUT``...).
+    """
+
+    code: str = "ERROR"
+    status: int = 400
+
+    def __init__(self, message: str, *, code: str | None = None, details: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
+        if code is not None:
+            self.code = code
 
     def envelope(self) -> dict[str, Any]:
         return error_body(self.code, self.message, self.details)
@@ -69,6 +84,28 @@ class ServiceUnavailable(AppError):
     def __init__(self, message: str, *, retry_after: int = 5, details: Any = None) -> None:
         super().__init__(message, details=details)
         self.retry_after = retry_after
+
+
+# The code for an HTTP status answered without an AppError (an unknown path, a wrong method, a
+# ninja HttpError...). The one map: the middleware and the API's handlers both read it.
+STATUS_CODES: dict[int, str] = {
+    400: BadRequest.code,
+    401: Unauthorized.code,
+    403: Forbidden.code,
+    404: NotFound.code,
+    405: "METHOD_NOT_ALLOWED",
+    409: Conflict.code,
+    413: "TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: ValidationFailed.code,
+    429: RateLimited.code,
+    503: ServiceUnavailable.code,
+}
+
+
+def code_for_status(status: int) -> str:
+    """The envelope's code for an HTTP status: ``STATUS_CODES``, else ERROR (4xx) or INTERNAL."""
+    return STATUS_CODES.get(status, "ERROR" if status < 500 else "INTERNAL")
 
 
 DATABASE_BUSY = "The server is busy (no database connection is free). Try again in a moment."

@@ -14,23 +14,15 @@ from django.core.exceptions import (
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 
-from talorys.lib.errors import ServiceUnavailable, database_unavailable, error_body
+from talorys.lib.errors import (
+    ServiceUnavailable,
+    code_for_status,
+    database_unavailable,
+    error_body,
+)
 
 log = logging.getLogger(__name__)
 
-_STATUS_CODES = {
-    400: "BAD_REQUEST",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    409: "CONFLICT",
-    413: "TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    422: "VALIDATION",
-    429: "RATE_LIMITED",
-    503: "SERVICE_UNAVAILABLE",
-}
 _MESSAGES = {
     400: "The request could not be understood.",
     401: "Log in first.",
@@ -78,7 +70,7 @@ class ApiErrorEnvelopeMiddleware:
         if response.get("Content-Type", "").startswith(("application/json", "text/event-stream")):
             return response
         status = response.status_code
-        code = _STATUS_CODES.get(status, "ERROR" if status < 500 else "INTERNAL")
+        code = code_for_status(status)
         message = _MESSAGES.get(status, "The request failed.")
         wrapped = JsonResponse(error_body(code, message), status=status)
         # Keep what the inner middleware added: security headers, Allow, cookies.
@@ -95,13 +87,13 @@ class ApiErrorEnvelopeMiddleware:
         # would fail inside the query (SQLite: "Python int too large"). Every id, every route.
         if any(isinstance(value, int) and value > MAX_ID for value in view_kwargs.values()):
             if _is_api(request):
-                return JsonResponse(error_body("NOT_FOUND", _MESSAGES[404]), status=404)
+                return JsonResponse(error_body(code_for_status(404), _MESSAGES[404]), status=404)
             raise Http404
         return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if _is_api(request) and isinstance(exception, RequestDataTooBig):
-            return JsonResponse(error_body("TOO_LARGE", _MESSAGES[413]), status=413)
+            return JsonResponse(error_body(code_for_status(413), _MESSAGES[413]), status=413)
         if _is_api(request) and isinstance(exception, MultiPartParserError):
             return JsonResponse(
                 error_body("BAD_REQUEST", "The multipart/form-data body could not be read."),

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from talorys.lib.actors import Actor
+from talorys.lib.errors import AppError
 
 Mode = Literal["chat", "scheduled"]
 
@@ -39,13 +40,10 @@ class Permission(StrEnum):
 SCHEDULED_WRITE_ALLOWLIST = frozenset({"notify_owner"})
 
 
-class ToolError(Exception):
+class ToolError(AppError):
     """A failure the model should see and may recover from (bad id, nothing found...)."""
 
-    def __init__(self, message: str, *, code: str = "TOOL_ERROR") -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+    code = "TOOL_ERROR"
 
 
 class ToolArgs(BaseModel):

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, ToolError, snapshot_hash
+from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, snapshot_hash
 from talorys.workspace.models import Change
 
 BIN_RETENTION = dt.timedelta(days=30)
@@ -305,7 +305,7 @@ class SoftDeleteTool(Tool):
         target_id = getattr(args, self.id_arg)
         obj = self._live(target_id)
         if obj is None:
-            raise ToolError(f"There is no {self.label} with id {target_id}.", code="NOT_FOUND")
+            raise NotFound(f"There is no {self.label} with id {target_id}.")
         return Proposal(
             target_id=obj.pk,
             snapshot=self._hash(obj),
