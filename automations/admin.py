@@ -1,4 +1,4 @@
-"""Django admin for automations. Edits go through automations/services.py like the API's, so a
+"""Django admin for automations. Edits go through automations/services/crud.py like the API's, so a
 new schedule re-arms ``next_run_at`` and voids queued runs; the dispatcher's bookkeeping and the
 run receipts are read-only here.
 """
@@ -10,8 +10,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from automations import services
 from automations.models import Automation, AutomationRun
+from automations.services import crud
 from talorys.workspace.admin import ServiceAdmin
 
 
@@ -86,20 +86,20 @@ class AutomationAdmin(ServiceAdmin):
         return ("kind", *self.readonly_fields) if obj is not None else self.readonly_fields
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Automation:
-        return services.automation_create(**data, actor=self.actor(request))
+        return crud.automation_create(**data, actor=self.actor(request))
 
     def service_update(
         self, request: HttpRequest, obj: Automation, changes: dict[str, Any]
     ) -> None:
-        edits = {name: value for name, value in changes.items() if name in services.UPDATABLE}
+        edits = {name: value for name, value in changes.items() if name in crud.UPDATABLE}
         if edits:
-            services.automation_update(automation_id=obj.pk, **edits, actor=self.actor(request))
+            crud.automation_update(automation_id=obj.pk, **edits, actor=self.actor(request))
         if "enabled" in changes:
-            switch = services.automation_resume if changes["enabled"] else services.automation_pause
+            switch = crud.automation_resume if changes["enabled"] else crud.automation_pause
             switch(automation_id=obj.pk, actor=self.actor(request))
 
     def service_delete(self, request: HttpRequest, obj: Automation) -> None:
-        services.automation_delete(automation_id=obj.pk, actor=self.actor(request))
+        crud.automation_delete(automation_id=obj.pk, actor=self.actor(request))
 
 
 @admin.register(AutomationRun)

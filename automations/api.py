@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from automations import selectors, services
+from automations import selectors
 from automations.models import Automation, AutomationRun
 from automations.schemas import (
     AutomationFilters,
@@ -15,6 +15,7 @@ from automations.schemas import (
     AutomationPatch,
     AutomationRunOut,
 )
+from automations.services import crud
 from talorys.accounts.auth import request_actor
 from talorys.lib.pagination import Pagination
 
@@ -38,9 +39,7 @@ def automation_create(request: HttpRequest, payload: AutomationIn) -> Status:
     # The answer is built before the commit: if it cannot be, nothing was created (never a 500
     # for a row that exists).
     with transaction.atomic():
-        automation = services.automation_create(
-            **payload.model_dump(), actor=request_actor(request)
-        )
+        automation = crud.automation_create(**payload.model_dump(), actor=request_actor(request))
         return Status(201, _out(automation))
 
 
@@ -55,7 +54,7 @@ def automation_update(
 ) -> AutomationOut:
     with transaction.atomic():  # as in automation_create: answered before the commit
         return _out(
-            services.automation_update(
+            crud.automation_update(
                 automation_id=automation_id,
                 actor=request_actor(request),
                 **payload.model_dump(exclude_unset=True),
@@ -65,7 +64,7 @@ def automation_update(
 
 @router.delete("/{int:automation_id}", response={204: None})
 def automation_delete(request: HttpRequest, automation_id: int) -> Status:
-    services.automation_delete(automation_id=automation_id, actor=request_actor(request))
+    crud.automation_delete(automation_id=automation_id, actor=request_actor(request))
     return Status(204, None)
 
 
@@ -79,7 +78,7 @@ def automation_run_list(request: HttpRequest, automation_id: int) -> QuerySet[Au
 def automation_pause(request: HttpRequest, automation_id: int) -> AutomationOut:
     with transaction.atomic():
         return _out(
-            services.automation_pause(automation_id=automation_id, actor=request_actor(request))
+            crud.automation_pause(automation_id=automation_id, actor=request_actor(request))
         )
 
 
@@ -87,5 +86,5 @@ def automation_pause(request: HttpRequest, automation_id: int) -> AutomationOut:
 def automation_resume(request: HttpRequest, automation_id: int) -> AutomationOut:
     with transaction.atomic():
         return _out(
-            services.automation_resume(automation_id=automation_id, actor=request_actor(request))
+            crud.automation_resume(automation_id=automation_id, actor=request_actor(request))
         )

@@ -31,7 +31,12 @@ class Automation(models.Model):
         ERROR = "error"
         SKIPPED = "skipped"
 
-    name = models.CharField(max_length=200)
+    # The limits the services, the API's schemas and the tools all read (one source). The
+    # message is a TextField: its limit is enforced by those, not by the database.
+    MAX_NAME = 200
+    MAX_MESSAGE = 4_000
+
+    name = models.CharField(max_length=MAX_NAME)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # The reminder text, the digest's heading, or the scheduled prompt.
     message = models.TextField(blank=True, default="")
@@ -81,6 +86,11 @@ class Automation(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def source(self) -> str:
+        """Who its runs act as: the source of their notifications and of the model's changes."""
+        return f"automation:{self.pk}"
 
 
 class AutomationRun(models.Model):

@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
-from automations import services
+from automations import selectors
 from automations.models import Automation
 from automations.schedules import Schedule
 from talorys.lib.schemas import In
 from talorys.workspace.services import owner_zone
 
-KindField = Literal["reminder", "task_digest", "agent_prompt"]
+# The model's choices, inlined in the JSON schema as a Literal would be: a bare enum is a shared
+# "Kind" component, which the OpenAPI document would merge with the other apps' "Kind"s.
+KindField = Annotated[
+    Automation.Kind, WithJsonSchema({"enum": Automation.Kind.values, "type": "string"})
+]
 
 
 class AutomationIn(In):
-    name: str = Field(min_length=1, max_length=services.MAX_NAME)
+    name: str = Field(min_length=1, max_length=Automation.MAX_NAME)
     kind: KindField
-    message: str = Field("", max_length=services.MAX_MESSAGE)
+    message: str = Field("", max_length=Automation.MAX_MESSAGE)
     schedule: Schedule
     enabled: bool = True
 
@@ -28,8 +32,8 @@ class AutomationIn(In):
 class AutomationPatch(In):
     """Send only what changes. Pausing and resuming have their own endpoints."""
 
-    name: str | None = Field(None, min_length=1, max_length=services.MAX_NAME)
-    message: str | None = Field(None, max_length=services.MAX_MESSAGE)
+    name: str | None = Field(None, min_length=1, max_length=Automation.MAX_NAME)
+    message: str | None = Field(None, max_length=Automation.MAX_MESSAGE)
     schedule: Schedule | None = None
 
 
@@ -66,7 +70,7 @@ class AutomationOut(Schema):
             zone = owner_zone()
             if request is not None:
                 request.talorys_owner_zone = zone
-        return services.schedule_text(obj, zone)
+        return selectors.schedule_text(obj, zone)
 
 
 class AutomationRunOut(Schema):

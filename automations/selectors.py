@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from django.db.models import QuerySet
 
 from automations.models import Automation, AutomationRun
-from talorys.lib.errors import NotFound
+from automations.schedules import describe, schedule_parse
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.workspace.services import owner_zone
 
 
 def automation_get(*, automation_id: int) -> Automation:
@@ -30,3 +34,12 @@ def automation_run_list(*, automation_id: int) -> QuerySet[AutomationRun]:
     """The automation's receipts, newest slot first (NotFound when the automation is gone)."""
     automation = automation_get(automation_id=automation_id)
     return AutomationRun.objects.filter(automation=automation)
+
+
+def schedule_text(automation: Automation, zone: ZoneInfo | None = None) -> str:
+    """The automation's schedule in words, in the owner's time zone."""
+    try:
+        schedule = schedule_parse(automation.schedule)
+    except ValidationFailed as exc:  # a hand edit in the admin; the dispatcher pauses it
+        return f"invalid schedule ({exc.message})"
+    return describe(schedule, zone or owner_zone())

@@ -12,16 +12,17 @@ A one-time prompt, a reminder or a digest spends nothing repeatedly and stays a 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 from pydantic import Field, model_validator
 
-from automations import selectors, services
+from automations import selectors
 from automations.models import Automation, AutomationRun
 from automations.schedules import Once, Schedule, describe, next_after, schedule_dump
-from talorys.lib.errors import AppError
+from automations.schemas import KindField
+from automations.services import crud
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, ToolError, register
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
@@ -40,7 +41,7 @@ def _automation(automation: Automation, zone: ZoneInfo) -> dict[str, Any]:
         "name": automation.name,
         "kind": automation.kind,
         "message": automation.message,
-        "schedule": services.schedule_text(automation, zone),
+        "schedule": selectors.schedule_text(automation, zone),
         "enabled": automation.enabled,
         "cancelled": automation.cancelled_at is not None,
         "next_run_at": local_iso(automation.next_run_at, zone),
@@ -61,17 +62,19 @@ def _run(run: AutomationRun, zone: ZoneInfo) -> dict[str, Any]:
 
 class CreateAutomationArgs(ToolArgs):
     name: str = Field(
-        min_length=1, max_length=200, description="A short name, e.g. 'Call Sam' or 'Morning plan'."
+        min_length=1,
+        max_length=Automation.MAX_NAME,
+        description="A short name, e.g. 'Call Sam' or 'Morning plan'.",
     )
-    kind: Literal["reminder", "task_digest", "agent_prompt"] = Field(
-        "reminder",
+    kind: KindField = Field(
+        Automation.Kind.REMINDER,
         description="reminder: show the message at the time. task_digest: a summary of overdue "
         "and due-today tasks. agent_prompt: you run the message as an instruction at the time, "
         "with read tools and notify_owner only.",
     )
     message: str = Field(
         "",
-        max_length=services.MAX_MESSAGE,
+        max_length=Automation.MAX_MESSAGE,
         description="reminder: the text to show. task_digest: an optional heading. "
         "agent_prompt: the instruction, e.g. 'Look at my open tasks and tell me the top three'.",
     )
@@ -82,7 +85,7 @@ class CreateAutomationArgs(ToolArgs):
 
     @model_validator(mode="after")
     def _repeating_prompt_needs_approval(self) -> CreateAutomationArgs:
-        if self.kind == "agent_prompt" and not isinstance(self.schedule, Once):
+        if self.kind == Automation.Kind.AGENT_PROMPT and not isinstance(self.schedule, Once):
             raise ValueError(
                 "a repeating agent_prompt needs the owner's approval: call "
                 "schedule_agent_prompt with the same name, message and schedule instead"
@@ -103,7 +106,7 @@ class CreateAutomation(Tool):
     cap = 3
 
     def run(self, args: CreateAutomationArgs, ctx: ToolContext) -> dict[str, Any]:
-        automation = services.automation_create(
+        automation = crud.automation_create(
             name=args.name,
             kind=args.kind,
             message=args.message,
@@ -154,7 +157,7 @@ class PauseAutomation(Tool):
     cap = 5
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        automation = services.automation_pause(automation_id=args.automation_id, actor=ctx.actor)
+        automation = crud.automation_pause(automation_id=args.automation_id, actor=ctx.actor)
         return {"automation": _automation(automation, owner_zone())}
 
 
@@ -169,7 +172,7 @@ class ResumeAutomation(Tool):
     cap = 5
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        automation = services.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
+        automation = crud.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
         return {"automation": _automation(automation, owner_zone())}
 
 
@@ -207,7 +210,7 @@ class _AutomationApprovalTool(SoftDeleteTool):
         return Proposal(
             target_id=obj.pk,
             snapshot=self._hash(obj),
-            summary=f"{self.verb} the automation “{obj.name}” ({services.schedule_text(obj)})",
+            summary=f"{self.verb} the automation “{obj.name}” ({selectors.schedule_text(obj)})",
         )
 
     def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
@@ -217,13 +220,6 @@ class _AutomationApprovalTool(SoftDeleteTool):
                 f"There is no automation with id {args.automation_id}.", code="NOT_FOUND"
             )
         return self._proposal(obj)
-
-    @staticmethod
-    def _call(fn: Any, **kwargs: Any) -> Automation:
-        try:
-            return fn(**kwargs)
-        except AppError as exc:
-            raise ToolError(exc.message, code=exc.code) from exc
 
 
 @register
@@ -236,13 +232,11 @@ class DeleteAutomation(_AutomationApprovalTool):
     verb = "Delete"
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        automation = self._call(
-            services.automation_trash, automation_id=proposal.target_id, actor=ctx.actor
-        )
+        automation = crud.automation_trash(automation_id=proposal.target_id, actor=ctx.actor)
         return {"undoable": True, "deleted_at": automation.deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        self._call(services.automation_restore, automation_id=proposal.target_id)
+        crud.automation_restore(automation_id=proposal.target_id)
         return {"restored": True}
 
 
@@ -262,21 +256,23 @@ class CancelAutomation(_AutomationApprovalTool):
         return proposal
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        automation = self._call(services.automation_cancel, automation_id=proposal.target_id)
+        automation = crud.automation_cancel(automation_id=proposal.target_id)
         return {"undoable": True, "cancelled_at": automation.cancelled_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        self._call(services.automation_uncancel, automation_id=proposal.target_id)
+        crud.automation_uncancel(automation_id=proposal.target_id)
         return {"restored": True, "enabled": False}
 
 
 class ScheduleAgentPromptArgs(ToolArgs):
     name: str = Field(
-        min_length=1, max_length=200, description="A short name, e.g. 'Morning plan'."
+        min_length=1,
+        max_length=Automation.MAX_NAME,
+        description="A short name, e.g. 'Morning plan'.",
     )
     message: str = Field(
         min_length=1,
-        max_length=services.MAX_MESSAGE,
+        max_length=Automation.MAX_MESSAGE,
         description="The instruction you will run at each time, e.g. 'Look at my open tasks "
         "and tell me the top three'.",
     )
@@ -320,19 +316,11 @@ class ScheduleAgentPrompt(Tool):
         return self.NEW
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        try:
-            automation = services.automation_create(
-                kind=Automation.Kind.AGENT_PROMPT,
-                origin=Automation.Origin.CHAT,
-                **proposal.payload,
-            )
-        except AppError as exc:
-            raise ToolError(exc.message, code=exc.code) from exc
+        automation = crud.automation_create(
+            kind=Automation.Kind.AGENT_PROMPT, origin=Automation.Origin.CHAT, **proposal.payload
+        )
         return {"undoable": True, "automation_id": automation.pk}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        try:
-            services.automation_trash(automation_id=result["automation_id"])
-        except AppError as exc:
-            raise ToolError(exc.message, code=exc.code) from exc
+        crud.automation_trash(automation_id=result["automation_id"])
         return {"deleted": True}

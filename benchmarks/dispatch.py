@@ -77,15 +77,15 @@ def main() -> int:
         from django.db.models import Count
         from django.utils import timezone
 
-        from automations import services
         from automations.models import AutomationRun
+        from automations.services.crud import automation_create
         from talorys.notifications.models import Notification
 
         call_command("migrate", interactive=False, verbosity=0)
         slot = (timezone.now() + dt.timedelta(seconds=options.lead_seconds)).replace(microsecond=0)
         with transaction.atomic():
             for i in range(options.count):
-                services.automation_create(
+                automation_create(
                     name=f"Reminder {i}",
                     kind="reminder",
                     message="Benchmark",

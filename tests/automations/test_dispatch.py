@@ -11,8 +11,15 @@ import time_machine
 from celery.signals import worker_ready
 from django.utils import timezone
 
-from automations import services, tasks
+from automations import tasks
 from automations.models import Automation, AutomationRun
+from automations.services.crud import (
+    automation_create,
+    automation_pause,
+    automation_resume,
+    automation_update,
+)
+from automations.services.dispatch import Claim, automations_dispatch
 from talorys.lib.errors import Conflict
 from talorys.notifications.models import Notification
 from tests.automations.conftest import in_threads
@@ -32,15 +39,15 @@ def clock():
 def dispatch(django_capture_on_commit_callbacks, eager):
     """Run the dispatcher and, on its commit, the run tasks it enqueues (inline)."""
 
-    def run_dispatch() -> list[services.Claim]:
+    def run_dispatch() -> list[Claim]:
         with django_capture_on_commit_callbacks(execute=True):
-            return services.automations_dispatch()
+            return tasks.dispatch_and_enqueue()
 
     return run_dispatch
 
 
 def reminder(schedule: dict, name: str = "Call Sam", **kwargs) -> Automation:
-    return services.automation_create(name=name, kind="reminder", schedule=schedule, **kwargs)
+    return automation_create(name=name, kind="reminder", schedule=schedule, **kwargs)
 
 
 def notifications(automation: Automation) -> list[Notification]:
@@ -85,18 +92,18 @@ def test_a_one_shot_runs_once_then_disables(db, clock, dispatch):
     clock.shift(dt.timedelta(days=1))
     assert dispatch() == []
     with pytest.raises(Conflict):
-        services.automation_resume(automation_id=automation.pk)
+        automation_resume(automation_id=automation.pk)
 
 
-def claim_one(clock, automation: Automation) -> services.Claim:
+def claim_one(clock, automation: Automation) -> Claim:
     """Move the clock to the automation's slot and claim it. The run task is not sent: the
     test's transaction never commits."""
     clock.move_to(automation.next_run_at + dt.timedelta(seconds=1))
-    (claim,) = services.automations_dispatch()
+    (claim,) = automations_dispatch()
     return claim
 
 
-def deliver(claim: services.Claim) -> str | None:
+def deliver(claim: Claim) -> str | None:
     """What a worker does with the run task's message."""
     return tasks.run_automation(claim.automation_id, claim.slot.isoformat(), claim.version)
 
@@ -128,19 +135,19 @@ def test_a_run_queued_before_a_pause_or_reschedule_is_ignored(
 ):
     paused = reminder({"type": "daily", "time": "12:00"}, name="paused")
     claim = claim_one(clock, paused)
-    services.automation_pause(automation_id=paused.pk)
+    automation_pause(automation_id=paused.pk)
     assert deliver(claim) is None
 
     moved = reminder({"type": "daily", "time": "13:00"}, name="moved")
     claim = claim_one(clock, moved)
-    services.automation_update(automation_id=moved.pk, schedule={"type": "daily", "time": "18:00"})
+    automation_update(automation_id=moved.pk, schedule={"type": "daily", "time": "18:00"})
     assert deliver(claim) is None
 
     # Paused and resumed: still a different version, so the old slot does not run either.
     again = reminder({"type": "daily", "time": "14:00"}, name="again")
     claim = claim_one(clock, again)
-    services.automation_pause(automation_id=again.pk)
-    services.automation_resume(automation_id=again.pk)
+    automation_pause(automation_id=again.pk)
+    automation_resume(automation_id=again.pk)
     assert deliver(claim) is None
 
     assert AutomationRun.objects.count() == 0
@@ -149,10 +156,10 @@ def test_a_run_queued_before_a_pause_or_reschedule_is_ignored(
 
 def test_a_paused_automation_is_not_dispatched(db, clock, dispatch):
     automation = reminder({"type": "daily", "time": "09:00"})
-    services.automation_pause(automation_id=automation.pk)
+    automation_pause(automation_id=automation.pk)
     clock.shift(dt.timedelta(days=2))
     assert dispatch() == []
-    resumed = services.automation_resume(automation_id=automation.pk)
+    resumed = automation_resume(automation_id=automation.pk)
     # Resumed from now on: the days that passed while paused are not caught up.
     assert resumed.next_run_at > timezone.now()
     assert AutomationRun.objects.count() == 0
@@ -276,8 +283,8 @@ def test_two_dispatchers_racing_on_postgres_claim_each_slot_once(needs_postgres,
         clock.shift(dt.timedelta(days=1, minutes=1))
 
         first, second = in_threads(
-            lambda: services.automations_dispatch(batch=20),
-            lambda: services.automations_dispatch(batch=20),
+            lambda: tasks.dispatch_and_enqueue(batch=20),
+            lambda: tasks.dispatch_and_enqueue(batch=20),
         )
     claimed = [(c.automation_id, c.slot) for c in first + second]
     assert len(claimed) == len(set(claimed)) == 300

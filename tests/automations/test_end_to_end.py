@@ -16,8 +16,8 @@ from django.db import connection
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from automations import services
 from automations.models import Automation, AutomationRun
+from automations.services.crud import automation_create
 from talorys.notifications.models import Notification
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -51,7 +51,7 @@ def test_a_reminder_fires_through_real_beat_and_worker(
         "TALORYS_DISPATCH_SECONDS": "1",
     }
     at = timezone.now() + dt.timedelta(seconds=4)
-    automation = services.automation_create(
+    automation = automation_create(
         name="Call Sam",
         kind="reminder",
         message="About Friday",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent.executor import ToolExecutor
-from automations import services
 from automations.models import Automation
+from automations.services.crud import automation_create
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.tools import ToolContext
 from talorys.providers.base import ToolCall
@@ -72,7 +72,7 @@ def test_the_tool_refuses_a_once_schedule_out_of_range(ahead_of_utc, at):
 @pytest.mark.parametrize("at", OUT_OF_RANGE)
 def test_an_import_refuses_a_once_schedule_out_of_range(ahead_of_utc, at):
     with pytest.raises(ValidationFailed, match="2200"):
-        services.automation_create(
+        automation_create(
             name="Far",
             kind="reminder",
             schedule={"type": "once", "at": at},

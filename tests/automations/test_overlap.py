@@ -12,8 +12,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from automations import services
 from automations.models import Automation, AutomationRun
+from automations.services import runs
+from automations.services.crud import automation_create
+from automations.services.housekeeping import automation_runs_reap
+from automations.services.runs import automation_run
 from talorys.notifications.models import Notification
 from tests.agent.fake_openai import Stall, chunk, events, text
 from tests.agent.test_runner import use_fake
@@ -24,13 +27,13 @@ DAILY = {"type": "daily", "time": "08:00"}
 
 
 def prompt_automation() -> Automation:
-    return services.automation_create(
+    return automation_create(
         name="Morning plan", kind="agent_prompt", message="Plan my day", schedule=DAILY
     )
 
 
 def run(automation: Automation, slot: dt.datetime) -> AutomationRun | None:
-    return services.automation_run(automation_id=automation.pk, slot=slot, version=1)
+    return automation_run(automation_id=automation.pk, slot=slot, version=1)
 
 
 def wait_for(condition, seconds: float = 10) -> None:
@@ -127,18 +130,18 @@ def test_housekeeping_reaps_a_lost_run_by_its_lease_not_by_its_age(needs_postgre
         started_at=now - dt.timedelta(hours=2),
         lease_until=now + dt.timedelta(minutes=1),
     )
-    assert services.automation_runs_reap() == 1
+    assert automation_runs_reap() == 1
     lost.refresh_from_db()
     alive.refresh_from_db()
     assert lost.status == "error" and alive.status == "running"
-    assert services.automation_runs_reap() == 0  # once
+    assert automation_runs_reap() == 0  # once
 
 
 def test_a_live_run_renews_its_lease_while_the_model_is_slow(
     needs_postgres, fake_openai, monkeypatch
 ):
     # Renew every 0.1 s, so a 1 s model call renews several times.
-    monkeypatch.setattr(services, "RUN_LEASE_RENEW", dt.timedelta(seconds=0.1))
+    monkeypatch.setattr(runs, "RUN_LEASE_RENEW", dt.timedelta(seconds=0.1))
     use_fake(fake_openai)
     fake_openai.script(events(chunk({"role": "assistant", "content": "ok"}), Stall(1)))
     automation = prompt_automation()

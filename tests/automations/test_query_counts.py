@@ -9,15 +9,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from automations import services
 from automations.models import Automation, AutomationRun
+from automations.services.crud import automation_create
 
 SMALL, LARGE = 1, 20
 
 
 def automations(n: int) -> None:
     for i in range(n):
-        services.automation_create(
+        automation_create(
             name=f"Routine {i}", kind="reminder", schedule={"type": "daily", "time": "08:00"}
         )
 

@@ -6,20 +6,21 @@ import json
 
 from django.utils import timezone
 
-from automations import services
 from automations.models import AutomationRun
+from automations.services.crud import automation_create
+from automations.services.runs import automation_run
 from tests.agent.fake_openai import error, text, tool_calls
 from tests.agent.test_runner import use_fake
 
 
 def run_prompt() -> AutomationRun:
-    automation = services.automation_create(
+    automation = automation_create(
         name="Review",
         kind="agent_prompt",
         message="Review my tasks",
         schedule={"type": "daily", "time": "08:00"},
     )
-    return services.automation_run(automation_id=automation.pk, slot=timezone.now(), version=1)
+    return automation_run(automation_id=automation.pk, slot=timezone.now(), version=1)
 
 
 def test_a_run_records_its_requests_and_tokens(db, fake_openai):

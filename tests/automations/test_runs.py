@@ -9,8 +9,11 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from automations import services, tasks
+from automations import tasks
 from automations.models import Automation, AutomationRun
+from automations.services.crud import automation_create
+from automations.services.digest import DIGEST_ITEMS
+from automations.services.runs import MAX_RUNS_KEPT
 from talorys.notifications.models import Notification
 from talorys.workspace import services as core_services
 from talorys.workspace.models import UsageDay
@@ -41,7 +44,7 @@ def run_now(django_capture_on_commit_callbacks):
 
 
 def create(kind: str, message: str = "", name: str = "Routine") -> Automation:
-    return services.automation_create(
+    return automation_create(
         name=name, kind=kind, message=message, schedule={"type": "daily", "time": "08:00"}
     )
 
@@ -97,7 +100,7 @@ def test_a_long_digest_is_capped(db, clock, run_now):
     for i in range(25):
         core_services.task_create(title=f"Late {i}", due_at=NOW - dt.timedelta(hours=i + 1))
     body = run_now(create("task_digest", name="Digest")).notification.body
-    assert body.count("\n- Late") == services.DIGEST_ITEMS
+    assert body.count("\n- Late") == DIGEST_ITEMS
     assert body.endswith("- …and 5 more")
 
 
@@ -139,14 +142,14 @@ def test_a_scheduled_prompt_runs_on_the_model_and_notifies_its_reply(db, clock, 
 
 def test_history_is_bounded_to_the_latest_runs(db, clock, run_now):
     automation = create("reminder", name="Often")
-    for minute in range(services.MAX_RUNS_KEPT + 5):
+    for minute in range(MAX_RUNS_KEPT + 5):
         run_now(automation, NOW - dt.timedelta(minutes=minute))
     runs = AutomationRun.objects.filter(automation=automation)
-    assert runs.count() == services.MAX_RUNS_KEPT
-    oldest_kept = NOW - dt.timedelta(minutes=services.MAX_RUNS_KEPT - 1)
+    assert runs.count() == MAX_RUNS_KEPT
+    oldest_kept = NOW - dt.timedelta(minutes=MAX_RUNS_KEPT - 1)
     assert min(runs.values_list("slot", flat=True)) == oldest_kept
     automation.refresh_from_db()
-    assert automation.run_count == services.MAX_RUNS_KEPT + 5
+    assert automation.run_count == MAX_RUNS_KEPT + 5
 
 
 def test_a_run_interrupted_by_a_dead_worker_is_recorded_not_rerun(

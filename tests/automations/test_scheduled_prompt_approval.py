@@ -9,8 +9,8 @@ import json
 from django.utils import timezone
 
 from approvals.models import PendingAction
-from automations import services
 from automations.models import Automation
+from automations.services.runs import automation_run
 from talorys.notifications.models import Notification
 from talorys.workspace import services as core_services
 from talorys.workspace.models import Task
@@ -82,7 +82,7 @@ def test_a_repeating_prompt_exists_only_once_the_owner_approves(api, fake_openai
         ),
         text("Sent."),
     )
-    run = services.automation_run(
+    run = automation_run(
         automation_id=automation.pk, slot=timezone.now(), version=automation.version
     )
     assert run.status == "ok", run.error

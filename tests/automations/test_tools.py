@@ -10,8 +10,9 @@ import pytest
 import time_machine
 
 from agent.executor import ToolExecutor, ToolOutcome
-from automations import services
+from automations import tasks
 from automations.models import Automation, AutomationRun
+from automations.services.crud import automation_create, automation_update
 from talorys.lib.tools import ToolContext, tools_for
 from talorys.notifications.models import Notification, PushDelivery
 from talorys.providers.base import ToolCall
@@ -59,7 +60,7 @@ def test_remind_me_to_call_sam_in_two_minutes(
     for minutes in (1, 2, 3, 60):
         clock.move_to(NOW + dt.timedelta(minutes=minutes, seconds=1))
         with django_capture_on_commit_callbacks(execute=True):
-            services.automations_dispatch()
+            tasks.dispatch_and_enqueue()
 
     (run,) = AutomationRun.objects.all()
     assert run.status == "ok" and run.slot == dt.datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -82,7 +83,7 @@ def test_remind_me_to_call_sam_in_two_minutes(
 
 
 def test_pause_resume_and_list(clock, db):
-    automation = services.automation_create(
+    automation = automation_create(
         name="Plan", kind="task_digest", schedule={"type": "daily", "time": "07:00"}
     )
     paused = call("pause_automation", automation_id=automation.pk).result["automation"]
@@ -129,7 +130,7 @@ def test_a_scheduled_run_sees_the_read_tools_only(db):
 
 
 def test_delete_waits_for_approval_then_can_be_undone(clock, api):
-    automation = services.automation_create(
+    automation = automation_create(
         name="Water plants", kind="reminder", schedule={"type": "daily", "time": "18:00"}
     )
     proposed = call("delete_automation", automation_id=automation.pk)
@@ -148,20 +149,18 @@ def test_delete_waits_for_approval_then_can_be_undone(clock, api):
 
 
 def test_an_automation_changed_after_the_proposal_is_not_deleted(clock, api):
-    automation = services.automation_create(
+    automation = automation_create(
         name="Stretch", kind="reminder", schedule={"type": "daily", "time": "18:00"}
     )
     action = call("delete_automation", automation_id=automation.pk).result["action_id"]
-    services.automation_update(
-        automation_id=automation.pk, schedule={"type": "daily", "time": "19:00"}
-    )
+    automation_update(automation_id=automation.pk, schedule={"type": "daily", "time": "19:00"})
     decided = api.post(f"/api/approvals/{action}/approve").json()
     assert decided["status"] == "failed" and "changed after it was proposed" in decided["error"]
     assert Automation.objects.live().count() == 1
 
 
 def test_cancel_stops_it_for_good_after_approval(clock, api):
-    automation = services.automation_create(
+    automation = automation_create(
         name="Digest", kind="task_digest", schedule={"type": "daily", "time": "07:00"}
     )
     action = call("cancel_automation", automation_id=automation.pk).result["action_id"]

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from agent.models import Conversation, Message
 from approvals.models import ApprovalEvent, PendingAction
-from automations import services as automation_services
 from automations.models import Automation
+from automations.services.crud import automation_create
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
 from talorys.workspace import services
@@ -194,7 +194,7 @@ def test_transcripts_and_memory_histories_cannot_be_cut_in_the_admin(operator):
 
 @pytest.fixture
 def daily(db) -> Automation:
-    return automation_services.automation_create(
+    return automation_create(
         name="Stretch", kind="reminder", schedule={"type": "daily", "time": "08:00"}
     )
 
@@ -418,7 +418,7 @@ def _make(model: type, i: int) -> None:
     elif model is Note:
         services.note_create(title=f"Note {i}")
     elif model is Automation:
-        automation_services.automation_create(
+        automation_create(
             name=f"Auto {i}", kind="reminder", schedule={"type": "daily", "time": "08:00"}
         )
     elif model is Conversation:

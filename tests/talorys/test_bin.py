@@ -12,8 +12,9 @@ import time_machine
 from django.utils import timezone
 
 from agent.models import Conversation, Message
-from automations import services as automation_services
 from automations.models import Automation
+from automations.services.crud import automation_create, automation_delete
+from automations.services.dispatch import automations_dispatch
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
 from talorys.accounts.services import api_token_create
@@ -43,9 +44,7 @@ KINDS: dict[str, tuple[Callable[[], Any], str, type]] = {
         Memory,
     ),
     "automation": (
-        lambda: automation_services.automation_create(
-            name="Stretch", kind="reminder", schedule=DAILY
-        ),
+        lambda: automation_create(name="Stretch", kind="reminder", schedule=DAILY),
         "/api/automations",
         Automation,
     ),
@@ -99,7 +98,7 @@ def test_the_bin_names_who_deleted_and_a_write_token_may_restore(api, owner):
     note = services.note_create(title="Ideas")
     assert api.delete(f"/api/tasks/{task.pk}", headers=write).status_code == 204
     propose = ToolContext(mode="chat", source="owner:owner")
-    from talorys.workspace.tools import DeleteNote
+    from talorys.workspace.tools.notes import DeleteNote
 
     DeleteNote().commit(DeleteNote().prepare(DeleteNote.args(note_id=note.pk), propose), propose)
 
@@ -241,7 +240,7 @@ def test_binned_items_are_invisible_to_lists_search_tools_and_turns(api):
     Automation.objects.filter(pk=items["automation"].pk).update(
         next_run_at=timezone.now() - dt.timedelta(minutes=1), enabled=True
     )
-    assert automation_services.automations_dispatch() == []
+    assert automations_dispatch() == []
 
 
 def test_the_bin_is_purged_after_30_days_of_every_kind(api):
@@ -269,7 +268,7 @@ def test_each_beat_task_purges_its_kind_after_30_days_only(api):
     automation = KINDS["automation"][0]()
     task = services.task_create(title="Old task")
     memory_services.memory_delete(memory_id=memory.pk)
-    automation_services.automation_delete(automation_id=automation.pk)
+    automation_delete(automation_id=automation.pk)
     services.task_delete(task_id=task.pk)
     assert memory_tasks.purge_memory_bin() == 0
     assert automation_tasks.housekeeping()["purged"] == 0

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from automations import services as automation_services
 from automations.models import Automation
+from automations.services.crud import automation_create
 from memory import services as memory_services
 from memory.models import Memory
 from talorys.accounts.services import api_token_create
@@ -32,9 +32,7 @@ def world(db) -> dict[str, Any]:
         "task": services.task_create(title="Pay rent", details="Landlord's IBAN in the drawer"),
         "note": services.note_create(title="Minutes", content=INJECTION),
         "memory": memory_services.memory_create(text="Sister Ana lives in Lisbon"),
-        "automation": automation_services.automation_create(
-            name="Morning plan", kind="reminder", schedule=DAILY
-        ),
+        "automation": automation_create(name="Morning plan", kind="reminder", schedule=DAILY),
         "project": services.project_create(name="Flat", description="Moving in March"),
     }
 

@@ -1,0 +1,261 @@
+"""The owner's changes to automations: create, update, pause, resume, the bin, cancel.
+
+Each change that should void runs already queued bumps ``version`` (see
+automations/services/__init__.py); each change of content is recorded in the change log, and
+automations are a kind of item in the bin (``AUTOMATION``, talorys/workspace/history.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db import transaction
+from django.utils import timezone
+
+from automations.models import Automation
+from automations.schedules import Schedule, next_after, schedule_dump, schedule_parse
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.validation import clean_text
+from talorys.workspace.history import ItemKind, change_record, item_fields, register_kind
+from talorys.workspace.models import Change
+from talorys.workspace.services import owner_zone
+
+Kind = Automation.Kind
+
+
+def _message(kind: str, message: str | None) -> str:
+    # The prompt is the whole point of an agent_prompt; a reminder may just use its name.
+    return clean_text(
+        message,
+        field="message",
+        max_length=Automation.MAX_MESSAGE,
+        required=kind == Kind.AGENT_PROMPT,
+    )
+
+
+def _lock(automation_id: int) -> Automation:
+    """The live automation, locked. Call inside a transaction."""
+    automation = Automation.objects.live().select_for_update().filter(pk=automation_id).first()
+    if automation is None:
+        raise NotFound(f"Automation {automation_id} does not exist.")
+    return automation
+
+
+def _first_slot(schedule: Schedule, *, now: dt.datetime, zone: ZoneInfo) -> dt.datetime:
+    slot = next_after(schedule, now, zone)
+    if slot is None:
+        raise ValidationFailed("schedule.at: that time has passed; give a time in the future.")
+    return slot
+
+
+def automation_create(
+    *,
+    name: str,
+    kind: str,
+    schedule: Schedule | dict[str, Any],
+    message: str = "",
+    enabled: bool = True,
+    origin: str = Automation.Origin.OWNER,
+    actor: Actor = OWNER,
+) -> Automation:
+    """Create an automation, armed for its first slot. Imported ones always start paused."""
+    if kind not in Kind.values:
+        raise ValidationFailed(f"kind must be one of {', '.join(Kind.values)}.")
+    if origin not in Automation.Origin.values:
+        raise ValidationFailed(f"origin must be one of {', '.join(Automation.Origin.values)}.")
+    name = clean_text(name, field="name", max_length=Automation.MAX_NAME, required=True)
+    message = _message(kind, message)
+    parsed = schedule_parse(schedule)
+    if origin == Automation.Origin.IMPORT:
+        # An imported prompt must not start running on its own (the seed report's fence).
+        enabled = False
+    zone = owner_zone()
+    next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone) if enabled else None
+    with transaction.atomic():
+        automation = Automation.objects.create(
+            name=name,
+            kind=kind,
+            message=message,
+            schedule=schedule_dump(parsed),
+            enabled=enabled,
+            origin=origin,
+            next_run_at=next_run_at,
+            armed_time_zone=zone.key if enabled else "",
+        )
+        _changed(automation, Change.Action.CREATE, actor, before=None)
+    return automation
+
+
+def _changed(
+    automation: Automation, action: str, actor: Actor, *, before: dict[str, Any] | None
+) -> None:
+    """Record a change of the automation's content (talorys/workspace/history.py)."""
+    change_record(
+        kind=AUTOMATION.name,
+        obj=automation,
+        action=action,
+        actor=actor,
+        before=before,
+        after=None if action == Change.Action.DELETE else item_fields(AUTOMATION, automation),
+    )
+
+
+# What automation_update changes; the kind is fixed once made.
+UPDATABLE = {"name", "message", "schedule"}
+
+
+def automation_update(*, automation_id: int, actor: Actor = OWNER, **changes: Any) -> Automation:
+    """Change name, message or schedule. A new schedule voids queued runs and re-arms."""
+    unknown = set(changes) - UPDATABLE
+    if unknown:
+        raise ValidationFailed(f"Cannot change {', '.join(sorted(unknown))} here.")
+    with transaction.atomic():
+        automation = _lock(automation_id)
+        before = item_fields(AUTOMATION, automation)
+        if "name" in changes:
+            automation.name = clean_text(
+                changes["name"], field="name", max_length=Automation.MAX_NAME, required=True
+            )
+        if "message" in changes:
+            automation.message = _message(automation.kind, changes["message"])
+        if "schedule" in changes:
+            if changes["schedule"] is None:
+                raise ValidationFailed("schedule must not be null.")
+            parsed = schedule_parse(changes["schedule"])
+            automation.schedule = schedule_dump(parsed)
+            automation.version += 1
+            if automation.enabled:
+                zone = owner_zone()
+                automation.next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone)
+                automation.armed_time_zone = zone.key
+        automation.save()
+        _changed(automation, Change.Action.UPDATE, actor, before=before)
+    return automation
+
+
+def automation_pause(*, automation_id: int, actor: Actor = OWNER) -> Automation:
+    with transaction.atomic():
+        automation = _lock(automation_id)
+        if automation.cancelled_at is not None:
+            raise Conflict("This automation was cancelled; it cannot be paused or resumed.")
+        if automation.enabled:
+            before = item_fields(AUTOMATION, automation)
+            automation.enabled = False
+            automation.next_run_at = None
+            automation.version += 1  # a run already queued for this automation is now stale
+            automation.save()
+            _changed(automation, Change.Action.UPDATE, actor, before=before)
+    return automation
+
+
+def automation_resume(*, automation_id: int, actor: Actor = OWNER) -> Automation:
+    """Enable again from now on: slots that passed while paused are not run."""
+    with transaction.atomic():
+        automation = _lock(automation_id)
+        if automation.cancelled_at is not None:
+            raise Conflict("This automation was cancelled; it cannot be paused or resumed.")
+        if not automation.enabled:
+            zone = owner_zone()
+            next_run_at = next_after(schedule_parse(automation.schedule), timezone.now(), zone)
+            if next_run_at is None:
+                raise Conflict("Its one time has passed; give it a new schedule to run it again.")
+            before = item_fields(AUTOMATION, automation)
+            automation.enabled = True
+            automation.next_run_at = next_run_at
+            automation.armed_time_zone = zone.key
+            automation.version += 1
+            automation.save()
+            _changed(automation, Change.Action.UPDATE, actor, before=before)
+    return automation
+
+
+def automation_delete(*, automation_id: int, actor: Actor = OWNER) -> None:
+    """To the bin like every delete (restorable for BIN_RETENTION), and it stops running."""
+    automation_trash(automation_id=automation_id, actor=actor)
+
+
+def automation_trash(*, automation_id: int, actor: Actor = OWNER) -> Automation:
+    """To the bin (restorable for BIN_RETENTION), and it stops running."""
+    with transaction.atomic():
+        automation = _lock(automation_id)
+        before = item_fields(AUTOMATION, automation)
+        automation.deleted_at = timezone.now()
+        automation.version += 1  # a run already queued for it is now stale
+        automation.save()
+        _changed(automation, Change.Action.DELETE, actor, before=before)
+    return automation
+
+
+def automation_restore(*, automation_id: int, actor: Actor = OWNER) -> Automation:
+    """Out of the bin, re-armed from now (a one-time automation whose time passed stays off)."""
+    with transaction.atomic():
+        automation = (
+            Automation.objects.select_for_update()
+            .filter(pk=automation_id, deleted_at__isnull=False)
+            .first()
+        )
+        if automation is None:
+            raise NotFound(f"Automation {automation_id} is not in the bin.")
+        automation.deleted_at = None
+        automation.version += 1
+        if automation.enabled:
+            zone = owner_zone()
+            automation.next_run_at = next_after(
+                schedule_parse(automation.schedule), timezone.now(), zone
+            )
+            automation.armed_time_zone = zone.key
+            automation.enabled = automation.next_run_at is not None
+        automation.save()
+        _changed(automation, Change.Action.RESTORE, actor, before=None)
+    return automation
+
+
+def automation_cancel(*, automation_id: int) -> Automation:
+    """An approved cancellation: disabled for good (the owner can undo it within 30 days)."""
+    with transaction.atomic():
+        automation = _lock(automation_id)
+        if automation.cancelled_at is not None:
+            raise Conflict("This automation is already cancelled.")
+        automation.cancelled_at = timezone.now()
+        automation.enabled = False
+        automation.next_run_at = None
+        automation.version += 1
+        automation.save()
+    return automation
+
+
+def automation_uncancel(*, automation_id: int) -> Automation:
+    """Undo a cancellation. It comes back paused: the owner resumes it when they want."""
+    with transaction.atomic():
+        automation = _lock(automation_id)
+        if automation.cancelled_at is None:
+            raise Conflict("This automation is not cancelled.")
+        automation.cancelled_at = None
+        automation.version += 1
+        automation.save()
+    return automation
+
+
+def _automation_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
+    """Write old content back: name, message and schedule, then paused or running as it was."""
+    content = {key: values[key] for key in UPDATABLE if key in values}
+    automation_update(automation_id=pk, actor=actor, **content)
+    if values.get("enabled") is False:
+        automation_pause(automation_id=pk, actor=actor)
+    elif values.get("enabled") is True:
+        automation_resume(automation_id=pk, actor=actor)
+
+
+AUTOMATION = ItemKind(
+    name="automation",
+    model=Automation,
+    fields=("name", "message", "schedule", "enabled"),
+    title=lambda automation: automation.name,
+    restore=lambda *, pk, actor, change: automation_restore(automation_id=pk, actor=actor),
+    bin=lambda *, pk, actor: automation_trash(automation_id=pk, actor=actor),
+    apply=_automation_apply,
+)
+register_kind(AUTOMATION)

@@ -1,0 +1,71 @@
+"""Housekeeping of automations (beat, every few minutes): runs whose worker died, the bin."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from automations.models import Automation, AutomationRun
+from automations.services.crud import AUTOMATION
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification
+from talorys.workspace.history import BIN_RETENTION, bin_purge
+
+# Receipts made before leases existed have none: their age decides (longer than any run takes).
+INTERRUPTED_AFTER = dt.timedelta(minutes=30)
+INTERRUPTED_ERROR = "Interrupted: the worker stopped during the run. It was not retried."
+
+
+def lost_runs(now: dt.datetime) -> Q:
+    """Running receipts whose worker is gone: lease run out, or (no lease) too old."""
+    return Q(lease_until__lt=now) | Q(
+        lease_until__isnull=True, started_at__lt=now - INTERRUPTED_AFTER
+    )
+
+
+def automation_run_reap(*, run: AutomationRun, automation: Automation, now: dt.datetime) -> bool:
+    """Close one lost receipt as interrupted and tell the owner. Call inside a transaction."""
+    claimed = (
+        AutomationRun.objects.filter(pk=run.pk, status=AutomationRun.Status.RUNNING)
+        .filter(lost_runs(now))
+        .update(
+            status=AutomationRun.Status.ERROR,
+            finished_at=now,
+            error=INTERRUPTED_ERROR,
+            lease_until=None,
+        )
+    )
+    if not claimed:  # finished, or renewed by its worker, since it was read
+        return False
+    notification = notify.notification_send(
+        title=f"Interrupted: {automation.name}"[:300],
+        body=INTERRUPTED_ERROR,
+        kind=Notification.Kind.ERROR,
+        source=automation.source,
+    )
+    AutomationRun.objects.filter(pk=run.pk).update(notification=notification)
+    Automation.objects.filter(pk=automation.pk).update(
+        last_status=Automation.Status.ERROR, last_error=INTERRUPTED_ERROR
+    )
+    return True
+
+
+def automation_runs_reap(*, now: dt.datetime | None = None) -> int:
+    """Close receipts whose worker died mid-run (a scheduled prompt): recorded as errors and
+    told to the owner, not re-run. Returns how many."""
+    now = now or timezone.now()
+    reaped = 0
+    lost = AutomationRun.objects.filter(status=AutomationRun.Status.RUNNING).filter(lost_runs(now))
+    for run in lost.select_related("automation"):
+        with transaction.atomic():
+            reaped += automation_run_reap(run=run, automation=run.automation, now=now)
+    return reaped
+
+
+def automations_bin_purge(*, now: dt.datetime | None = None) -> int:
+    """Delete for good automations that have been in the bin longer than BIN_RETENTION."""
+    older_than = BIN_RETENTION - ((now or timezone.now()) - timezone.now())
+    return bin_purge(older_than=older_than, kinds=[AUTOMATION.name])
