@@ -11,7 +11,8 @@ from ninja.pagination import paginate
 
 from agent import selectors, services
 from agent.models import Conversation
-from agent.runner import Event, begin_turn, stream_turn
+from agent.runner import begin_turn, stream_turn
+from agent.runner.events import TurnEvent
 from agent.schemas import (
     ChatCancelIn,
     ChatCancelOut,
@@ -35,7 +36,7 @@ _SSE_DOC = {
 }
 
 
-def _sse(event: Event) -> str:
+def _sse(event: TurnEvent) -> str:
     return f"event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
 
 
@@ -48,7 +49,7 @@ async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
     task and closes the turn, which then ends ``cancelled``.
     """
     events = stream_turn(start)
-    pending: asyncio.Future[Event] | None = None
+    pending: asyncio.Future[TurnEvent] | None = None
     try:
         while True:
             pending = pending or asyncio.ensure_future(anext(events))

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from agent import services
 from agent.runner import begin_turn, stream_turn
+from agent.runner.events import error_event
 from agent.schemas import CancelFrame, SendFrame, frame_adapter
 from talorys.accounts.auth import (
     WEBSOCKET_SESSION_ENDED,
@@ -30,10 +31,6 @@ from talorys.accounts.auth import (
 from talorys.lib.errors import AppError, Unauthorized, database_unavailable
 
 logger = logging.getLogger(__name__)
-
-
-def _error(code: str, message: str, conversation_id: int | None = None) -> dict[str, Any]:
-    return {"type": "error", "conversation_id": conversation_id, "code": code, "message": message}
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
@@ -57,17 +54,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         # (RecursionError): either closed the socket with 1011 and a traceback. A bad frame gets
         # an error event instead, and the socket stays usable.
         if text_data is None:
-            await self.send_json(_error("VALIDATION", "Invalid frame: send JSON text, not binary."))
+            await self.send_json(
+                error_event("VALIDATION", "Invalid frame: send JSON text, not binary.")
+            )
             return
         try:
             await self.receive_json(await self.decode_json(text_data))
         except Exception as error:
             busy = database_unavailable(error)
             if busy is not None:
-                await self.send_json(_error(busy.code, busy.message))
+                await self.send_json(error_event(busy.code, busy.message))
                 return
             logger.exception("Chat socket: could not handle a frame")
-            await self.send_json(_error("INTERNAL", "Could not handle that frame. Try again."))
+            await self.send_json(error_event("INTERNAL", "Could not handle that frame. Try again."))
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
@@ -83,7 +82,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         # Every frame, not only the connect: the session may have ended since (websocket_owner_ok).
         if not await database_sync_to_async(websocket_owner_ok)(self.scope):
-            await self.send_json(_error(Unauthorized.code, WEBSOCKET_SESSION_ENDED))
+            await self.send_json(error_event(Unauthorized.code, WEBSOCKET_SESSION_ENDED))
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         try:
@@ -93,7 +92,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 f"{'.'.join(str(part) for part in item['loc']) or 'frame'}: {item['msg']}"
                 for item in error.errors(include_url=False)[:5]
             )
-            await self.send_json(_error("VALIDATION", f"Invalid frame: {problems}."))
+            await self.send_json(error_event("VALIDATION", f"Invalid frame: {problems}."))
             return
         if isinstance(frame, CancelFrame):
             await self._cancel(frame)
@@ -108,7 +107,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 conversation_id=frame.conversation_id
             )
         except AppError as error:
-            await self.send_json(_error(error.code, error.message, frame.conversation_id))
+            await self.send_json(error_event(error.code, error.message, frame.conversation_id))
 
     async def _run(self, frame: SendFrame) -> None:
         # A socket lives for hours: drop a database connection that went stale meanwhile, as
@@ -119,16 +118,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 conversation_id=frame.conversation_id, text=frame.text, retry=frame.retry
             )
         except AppError as error:
-            await self.send_json(_error(error.code, error.message, frame.conversation_id))
+            await self.send_json(error_event(error.code, error.message, frame.conversation_id))
             return
         except Exception as error:
             busy = database_unavailable(error)  # no connection to be had: try again, not a bug
             if busy is not None:
-                await self.send_json(_error(busy.code, busy.message, frame.conversation_id))
+                await self.send_json(error_event(busy.code, busy.message, frame.conversation_id))
                 return
             logger.exception("Could not start a chat turn")
             await self.send_json(
-                _error("INTERNAL", "Could not start the turn. Try again.", frame.conversation_id)
+                error_event(
+                    "INTERNAL", "Could not start the turn. Try again.", frame.conversation_id
+                )
             )
             return
         async with aclosing(stream_turn(start)) as events:

@@ -18,7 +18,7 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import ValidationError
 
@@ -39,6 +39,17 @@ logger = logging.getLogger(__name__)
 
 ActivityStatus = Literal["ok", "error", "refused", "awaiting_approval"]
 
+
+class ToolActivity(TypedDict):
+    """What the owner sees of one tool call: streamed as a ``tool`` event, saved on the reply."""
+
+    tool: str
+    args: Any  # the arguments, each value shortened; the raw text when they were not JSON
+    status: ActivityStatus
+    summary: str
+    action_id: NotRequired[int]  # awaiting_approval: the pending action the owner decides on
+
+
 ACTIVITY_TEXT = 200  # chars of any one argument value kept in the activity record
 MAX_ERRORS_SHOWN = 5
 
@@ -49,7 +60,7 @@ class ToolOutcome:
     name: str
     ok: bool
     result: dict[str, Any]  # what the model reads, as the tool message
-    activity: dict[str, Any]  # what the owner sees: {"tool", "args", "status", "summary"}
+    activity: ToolActivity
 
     @property
     def content(self) -> str:
@@ -98,9 +109,7 @@ class ToolExecutor:
                 result = tool.run(args, self.ctx)
         except _Refused as exc:
             return self._failure(call, shown_args, "refused", exc.code, exc.message)
-        except ToolError as exc:
-            return self._failure(call, shown_args, "error", exc.code, exc.message)
-        except AppError as exc:
+        except AppError as exc:  # a ToolError too: a failure the model may recover from
             return self._failure(call, shown_args, "error", exc.code, exc.message)
         except ValidationError as exc:
             return self._failure(call, shown_args, "error", "INVALID_ARGUMENTS", _explain(exc))
@@ -117,7 +126,8 @@ class ToolExecutor:
         activity = _activity(call.name, shown_args, "ok", _summary(result))
         if result.get("status") == "awaiting_owner_approval":
             # The approval card: the stream and the saved message carry what the owner decides on.
-            activity |= {"status": "awaiting_approval", "action_id": result["action_id"]}
+            activity["status"] = "awaiting_approval"
+            activity["action_id"] = result["action_id"]
         return ToolOutcome(
             call_id=call.id,
             name=call.name,
@@ -222,7 +232,7 @@ def _shorten(value: Any) -> Any:
     return value
 
 
-def _activity(name: str, args: Any, status: ActivityStatus, summary: str) -> dict[str, Any]:
+def _activity(name: str, args: Any, status: ActivityStatus, summary: str) -> ToolActivity:
     return {"tool": name, "args": _shorten(args), "status": status, "summary": _clip(summary)}
 
 

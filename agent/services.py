@@ -13,12 +13,12 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agent.executor import ToolActivity
 from agent.models import Conversation, Message
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
@@ -290,10 +290,10 @@ def turn_finish(
     turn_id: str,
     message_id: int,
     content: str,
-    tool_activity: list[dict[str, Any]],
-    status: str,
+    tool_activity: list[ToolActivity],
+    status: Message.Status,
     error_code: str = "",
-) -> str:
+) -> Message.Status:
     """Save the assistant's reply with its final status and give the conversation back.
 
     Returns the status saved: a COMPLETE reply whose turn had a cancel accepted (turn_cancel

@@ -2,7 +2,7 @@
 
 A provider turns (messages, tool specs) into a stream of events. Tool specs are
 ``talorys.lib.tools.Tool.spec()`` dicts; each adapter translates them to its wire format. Nothing
-here imports above core (DESIGN.md, Layers).
+here imports an app: only talorys.lib, for the error root (DESIGN.md, Layers).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from talorys.lib.errors import AppError
 
 
 @dataclass
@@ -50,9 +52,11 @@ class ChatMessage:
     name: str = ""  # tool messages: the tool's name
 
 
-class ProviderError(Exception):
-    """A provider failure with a stable kind; ``code`` is what clients and saved replies show."""
+class ProviderError(AppError):
+    """A model server's failure, with a stable kind; ``code`` (PROVIDER_<KIND>) is what clients
+    and saved replies show. Answered 502 if one ever reaches the API: the fault is upstream."""
 
+    status = 502
     # too_long: the step or the reply passed TALORYS_MAX_STEP_CHARS / TALORYS_MAX_REPLY_CHARS.
     KINDS = ("unreachable", "auth", "rate_limited", "bad_response", "timeout", "too_long")
 
@@ -60,11 +64,7 @@ class ProviderError(Exception):
         assert kind in self.KINDS, kind
         super().__init__(message)
         self.kind = kind
-        self.message = message
-
-    @property
-    def code(self) -> str:
-        return f"PROVIDER_{self.kind.upper()}"
+        self.code = f"PROVIDER_{kind.upper()}"
 
 
 def without_nul(value: Any) -> Any:

@@ -1,0 +1,28 @@
+"""The chat turn, shared by both transports (WebSocket and SSE), and the scheduled run.
+
+``begin_turn`` claims the conversation and saves the owner's message, so a refusal (bad input,
+unknown conversation, CONFLICT) is an AppError raised before any event; ``stream_turn`` then
+yields the turn's events (events.py), where failures become an ``error`` event and a saved error
+reply. ``run_turn`` is the two in one generator. Events, in order: ``title`` (new conversation
+only), ``start``, ``text`` and ``tool`` as they come, ``error`` (on failure), ``done``.
+
+The turn polls its lease about twice a second (cancel from any process, lease.py). A consumer
+that stops iterating (``aclose()``, task cancellation, client disconnect) ends the turn
+``cancelled``; tool effects already done stay. ORM work runs in ``sync_to_async`` calls (db.py),
+each its own short transaction at most: no transaction is ever open across a provider call.
+
+The rooms: chat.py (the turn, start to saved reply), inputs.py (what it reads first),
+messages.py (system prompt, window and running summary), model_loop.py (steps of model and
+tools), lease.py, events.py, and scheduled.py (an automation's prompt, no conversation).
+"""
+
+from agent.runner.chat import begin_turn, run_turn, stream_turn
+from agent.runner.scheduled import arun_scheduled_prompt, run_scheduled_prompt
+
+__all__ = [
+    "arun_scheduled_prompt",
+    "begin_turn",
+    "run_scheduled_prompt",
+    "run_turn",
+    "stream_turn",
+]

@@ -1,0 +1,190 @@
+"""A chat turn, from the claim to the saved reply: ``begin_turn``, ``stream_turn``, ``run_turn``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import aclosing, suppress
+
+from asgiref.sync import sync_to_async
+
+from agent import services
+from agent.executor import ToolExecutor
+from agent.models import Message
+from agent.runner.db import db
+from agent.runner.events import TurnEvent, TurnState, error_event
+from agent.runner.inputs import read_chat_inputs
+from agent.runner.lease import TurnCancelled, TurnLease
+from agent.runner.messages import turn_messages
+from agent.runner.model_loop import model_loop, shared_provider
+from talorys.lib.errors import AppError, database_unavailable
+from talorys.lib.tools import ToolContext
+from talorys.workspace import services as core_services
+
+logger = logging.getLogger(__name__)
+
+
+def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
+    """Save the reply and give the lease back; the status it was saved with."""
+    content = state.text
+    if state.status == Message.Status.ERROR and not content.strip():
+        content = state.error_message
+    return services.turn_finish(
+        conversation_id=start.conversation_id,
+        turn_id=start.turn_id,
+        message_id=start.assistant_message_id,
+        content=content,
+        tool_activity=state.tool_activity,
+        status=state.status,
+        error_code=state.error_code,
+    )
+
+
+async def _finish(start: services.TurnStart, state: TurnState) -> None:
+    """Save the outcome, whatever happens: a save that fails (a text the database refuses, no
+    connection to be had) is followed by a saved error reply, so the conversation is never left
+    with a reply streaming forever and a lease that answers 409 until it expires."""
+    try:
+        state.status = await db(_save_outcome)(start, state)
+    except Exception as error:
+        logger.exception("Conversation %s: could not save the reply", start.conversation_id)
+        busy = database_unavailable(error)
+        if busy is not None:
+            state.fail(busy.code, busy.message)
+        else:
+            state.fail("INTERNAL", "The reply could not be saved. Try again.")
+        try:
+            # Only the error: what streamed may be what the database refused.
+            await db(services.turn_finish)(
+                conversation_id=start.conversation_id,
+                turn_id=start.turn_id,
+                message_id=start.assistant_message_id,
+                content=state.error_message,
+                tool_activity=[],
+                status=Message.Status.ERROR,
+                error_code=state.error_code,
+            )
+        except Exception:
+            logger.exception("Conversation %s: could not save the error", start.conversation_id)
+            # The lease at least: the next turn closes the reply left streaming (turn_begin).
+            with suppress(Exception):
+                await db(services.turn_release)(
+                    conversation_id=start.conversation_id, turn_id=start.turn_id
+                )
+    if state.input_tokens or state.output_tokens:
+        try:
+            await db(core_services.usage_record_tokens)(
+                input_tokens=state.input_tokens, output_tokens=state.output_tokens
+            )
+        except Exception:  # the reply is saved; a lost count must not turn it into an error
+            logger.exception("Conversation %s: tokens not counted", start.conversation_id)
+
+
+async def begin_turn(
+    *, conversation_id: int | None = None, text: str = "", retry: bool = False
+) -> services.TurnStart:
+    """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
+    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``."""
+    # Not db(): the request's response phase (its session save) reuses this connection, where a
+    # pool found empty would be a 500; stream_turn's first trip, on the same thread, gives it back.
+    return await sync_to_async(services.turn_begin)(
+        conversation_id=conversation_id, text=text, retry=retry
+    )
+
+
+async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
+    """The events of a claimed turn. Model, budget and tool failures are ``error`` events, and
+    the reply is saved whatever happens, then the lease given back.
+
+    Iterate it promptly after ``begin_turn``: only a started stream gives the lease back when
+    it ends (a never-started one leaves the lease to expire).
+    """
+    state = TurnState()
+    lease = TurnLease(start)
+    conversation_id = start.conversation_id
+    message_id = start.assistant_message_id
+    try:
+        if start.title is not None:
+            yield {"type": "title", "conversation_id": conversation_id, "title": start.title}
+        yield {
+            "type": "start",
+            "conversation_id": conversation_id,
+            "message_id": message_id,
+            "user_message_id": start.user_message_id,
+        }
+        inputs = await db(read_chat_inputs)(start)
+        provider = shared_provider(inputs.provider)
+        messages = await turn_messages(provider, lease, start, inputs)
+        executor = ToolExecutor(
+            ctx=ToolContext(
+                mode="chat",
+                conversation_id=conversation_id,
+                message_id=message_id,
+                source="chat",
+            ),
+            max_tool_calls=inputs.max_tool_calls,
+        )
+        steps = model_loop(
+            provider,
+            lease,
+            executor,
+            max_steps=inputs.max_steps,
+            max_output_tokens=inputs.max_output_tokens,
+            messages=messages,
+            state=state,
+        )
+        async with aclosing(steps):
+            async for said in steps:
+                if isinstance(said, str):
+                    yield {
+                        "type": "text",
+                        "conversation_id": conversation_id,
+                        "message_id": message_id,
+                        "delta": said,
+                    }
+                else:
+                    yield {
+                        "type": "tool",
+                        "conversation_id": conversation_id,
+                        "message_id": message_id,
+                        "activity": said,
+                    }
+        # Saved complete unless a cancel was accepted meanwhile: turn_finish decides that under
+        # the conversation's row lock, so a cancel answered True always ends the reply cancelled.
+        state.status = Message.Status.COMPLETE
+    except TurnCancelled:
+        state.status = Message.Status.CANCELLED
+    except AppError as error:
+        # A ProviderError or BudgetExhausted (PROVIDER_*, BUDGET_EXHAUSTED) is saved like any.
+        state.fail(error.code, error.message)
+    except Exception as error:
+        busy = database_unavailable(error)
+        if busy is not None:  # no database connection to be had: load, not a bug
+            state.fail(busy.code, busy.message)
+        else:
+            logger.exception("Conversation %s: the turn failed", conversation_id)
+            state.fail("INTERNAL", "Something went wrong while answering. Try again.")
+    finally:
+        # Also reached when the consumer stops early (aclose, cancellation, disconnect): what
+        # streamed so far is kept, marked cancelled.
+        if state.status == Message.Status.STREAMING:
+            state.status = Message.Status.CANCELLED
+        await _finish(start, state)
+    if state.status == Message.Status.ERROR:
+        yield error_event(state.error_code, state.error_message, conversation_id)
+    yield {
+        "type": "done",
+        "conversation_id": conversation_id,
+        "message_id": message_id,
+        "status": str(state.status),
+    }
+
+
+async def run_turn(
+    *, conversation_id: int | None = None, text: str = "", retry: bool = False
+) -> AsyncGenerator[TurnEvent, None]:
+    """``begin_turn`` then ``stream_turn``: a refusal raises from the first ``anext()``."""
+    start = await begin_turn(conversation_id=conversation_id, text=text, retry=retry)
+    async with aclosing(stream_turn(start)) as events:
+        async for event in events:
+            yield event

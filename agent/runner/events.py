@@ -1,0 +1,85 @@
+"""What a turn tells its transport (the events), and what it has said and spent so far.
+
+Both transports send the events as they are: the WebSocket as JSON frames, the chat API as
+server-sent events named by ``type``. Every event carries its ``conversation_id``, so one socket
+can follow several turns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
+
+from agent.executor import ToolActivity
+from agent.models import Message
+
+
+class TitleEvent(TypedDict):
+    """A new conversation's title (the first words of the owner's message)."""
+
+    type: Literal["title"]
+    conversation_id: int
+    title: str
+
+
+class StartEvent(TypedDict):
+    type: Literal["start"]
+    conversation_id: int
+    message_id: int  # the reply's
+    user_message_id: int
+
+
+class TextEvent(TypedDict):
+    type: Literal["text"]
+    conversation_id: int
+    message_id: int
+    delta: str
+
+
+class ToolEvent(TypedDict):
+    type: Literal["tool"]
+    conversation_id: int
+    message_id: int
+    activity: ToolActivity
+
+
+class ErrorEvent(TypedDict):
+    """Also what the socket answers a frame it refuses, with or without a conversation."""
+
+    type: Literal["error"]
+    conversation_id: int | None
+    code: str
+    message: str
+
+
+class DoneEvent(TypedDict):
+    type: Literal["done"]
+    conversation_id: int
+    message_id: int
+    status: str  # a Message.Status value
+
+
+TurnEvent = TitleEvent | StartEvent | TextEvent | ToolEvent | ErrorEvent | DoneEvent
+
+
+def error_event(code: str, message: str, conversation_id: int | None = None) -> ErrorEvent:
+    return {"type": "error", "conversation_id": conversation_id, "code": code, "message": message}
+
+
+@dataclass
+class TurnState:
+    """What the turn has said, done and spent so far; saved as the reply when it ends."""
+
+    text: str = ""
+    tool_activity: list[ToolActivity] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0  # provider calls made (each reserved a request of every budget)
+    status: Message.Status = Message.Status.STREAMING
+    error_code: str = ""
+    error_message: str = ""
+
+    def fail(self, code: str, message: str) -> None:
+        self.status = Message.Status.ERROR
+        self.error_code = code
+        self.error_message = message

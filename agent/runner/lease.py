@@ -1,0 +1,70 @@
+"""The turn's hold on its conversation: polls for a cancel and renews the lease.
+
+The lease itself (a conditional UPDATE on the Conversation row) is agent/services.py's; this is
+the running turn's side of it. A scheduled run has no conversation, hence ``NoLease``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from agent import services
+from agent.runner.db import db
+
+# How often a streaming turn looks at its row for a cancel request (a cheap read; every
+# LEASE_SECONDS / 3 it is the lease renewal instead).
+POLL_SECONDS = 0.5
+RENEW_SECONDS = services.LEASE_SECONDS / 3
+
+
+class TurnCancelled(Exception):
+    """The owner asked to stop, or the turn lost its lease."""
+
+
+class Lease(Protocol):
+    def wait_budget(self) -> float:
+        """How long the turn may wait for the model before it should ``check`` again."""
+        ...
+
+    async def check(self, *, force: bool = False) -> None:
+        """Raise TurnCancelled when the turn must stop."""
+        ...
+
+
+class TurnLease:
+    """The turn's view of its row: polls for cancel, renews the lease."""
+
+    def __init__(self, start: services.TurnStart) -> None:
+        self.start = start
+        self.polled_at = self.renewed_at = time.monotonic()
+
+    def wait_budget(self) -> float:
+        return max(0.05, POLL_SECONDS - (time.monotonic() - self.polled_at))
+
+    async def check(self, *, force: bool = False) -> None:
+        """Raise TurnCancelled when a cancel was asked for or the lease is lost. Rate-limited to
+        one read per POLL_SECONDS, unless ``force``: before something that must not happen after
+        an accepted cancel (a tool call, a model step)."""
+        now = time.monotonic()
+        if not force and now - self.polled_at < POLL_SECONDS:
+            return
+        renew = now - self.renewed_at >= RENEW_SECONDS
+        alive = await db(services.turn_heartbeat)(
+            conversation_id=self.start.conversation_id, turn_id=self.start.turn_id, renew=renew
+        )
+        self.polled_at = time.monotonic()
+        if renew:
+            self.renewed_at = self.polled_at
+        if not alive:
+            raise TurnCancelled
+
+
+class NoLease:
+    """A scheduled run has no conversation to hold and nobody to cancel it."""
+
+    def wait_budget(self) -> float:
+        return POLL_SECONDS
+
+    async def check(self, *, force: bool = False) -> None:
+        return None

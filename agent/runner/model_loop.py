@@ -1,0 +1,186 @@
+"""Steps of model and tools until an answer in words, shared by chat turns and scheduled runs.
+
+Every provider step is read in a task of its own while the lease is polled, and a request of
+each budget is reserved (all or none) before every provider call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator
+from contextlib import aclosing, suppress
+from typing import Any, Literal
+
+from django.conf import settings
+from django.db import transaction
+
+from agent.executor import ToolActivity, ToolExecutor
+from agent.runner.db import db
+from agent.runner.events import TurnState
+from agent.runner.lease import Lease
+from talorys.providers import provider_for
+from talorys.providers.base import (
+    ChatMessage,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from talorys.workspace import services as core_services
+
+STEP_SEPARATOR = "\n\n"
+
+# Providers are kept across turns, per event loop and configuration: their HTTP client keeps
+# connections (and TLS sessions) to the model server open, and making a new client costs more
+# than everything else a turn does before its first request. A client belongs to the loop that
+# made it, hence the key; entries of closed loops are dropped.
+_providers: dict[int, tuple[asyncio.AbstractEventLoop, dict[ProviderConfig, Provider]]] = {}
+_providers_lock = threading.Lock()
+
+
+def shared_provider(config: ProviderConfig) -> Provider:
+    loop = asyncio.get_running_loop()
+    with _providers_lock:
+        for key, (other, _) in list(_providers.items()):
+            if other.is_closed():
+                del _providers[key]
+        _, providers = _providers.setdefault(id(loop), (loop, {}))
+        if config not in providers:
+            providers[config] = provider_for(config)
+        return providers[config]
+
+
+async def stream_step(
+    provider: Provider,
+    lease: Lease,
+    *,
+    messages: list[ChatMessage],
+    tools: list[dict[str, Any]],
+    max_tokens: int,
+    tool_choice: Literal["auto", "none"],
+) -> AsyncGenerator[ProviderEvent, None]:
+    """One provider step, polling the lease even while the model is silent.
+
+    The provider is read in a task of its own so that a cancel noticed between chunks can stop
+    it, and so that its HTTP stream is always opened and closed in the same task.
+    """
+    # Events, then None at the end, or the exception the provider raised.
+    queue: asyncio.Queue[ProviderEvent | Exception | None] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for event in provider.stream(
+                messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice
+            ):
+                queue.put_nowait(event)
+            queue.put_nowait(None)
+        except Exception as error:
+            queue.put_nowait(error)
+
+    reader = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=lease.wait_budget())
+            except TimeoutError:
+                await lease.check()
+                continue
+            if item is None:
+                return
+            if isinstance(item, Exception):
+                raise item
+            yield item
+            await lease.check()
+    finally:
+        reader.cancel()
+        with suppress(asyncio.CancelledError):
+            await reader
+
+
+def _reserve(kinds: tuple[str, ...]) -> None:
+    """Reserve one request of each kind, all or none."""
+    with transaction.atomic():
+        for kind in kinds:
+            core_services.usage_reserve(kind=kind)
+
+
+async def model_loop(
+    provider: Provider,
+    lease: Lease,
+    executor: ToolExecutor,
+    *,
+    max_steps: int,
+    max_output_tokens: int,
+    messages: list[ChatMessage],
+    state: TurnState,
+    budgets: tuple[str, ...] = ("ai",),
+) -> AsyncGenerator[str | ToolActivity, None]:
+    """Yields each text delta (a str) and each tool's activity as it comes; ``state`` keeps
+    them too. A request of each of ``budgets`` is reserved before every provider call."""
+    max_reply_chars = settings.TALORYS_MAX_REPLY_CHARS
+    for step in range(1, max_steps + 1):
+        # Out of steps or tool budget: ask for an answer in words from what is known so far.
+        final = step == max_steps or executor.budget_left <= 0
+        # A cancel accepted since the last poll stops the turn before another model call.
+        await lease.check(force=True)
+        await db(_reserve)(budgets)
+        state.requests += 1
+        step_text = ""
+        calls: list[ToolCall] = []
+        async with aclosing(
+            stream_step(
+                provider,
+                lease,
+                messages=messages,
+                # Asked each step: once the tool budget is spent the executor offers none.
+                tools=executor.specs(),
+                max_tokens=max_output_tokens,
+                tool_choice="none" if final else "auto",
+            )
+        ) as events:
+            async for event in events:
+                if isinstance(event, TextDelta) and event.text:
+                    delta = event.text
+                    if not step_text and state.text and not state.text[-1].isspace():
+                        delta = STEP_SEPARATOR + delta
+                    room = max_reply_chars - len(state.text)
+                    if len(delta) > room:
+                        # Kept up to the cap, then the turn ends: a model that does not stop (or
+                        # a server that ignores max_tokens) must not fill the database.
+                        state.text += delta[:room]
+                        if room > 0:
+                            yield delta[:room]
+                        raise ProviderError(
+                            "too_long",
+                            f"The model's reply passed {max_reply_chars:,} characters "
+                            "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
+                        )
+                    step_text += event.text
+                    state.text += delta
+                    yield delta
+                elif isinstance(event, ToolCall):
+                    calls.append(event)
+                elif isinstance(event, Usage):
+                    state.input_tokens += event.input_tokens
+                    state.output_tokens += event.output_tokens
+        if final or not calls:
+            return
+        messages.append(ChatMessage(role="assistant", content=step_text, tool_calls=calls))
+        for call in calls:
+            # Once a cancel is accepted no tool call starts (the poll above may be 0.5 s old).
+            await lease.check(force=True)
+            outcome = await db(executor.execute)(call)
+            state.tool_activity.append(outcome.activity)
+            yield outcome.activity
+            messages.append(
+                ChatMessage(
+                    role="tool",
+                    content=outcome.content,
+                    tool_call_id=call.id,
+                    name=call.name,
+                )
+            )

@@ -1,0 +1,83 @@
+"""An automation's stored prompt, run by the model in scheduled mode: no conversation, no lease,
+nobody watching the stream."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from dataclasses import dataclass
+
+from asgiref.sync import async_to_sync
+
+from agent import prompt
+from agent.executor import ToolActivity, ToolExecutor
+from agent.runner.db import db
+from agent.runner.events import TurnState
+from agent.runner.inputs import read_inputs
+from agent.runner.lease import NoLease
+from agent.runner.model_loop import model_loop
+from talorys.lib.tools import ToolContext
+from talorys.providers import provider_for
+from talorys.providers.base import ChatMessage
+from talorys.workspace import services as core_services
+
+
+@dataclass
+class ScheduledReply:
+    text: str
+    tool_activity: list[ToolActivity]
+
+
+async def arun_scheduled_prompt(
+    *, prompt_text: str, source: str, usage: dict[str, int] | None = None
+) -> ScheduledReply:
+    """An automation's stored prompt, run by the model in scheduled mode: read tools plus
+    notify_owner only (the executor enforces it), steps and output capped, and both the
+    scheduled and the ordinary AI budget reserved before every provider call.
+
+    Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
+    ``usage``, when given, is filled with what the run spent (requests, input_tokens,
+    output_tokens) even when it raises: the receipt records it either way.
+    """
+    inputs = await db(read_inputs)(text=prompt_text)
+    executor = ToolExecutor(
+        ctx=ToolContext(mode="scheduled", source=source), max_tool_calls=inputs.max_tool_calls
+    )
+    messages = [
+        ChatMessage(role="system", content=inputs.system_prompt() + "\n\n" + prompt.SCHEDULED_NOTE),
+        ChatMessage(role="user", content=prompt_text),
+    ]
+    state = TurnState()
+    # A worker's event loop lives for one run: its provider is made and closed here.
+    provider = provider_for(inputs.provider)
+    try:
+        steps = model_loop(
+            provider,
+            NoLease(),
+            executor,
+            max_steps=inputs.max_steps,
+            max_output_tokens=inputs.max_output_tokens,
+            messages=messages,
+            state=state,
+            budgets=("scheduled_ai", "ai"),
+        )
+        async with aclosing(steps):
+            async for _ in steps:
+                pass
+    finally:
+        await provider.aclose()
+        if usage is not None:
+            usage.update(
+                requests=state.requests,
+                input_tokens=state.input_tokens,
+                output_tokens=state.output_tokens,
+            )
+        if state.input_tokens or state.output_tokens:
+            await db(core_services.usage_record_tokens)(
+                input_tokens=state.input_tokens, output_tokens=state.output_tokens
+            )
+    return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
+
+
+def run_scheduled_prompt(*, prompt: str, source: str, usage: dict[str, int] | None = None) -> str:
+    """Synchronous entry for celery tasks: the reply's text (``usage`` as in the async one)."""
+    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source, usage=usage).text
