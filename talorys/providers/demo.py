@@ -5,7 +5,8 @@ registered tools (the runner and executor run them for real), then answers from 
 results. Everything else gets a short note saying what it understands.
 
 Each step reads only ``messages``: the owner's last message says what to do, and the tool
-messages after it say what has been done so far in this turn.
+messages after it say what has been done so far in this turn. What it understands is
+demo_requests.py; how it reads and says a reminder's time is demo_times.py.
 """
 
 from __future__ import annotations
@@ -13,56 +14,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from talorys.providers.base import ChatMessage, Finish, ProviderEvent, TextDelta, ToolCall
-
-HELP = (
-    "This is the demo assistant: no AI model is configured, so I only understand a few plain "
-    "requests:\n"
-    "- “add a task to buy milk” or “remind me to call Ana”\n"
-    "- “remind me to call Sam in 20 minutes” (or “at 17:30”, “tomorrow at 9am”)\n"
-    "- “remember that my sister is called Ana”\n"
-    "- “what are my open tasks?”\n"
-    "- “delete the task buy milk”\n"
-    "- “create a note Groceries: eggs, bread”\n"
-    "Configure a model in Settings to chat freely."
-)
-
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-_NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "thirty": 30, "forty-five": 45, "half a": 0.5, "half an": 0.5,
-}  # fmt: skip
-_AMOUNT = r"\d+|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
-_UNIT = r"min(?:ute)?s?|h(?:ou)?rs?|days?"
-# Where a reminder's time starts: "at 5pm", "in 10 minutes", "tomorrow", "on friday", ...
-_WHEN = (
-    rf"(?:at \d|at noon|at midnight|in (?:{_AMOUNT}) (?:{_UNIT})\b|tomorrow|tonight|"
-    rf"today|this (?:morning|afternoon|evening)|on (?:{_WEEKDAYS})|next (?:{_WEEKDAYS}|week)|every )"
-)
-_TASK = r"(?:a |an |the )?(?:new )?task(?::\s*|\s+)(?:called |named |titled |to )?"
-_NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"
-
-# (intent, pattern) in order; the first match wins.
-_PATTERNS: list[tuple[str, str]] = [
-    ("timed_reminder", rf"^remind me to (?P<what>.+?) (?P<when>{_WHEN}.*)$"),
-    ("timed_reminder", rf"^remind me (?P<when>{_WHEN}.*?),? to (?P<what>.+)$"),
-    ("create_task", r"^remind me to (?P<what>.+)$"),
-    ("remember", r"^remember(?: that |:\s*)(?P<what>.+)$"),
-    ("list_tasks", r"^(?:what are|show(?: me)?|list) (?:all )?my (?:open )?tasks$"),
-    ("list_tasks", r"^what(?:'s| is) on my (?:to-?do )?list$"),
-    ("delete_task", rf"^(?:delete|remove) {_TASK}(?P<what>.+)$"),
-    ("create_note", rf"^(?:create|make|add|write) {_NOTE}(?P<what>.+)$"),
-    ("create_task", rf"^(?:add|create) {_TASK}(?P<what>.+)$"),
-    ("create_task", r"^add (?P<what>.+?) to my (?:tasks|task list|to-?do list|list)$"),
-]
-_COMPILED = [(intent, re.compile(pattern, re.IGNORECASE)) for intent, pattern in _PATTERNS]
+from talorys.providers.demo_requests import HELP, DemoRequest, capitalised, parse_request
+from talorys.providers.demo_times import NoTime, owner_clock, reminder_time, spoken
 
 # The tool each request starts with.
 _FIRST_TOOL = {
@@ -72,37 +30,6 @@ _FIRST_TOOL = {
     "delete_task": "search_tasks",
     "create_note": "create_note",
 }
-
-
-@dataclass(frozen=True)
-class DemoRequest:
-    intent: str
-    what: str = ""
-    when: str = ""
-
-
-def parse_request(text: str) -> DemoRequest | None:
-    cleaned = re.sub(r"^(?:please|hey|ok|okay),? ", "", text.strip(), flags=re.IGNORECASE)
-    cleaned = re.sub(r"(?:,? please)?[\s.!?]*$", "", cleaned, flags=re.IGNORECASE)
-    cleaned = re.sub(r"\s+", " ", cleaned)
-    for intent, pattern in _COMPILED:
-        match = pattern.match(cleaned)
-        if match is not None:
-            groups = match.groupdict()
-            return DemoRequest(
-                intent=intent,
-                what=_unquote(groups.get("what") or ""),
-                when=groups.get("when") or "",
-            )
-    return None
-
-
-def _unquote(text: str) -> str:
-    return text.strip().strip("\"'“”‘’«»").strip()
-
-
-def _capitalised(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 @dataclass
@@ -164,8 +91,8 @@ class DemoProvider:
         if tool not in usable:
             return _say(f"I can't use the {tool} tool right now, so I couldn't do that.")
         arguments: dict[str, Any] = {
-            "create_task": {"title": _capitalised(request.what)},
-            "remember": {"text": _capitalised(request.what)},
+            "create_task": {"title": capitalised(request.what)},
+            "remember": {"text": capitalised(request.what)},
             "list_tasks": {"status": "open"},
             "search_tasks": {"query": request.what},
             "create_note": _note_arguments(request.what),
@@ -225,133 +152,17 @@ class DemoProvider:
 
 # --- reminders at a time ----------------------------------------------------------------------
 
-# agent/prompt.py, local_time_line: "Thursday 15 January 2026, 14:30 (Europe/Paris, UTC+01:00)".
-_CLOCK = re.compile(
-    r"The owner's local time: \w+ (?P<date>\d{1,2} \w+ \d{4}), (?P<time>\d{1,2}:\d{2}) "
-    r"\((?P<zone>[^,()]+), UTC(?P<offset>[+-]\d{2}:\d{2})?\)"
-)
-_DAY = rf"today|tonight|tomorrow|on (?:{_WEEKDAYS})"
-_AT = re.compile(
-    rf"^(?:(?P<day_before>{_DAY}),? )?(?:at )?"
-    r"(?:(?P<word>noon|midnight)|(?P<hour>\d{1,2})(?:[:.](?P<minute>\d{2}))?"
-    r"(?: ?(?P<half>[ap])\.?m\.?)?(?: o'?clock)?)"
-    rf"(?: (?P<day_after>{_DAY}))?$"
-)
-_DURATION = re.compile(
-    rf"^in (?P<n1>{_AMOUNT}) (?P<u1>{_UNIT})(?:,? (?:and )?(?P<n2>{_AMOUNT}) (?P<u2>{_UNIT}))?$"
-)
-_MAX_AHEAD = dt.timedelta(days=366)
-_NAME_CHARS = 200  # automations.services MAX_NAME / MAX_MESSAGE (providers cannot import it)
+# Automation.MAX_NAME / MAX_MESSAGE (automations/models.py): the provider layer cannot import it.
+_NAME_CHARS = 200
 _MESSAGE_CHARS = 4_000
 _EXAMPLES = "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”"
-
-
-class NoTime(ValueError):
-    """The reminder's time could not be read; the message says what was wrong."""
-
-
-def owner_clock(messages: list[ChatMessage]) -> dt.datetime | None:
-    """The owner's local time (aware, in their zone) as the system prompt states it.
-
-    The demo reads the same clock line a model reads, so each step stays a function of
-    ``messages`` alone. The prompt gives minutes only: "in 2 minutes" counts from the minute.
-    """
-    for message in messages:
-        match = _CLOCK.search(message.content) if message.role == "system" else None
-        if match is None:
-            continue
-        try:
-            naive = dt.datetime.strptime(f"{match['date']} {match['time']}", "%d %B %Y %H:%M")
-        except ValueError:
-            return None
-        offset = match["offset"] or "+00:00"
-        sign = -1 if offset[0] == "-" else 1
-        fixed = dt.timezone(sign * dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[4:])))
-        zone: dt.tzinfo
-        try:
-            zone = ZoneInfo(match["zone"].strip())
-        except (ZoneInfoNotFoundError, ValueError):
-            zone = fixed
-        return naive.replace(tzinfo=fixed).astimezone(zone)
-    return None
-
-
-def reminder_time(when: str, now: dt.datetime) -> dt.datetime:
-    """The instant ``when`` means, in ``now``'s zone: "in 20 minutes", "in 1 hour and 30
-    minutes", "at 5pm", "at 17:30 tomorrow", "tomorrow at 9", "on friday at noon".
-
-    A time of day without a day is the next time the clock shows it (tomorrow when it has passed
-    today); a bare hour such as "at 5" is whichever of 05:00 and 17:00 comes first that day, and
-    "tonight at 9" is 21:00. Raises NoTime saying what was wrong.
-    """
-    text = " ".join(when.lower().split())
-    zone = now.tzinfo
-    duration = _DURATION.match(text)
-    if duration is not None:
-        ahead = _minutes(duration["n1"], duration["u1"]) + (
-            _minutes(duration["n2"], duration["u2"]) if duration["n2"] else 0
-        )
-        if ahead < 1:
-            raise NoTime("That is not a time in the future.")
-        if ahead > _MAX_AHEAD.total_seconds() / 60:
-            raise NoTime("That is more than a year ahead.")
-        return (now.astimezone(dt.UTC) + dt.timedelta(minutes=ahead)).astimezone(zone)
-    match = _AT.match(text)
-    if match is None:
-        if text.startswith("every"):
-            raise NoTime("The demo only sets one-time reminders, not repeating ones.")
-        if re.fullmatch(_DAY, text):
-            raise NoTime(f"Tell me what time {text}, e.g. “{text} at 9am”.")
-        raise NoTime(f"I couldn't read “{when}” as a time.")
-    if match["day_before"] and match["day_after"]:
-        raise NoTime(f"I couldn't read “{when}” as a time: it names two days.")
-    day = match["day_before"] or match["day_after"]
-    hour, minute = _time_of_day(match)
-    bare = not (match["word"] or match["minute"] or match["half"]) and 1 <= hour <= 11
-    hours = ([hour + 12] if day == "tonight" else [hour, hour + 12]) if bare else [hour]
-    today = now.date()
-    if day is None:
-        dates = [today, today + dt.timedelta(days=1)]
-    elif day == "tomorrow" or (match["word"] == "midnight" and day in ("today", "tonight")):
-        dates = [today + dt.timedelta(days=1)]
-    elif day.startswith("on "):
-        ahead = (_WEEKDAYS.split("|").index(day[3:]) - today.weekday()) % 7
-        dates = [today + dt.timedelta(days=ahead), today + dt.timedelta(days=ahead + 7)]
-    else:  # today, tonight
-        dates = [today]
-    for date in dates:
-        for h in hours:
-            # fold=0, as schedules read wall times: a time in a DST gap is shifted by the gap.
-            at = dt.datetime.combine(date, dt.time(h, minute), tzinfo=zone).astimezone(dt.UTC)
-            if at > now:
-                return at.astimezone(zone)
-    raise NoTime(f"{hours[-1]:02}:{minute:02} {day} has already passed.")
-
-
-def _minutes(amount: str, unit: str) -> float:
-    count = int(amount) if amount.isdigit() else _NUMBERS[amount]
-    return count * (1 if unit.startswith("m") else 60 if unit.startswith("h") else 1440)
-
-
-def _time_of_day(match: re.Match[str]) -> tuple[int, int]:
-    if match["word"]:
-        return (12, 0) if match["word"] == "noon" else (0, 0)
-    hour, minute = int(match["hour"]), int(match["minute"] or 0)
-    spoken = match.group(0)
-    if match["half"]:
-        if not 1 <= hour <= 12:
-            raise NoTime(f"“{spoken}” is not a time of day.")
-        hour = hour % 12 + (12 if match["half"] == "p" else 0)
-    if hour > 23 or minute > 59:
-        raise NoTime(f"“{spoken}” is not a time of day.")
-    return hour, minute
 
 
 def timed_reminder_call(request: DemoRequest, now: dt.datetime, number: int) -> ToolCall:
     """The create_automation call for "remind me to X at/in/tomorrow ...": a one-time reminder
     at ``request.when`` counted from ``now`` (the owner's local time). Raises NoTime."""
     at = reminder_time(request.when, now)
-    what = _capitalised(request.what)
+    what = capitalised(request.what)
     name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
     arguments = {
         "name": name,
@@ -391,23 +202,7 @@ def _reminder_set(
         at = dt.datetime.fromisoformat(str(when))
     except ValueError:
         return f"I'll remind you to {what}."
-    return f"I'll remind you to {what} {_spoken(at, clock)}."
-
-
-def _spoken(at: dt.datetime, clock: dt.datetime | None) -> str:
-    """When, as the answer says it: at 14:32, tomorrow at 09:00, on Friday at 09:00, or with
-    the date when it is a week or more ahead."""
-    if clock is None:
-        return f"on {at:%A %d %B} at {at:%H:%M}"
-    local = at.astimezone(clock.tzinfo)
-    days = (local.date() - clock.date()).days
-    if days == 0:
-        return f"at {local:%H:%M}"
-    if days == 1:
-        return f"tomorrow at {local:%H:%M}"
-    if 1 < days < 7:
-        return f"on {local:%A} at {local:%H:%M}"
-    return f"on {local:%A %d %B} at {local:%H:%M}"
+    return f"I'll remind you to {what} {spoken(at, clock)}."
 
 
 def _current_turn(messages: list[ChatMessage]) -> tuple[str, list[_Done]]:
@@ -492,7 +287,7 @@ def _deleted(data: dict[str, Any], title: str) -> str:
 
 def _note_arguments(what: str) -> dict[str, str]:
     title, _, content = what.partition(":")
-    return {"title": _capitalised(title.strip())} | (
+    return {"title": capitalised(title.strip())} | (
         {"content": content.strip()} if content.strip() else {}
     )
 

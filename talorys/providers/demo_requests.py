@@ -1,0 +1,74 @@
+"""What the demo understands: the few plain requests it reads from the owner's message."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from talorys.providers.demo_times import AMOUNT, UNIT, WEEKDAYS
+
+HELP = (
+    "This is the demo assistant: no AI model is configured, so I only understand a few plain "
+    "requests:\n"
+    "- “add a task to buy milk” or “remind me to call Ana”\n"
+    "- “remind me to call Sam in 20 minutes” (or “at 17:30”, “tomorrow at 9am”)\n"
+    "- “remember that my sister is called Ana”\n"
+    "- “what are my open tasks?”\n"
+    "- “delete the task buy milk”\n"
+    "- “create a note Groceries: eggs, bread”\n"
+    "Configure a model in Settings to chat freely."
+)
+
+# Where a reminder's time starts: "at 5pm", "in 10 minutes", "tomorrow", "on friday", ...
+_WHEN = (
+    rf"(?:at \d|at noon|at midnight|in (?:{AMOUNT}) (?:{UNIT})\b|tomorrow|tonight|"
+    rf"today|this (?:morning|afternoon|evening)|on (?:{WEEKDAYS})|next (?:{WEEKDAYS}|week)|every )"
+)
+_TASK = r"(?:a |an |the )?(?:new )?task(?::\s*|\s+)(?:called |named |titled |to )?"
+_NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"
+
+# (intent, pattern) in order; the first match wins.
+_PATTERNS: list[tuple[str, str]] = [
+    ("timed_reminder", rf"^remind me to (?P<what>.+?) (?P<when>{_WHEN}.*)$"),
+    ("timed_reminder", rf"^remind me (?P<when>{_WHEN}.*?),? to (?P<what>.+)$"),
+    ("create_task", r"^remind me to (?P<what>.+)$"),
+    ("remember", r"^remember(?: that |:\s*)(?P<what>.+)$"),
+    ("list_tasks", r"^(?:what are|show(?: me)?|list) (?:all )?my (?:open )?tasks$"),
+    ("list_tasks", r"^what(?:'s| is) on my (?:to-?do )?list$"),
+    ("delete_task", rf"^(?:delete|remove) {_TASK}(?P<what>.+)$"),
+    ("create_note", rf"^(?:create|make|add|write) {_NOTE}(?P<what>.+)$"),
+    ("create_task", rf"^(?:add|create) {_TASK}(?P<what>.+)$"),
+    ("create_task", r"^add (?P<what>.+?) to my (?:tasks|task list|to-?do list|list)$"),
+]
+_COMPILED = [(intent, re.compile(pattern, re.IGNORECASE)) for intent, pattern in _PATTERNS]
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    intent: str
+    what: str = ""
+    when: str = ""
+
+
+def parse_request(text: str) -> DemoRequest | None:
+    cleaned = re.sub(r"^(?:please|hey|ok|okay),? ", "", text.strip(), flags=re.IGNORECASE)
+    cleaned = re.sub(r"(?:,? please)?[\s.!?]*$", "", cleaned, flags=re.IGNORECASE)
+    cleaned = re.sub(r"\s+", " ", cleaned)
+    for intent, pattern in _COMPILED:
+        match = pattern.match(cleaned)
+        if match is not None:
+            groups = match.groupdict()
+            return DemoRequest(
+                intent=intent,
+                what=_unquote(groups.get("what") or ""),
+                when=groups.get("when") or "",
+            )
+    return None
+
+
+def _unquote(text: str) -> str:
+    return text.strip().strip("\"'“”‘’«»").strip()
+
+
+def capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
