@@ -1,11 +1,10 @@
 from django.http import HttpRequest
-from ninja import Query, Router, Schema
+from ninja import Query, Router
 from ninja.pagination import paginate
-from pydantic import Field
 
 from approvals import selectors, services
 from approvals.models import PendingAction
-from approvals.schemas import ApprovalEventOut, PendingActionOut
+from approvals.schemas import ApprovalEventOut, ApprovalFilters, AuditFilters, PendingActionOut
 from talorys.accounts.auth import owner_session_auth
 from talorys.lib.pagination import Pagination
 
@@ -13,17 +12,6 @@ router = Router(tags=["approvals"])
 
 # Deciding is the owner's own act, in the app: a personal API token (a script) may read the
 # approvals but never approve, reject or undo one, so a leaked token cannot wave deletions through.
-
-
-class ApprovalFilters(Schema):
-    status: str | None = Field(
-        None, pattern="^(pending|committed|rejected|expired|failed|undone|all)$"
-    )
-    conversation_id: int | None = None
-
-
-class AuditFilters(Schema):
-    action_id: int | None = None
 
 
 @router.get("/approvals", response=list[PendingActionOut])

@@ -1,6 +1,21 @@
 import datetime as dt
 
 from ninja import Schema
+from pydantic import Field
+
+from approvals.models import PendingAction
+
+# A status of PendingAction, or "all".
+_STATUS_FILTER = f"^({'|'.join([*PendingAction.Status.values, 'all'])})$"
+
+
+class ApprovalFilters(Schema):
+    status: str | None = Field(None, pattern=_STATUS_FILTER)
+    conversation_id: int | None = None
+
+
+class AuditFilters(Schema):
+    action_id: int | None = None
 
 
 class PendingActionOut(Schema):

@@ -78,7 +78,7 @@ def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) 
             target_id=proposal.target_id,
             snapshot=proposal.snapshot,
             payload=proposal.payload,
-            summary=proposal.summary[:500],
+            summary=proposal.summary[: PendingAction.MAX_SUMMARY],
             preview=proposal.preview,
             conversation_id=ctx.conversation_id,
             message_id=ctx.message_id,
@@ -176,7 +176,7 @@ def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
                 )
         # A tool's own refusal, or a service's clear error (the target is gone...), is told to
         # the owner as is; anything else is logged and reported generically.
-        except (ToolError, AppError) as exc:
+        except AppError as exc:
             failure = exc.message
         except Exception:
             log.exception("Commit of approval %s (%s) failed", action.pk, action.tool)
@@ -219,7 +219,7 @@ def pending_action_undo(*, action_id: int, user: Any) -> PendingAction:
         tool = _destructive_tool(action.tool)
         try:
             tool.undo(_proposal(action), action.result)
-        except (ToolError, AppError) as exc:
+        except AppError as exc:  # told to the owner as a conflict with the item's state
             raise Conflict(exc.message) from exc
         action.status, action.undone_at = PendingAction.Status.UNDONE, timezone.now()
         action.save(update_fields=["status", "undone_at"])
