@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from django.db.models import TextChoices
 from ninja import Schema
-from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+)
 
 from talorys.lib.validation import date_in_range
 
@@ -26,6 +34,13 @@ Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 # An aware date within the range every date the owner or the model gives must lie in
 # (talorys.lib.validation.DATE_MIN..DATE_MAX): a 422, never an overflow later.
 BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range)]
+
+
+def one_of(choices: type[TextChoices]) -> WithJsonSchema:
+    """The JSON schema of a model's ``TextChoices`` written inline, as a ``Literal`` of its values
+    would be: ``Annotated[Task.Status, one_of(Task.Status)]`` accepts exactly the model's choices
+    and shows them to API clients and to the model without a ``$ref``."""
+    return WithJsonSchema({"enum": list(choices.values), "type": "string"})
 
 
 class In(Schema):

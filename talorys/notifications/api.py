@@ -42,8 +42,8 @@ class PushKeyOut(Schema):
 
 
 class PushKeysIn(In):
-    p256dh: str = Field(min_length=1, max_length=200)
-    auth: str = Field(min_length=1, max_length=100)
+    p256dh: str = Field(min_length=1, max_length=PushSubscription.P256DH_MAX)
+    auth: str = Field(min_length=1, max_length=PushSubscription.AUTH_MAX)
 
 
 class PushSubscriptionIn(In):
@@ -51,10 +51,10 @@ class PushSubscriptionIn(In):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, populate_by_name=True)
 
-    endpoint: str = Field(min_length=1, max_length=2000)
+    endpoint: str = Field(min_length=1, max_length=PushSubscription.ENDPOINT_MAX)
     keys: PushKeysIn
     expiration_time: int | None = Field(None, alias="expirationTime")
-    user_agent: str = Field("", max_length=300)
+    user_agent: str = Field("", max_length=PushSubscription.USER_AGENT_MAX)
 
 
 class PushSubscriptionOut(Schema):

@@ -16,7 +16,11 @@ class Notification(models.Model):
         APPROVAL = "approval"
         ERROR = "error"
 
-    title = models.CharField(max_length=300)
+    # The limits of a notification's text, read by the services and the notify_owner tool.
+    TITLE_MAX = 300
+    BODY_MAX = 10_000
+
+    title = models.CharField(max_length=TITLE_MAX)
     body = models.TextField(blank=True, default="")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.INFO)
     # Who made it: "owner", "chat", "automation:<id>", "system".
@@ -36,10 +40,18 @@ class Notification(models.Model):
 class PushSubscription(models.Model):
     """A browser's Web Push subscription (the PushSubscription JSON it gave us)."""
 
-    endpoint = models.CharField(max_length=2000, unique=True)
-    p256dh = models.CharField(max_length=200, help_text="The browser's public key (base64url)")
-    auth = models.CharField(max_length=100, help_text="The browser's auth secret (base64url)")
-    user_agent = models.CharField(max_length=300, blank=True, default="")
+    # The limits of what a browser sends, read by the API's schema and the services.
+    ENDPOINT_MAX = 2000
+    P256DH_MAX = 200
+    AUTH_MAX = 100
+    USER_AGENT_MAX = 300
+
+    endpoint = models.CharField(max_length=ENDPOINT_MAX, unique=True)
+    p256dh = models.CharField(
+        max_length=P256DH_MAX, help_text="The browser's public key (base64url)"
+    )
+    auth = models.CharField(max_length=AUTH_MAX, help_text="The browser's auth secret (base64url)")
+    user_agent = models.CharField(max_length=USER_AGENT_MAX, blank=True, default="")
     # A push service answering 404/410 means the browser dropped it: no further pushes.
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -140,7 +140,7 @@ def push_subscription_create(
         defaults={
             "p256dh": p256dh,
             "auth": auth,
-            "user_agent": user_agent[:300],
+            "user_agent": user_agent[: PushSubscription.USER_AGENT_MAX],
             "active": True,
             "deactivated_at": None,
         },

@@ -193,8 +193,8 @@ def notification_create(
     if kind not in Notification.Kind.values:
         raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
     return Notification.objects.create(
-        title=clean_text(title, field="title", max_length=300),
-        body=clean_text(body, field="body", max_length=10_000, required=False),
+        title=clean_text(title, field="title", max_length=Notification.TITLE_MAX),
+        body=clean_text(body, field="body", max_length=Notification.BODY_MAX, required=False),
         kind=kind,
         source=source[:100],
     )

@@ -18,14 +18,14 @@ from talorys.notifications import selectors
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
 from talorys.workspace.services import owner_zone
-from talorys.workspace.tools import _clip, local_iso
+from talorys.workspace.tools.common import clip, local_iso
 
 
 def _notification(notification: Notification, zone: ZoneInfo) -> dict[str, Any]:
     return {
         "id": notification.pk,
         "title": notification.title,
-        "body": _clip(notification.body, 300),
+        "body": clip(notification.body, 300),
         "kind": notification.kind,
         "created_at": local_iso(notification.created_at, zone),
         "read": notification.read_at is not None,
@@ -59,8 +59,10 @@ class ListNotifications(Tool):
 
 
 class NotifyOwnerArgs(ToolArgs):
-    title: str = Field(min_length=1, max_length=300, description="One-line headline.")
-    body: str = Field("", max_length=10_000, description="Optional details.")
+    title: str = Field(
+        min_length=1, max_length=Notification.TITLE_MAX, description="One-line headline."
+    )
+    body: str = Field("", max_length=Notification.BODY_MAX, description="Optional details.")
 
 
 @register

@@ -21,7 +21,11 @@ class LiveQuerySet(models.QuerySet):
 
 
 class Project(models.Model):
-    name = models.CharField(max_length=200)
+    # The limits of the owner's text, read by the services, the API's schemas and the tools.
+    NAME_MAX = 200
+    DESCRIPTION_MAX = 10_000
+
+    name = models.CharField(max_length=NAME_MAX)
     description = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -47,7 +51,11 @@ class Task(models.Model):
         NORMAL = 2
         HIGH = 3
 
-    title = models.CharField(max_length=500)
+    # The limits of the owner's text, read by the services, the API's schemas and the tools.
+    TITLE_MAX = 500
+    DETAILS_MAX = 20_000
+
+    title = models.CharField(max_length=TITLE_MAX)
     details = models.TextField(blank=True, default="")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.NORMAL)
@@ -82,7 +90,11 @@ class Task(models.Model):
 
 
 class Note(models.Model):
-    title = models.CharField(max_length=300)
+    # The limits of the owner's text, read by the services, the API's schemas and the tools.
+    TITLE_MAX = 300
+    CONTENT_MAX = 200_000
+
+    title = models.CharField(max_length=TITLE_MAX)
     content = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -106,10 +118,18 @@ def validate_time_zone(value: str) -> None:
 class OwnerSettings(models.Model):
     """One row (pk=1). Model choices here override the environment's."""
 
-    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone])
-    model_base_url = models.CharField(max_length=500, blank=True, default="")
-    model_name = models.CharField(max_length=200, blank=True, default="")
-    model_api_key = models.CharField(max_length=500, blank=True, default="")
+    # The limits of each text setting, read by the API's schema.
+    TIME_ZONE_MAX = 64
+    URL_MAX = 500
+    MODEL_NAME_MAX = 200
+    API_KEY_MAX = 500
+
+    time_zone = models.CharField(
+        max_length=TIME_ZONE_MAX, default="UTC", validators=[validate_time_zone]
+    )
+    model_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
+    model_name = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
+    model_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
     # Limits: our own defaults (the seed report names budgets and caps but gives no numbers).
     daily_ai_requests = models.PositiveIntegerField(default=200)
     daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
@@ -120,9 +140,9 @@ class OwnerSettings(models.Model):
     max_context_tokens = models.PositiveIntegerField(default=8000)
     # Semantic recall (the memory issue fills this in).
     semantic_enabled = models.BooleanField(default=False)
-    embeddings_base_url = models.CharField(max_length=500, blank=True, default="")
-    embeddings_model = models.CharField(max_length=200, blank=True, default="")
-    embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
+    embeddings_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
+    embeddings_model = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
+    embeddings_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
     # Quiet hours hold pushes (not notifications) in the owner's time zone.
     quiet_hours_start = models.TimeField(null=True, blank=True)
     quiet_hours_end = models.TimeField(null=True, blank=True)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
-from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText
+from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText, one_of
+from talorys.workspace.models import Note, OwnerSettings, Project, Task
+
+# The limits and choices are the models': these read them, never restate them.
+TaskStatus = Annotated[Task.Status, one_of(Task.Status)]
 
 
 class ProjectRef(Schema):
@@ -17,18 +21,18 @@ class ProjectRef(Schema):
 
 
 class TaskIn(In):
-    title: str = Field(min_length=1, max_length=500)
-    details: str = Field("", max_length=20_000)
-    priority: int = Field(2, ge=1, le=3)
+    title: str = Field(min_length=1, max_length=Task.TITLE_MAX)
+    details: str = Field("", max_length=Task.DETAILS_MAX)
+    priority: int = Field(Task.Priority.NORMAL, ge=Task.Priority.LOW, le=Task.Priority.HIGH)
     due_at: BoundedDatetime | None = None
     project_id: Id | None = None
 
 
 class TaskPatch(In):
-    title: str | None = Field(None, min_length=1, max_length=500)
-    details: str | None = Field(None, max_length=20_000)
-    status: str | None = Field(None, pattern="^(open|done)$")
-    priority: int | None = Field(None, ge=1, le=3)
+    title: str | None = Field(None, min_length=1, max_length=Task.TITLE_MAX)
+    details: str | None = Field(None, max_length=Task.DETAILS_MAX)
+    status: TaskStatus | None = None
+    priority: int | None = Field(None, ge=Task.Priority.LOW, le=Task.Priority.HIGH)
     due_at: BoundedDatetime | None = None
     project_id: Id | None = None
 
@@ -47,7 +51,7 @@ class TaskOut(Schema):
 
 
 class TaskFilters(Schema):
-    status: Literal["open", "done"] | None = None
+    status: TaskStatus | None = None
     project: Id | None = None
     due_before: BoundedDatetime | None = None
     due_after: BoundedDatetime | None = None
@@ -55,13 +59,13 @@ class TaskFilters(Schema):
 
 
 class ProjectIn(In):
-    name: str = Field(min_length=1, max_length=200)
-    description: str = Field("", max_length=10_000)
+    name: str = Field(min_length=1, max_length=Project.NAME_MAX)
+    description: str = Field("", max_length=Project.DESCRIPTION_MAX)
 
 
 class ProjectPatch(In):
-    name: str | None = Field(None, min_length=1, max_length=200)
-    description: str | None = Field(None, max_length=10_000)
+    name: str | None = Field(None, min_length=1, max_length=Project.NAME_MAX)
+    description: str | None = Field(None, max_length=Project.DESCRIPTION_MAX)
 
 
 class ProjectOut(Schema):
@@ -73,13 +77,13 @@ class ProjectOut(Schema):
 
 
 class NoteIn(In):
-    title: str = Field(min_length=1, max_length=300)
-    content: str = Field("", max_length=200_000)
+    title: str = Field(min_length=1, max_length=Note.TITLE_MAX)
+    content: str = Field("", max_length=Note.CONTENT_MAX)
 
 
 class NotePatch(In):
-    title: str | None = Field(None, min_length=1, max_length=300)
-    content: str | None = Field(None, max_length=200_000)
+    title: str | None = Field(None, min_length=1, max_length=Note.TITLE_MAX)
+    content: str | None = Field(None, max_length=Note.CONTENT_MAX)
 
 
 class NoteOut(Schema):
@@ -93,10 +97,10 @@ class NoteOut(Schema):
 class SettingsPatch(In):
     """Send only what changes. API keys are write-only: a string sets one, "" clears it."""
 
-    time_zone: str | None = Field(None, min_length=1, max_length=64)
-    model_base_url: str | None = Field(None, max_length=500)
-    model_name: str | None = Field(None, max_length=200)
-    model_api_key: str | None = Field(None, max_length=500)
+    time_zone: str | None = Field(None, min_length=1, max_length=OwnerSettings.TIME_ZONE_MAX)
+    model_base_url: str | None = Field(None, max_length=OwnerSettings.URL_MAX)
+    model_name: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
+    model_api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
     daily_ai_requests: int | None = None
     daily_scheduled_ai_requests: int | None = None
     daily_embedding_requests: int | None = None
@@ -105,9 +109,9 @@ class SettingsPatch(In):
     max_output_tokens: int | None = None
     max_context_tokens: int | None = None
     semantic_enabled: bool | None = None
-    embeddings_base_url: str | None = Field(None, max_length=500)
-    embeddings_model: str | None = Field(None, max_length=200)
-    embeddings_api_key: str | None = Field(None, max_length=500)
+    embeddings_base_url: str | None = Field(None, max_length=OwnerSettings.URL_MAX)
+    embeddings_model: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
+    embeddings_api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
     quiet_hours_start: dt.time | None = None
     quiet_hours_end: dt.time | None = None
 

@@ -1,0 +1,101 @@
+"""The owner's notes: create, change, append, rename, bin and restore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.validation import clean_text
+from talorys.workspace.history import ItemKind, item_fields, register_kind
+from talorys.workspace.models import Change, Note
+from talorys.workspace.services.common import (
+    record_created,
+    record_updated,
+    restore_from_bin,
+    to_bin,
+)
+
+
+def note_get(*, note_id: int) -> Note:
+    note = Note.objects.live().filter(pk=note_id).first()
+    if note is None:
+        raise NotFound(f"Note {note_id} does not exist.")
+    return note
+
+
+def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
+    with transaction.atomic():
+        note = Note.objects.create(
+            title=clean_text(title, field="title", max_length=Note.TITLE_MAX),
+            content=clean_text(
+                content, field="content", max_length=Note.CONTENT_MAX, required=False
+            ),
+        )
+        record_created(NOTE, note, actor)
+    return note
+
+
+def note_update(*, note_id: int, actor: Actor = OWNER, **changes: Any) -> Note:
+    """Locked like note_append, so a rewrite and an append never lose each other's change."""
+    with transaction.atomic():
+        note = Note.objects.live().select_for_update().filter(pk=note_id).first()
+        if note is None:
+            raise NotFound(f"Note {note_id} does not exist.")
+        before = item_fields(NOTE, note)
+        if "title" in changes:
+            note.title = clean_text(changes["title"], field="title", max_length=Note.TITLE_MAX)
+        if "content" in changes:
+            note.content = clean_text(
+                changes["content"] or "",
+                field="content",
+                max_length=Note.CONTENT_MAX,
+                required=False,
+            )
+        note.save()
+        record_updated(NOTE, note, before, actor)
+    return note
+
+
+def note_append(*, note_id: int, text: str, actor: Actor = OWNER) -> Note:
+    """Append a paragraph. Locked so that two appends never lose each other's text."""
+    text = clean_text(text, field="text", max_length=Note.CONTENT_MAX)
+    with transaction.atomic():
+        note = Note.objects.live().select_for_update().filter(pk=note_id).first()
+        if note is None:
+            raise NotFound(f"Note {note_id} does not exist.")
+        before = item_fields(NOTE, note)
+        content = f"{note.content.rstrip()}\n\n{text}" if note.content.strip() else text
+        if len(content) > Note.CONTENT_MAX:
+            raise ValidationFailed(f"The note would be longer than {Note.CONTENT_MAX} characters.")
+        note.content = content
+        note.save(update_fields=["content", "updated_at"])
+        record_updated(NOTE, note, before, actor)
+    return note
+
+
+def note_rename(*, note_id: int, title: str, actor: Actor = OWNER) -> Note:
+    return note_update(note_id=note_id, title=title, actor=actor)
+
+
+def note_delete(*, note_id: int, actor: Actor = OWNER) -> None:
+    """To the bin, restorable for BIN_RETENTION."""
+    to_bin(NOTE, note_id, actor)
+
+
+def _note_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
+    restore_from_bin(NOTE, pk, actor)
+
+
+NOTE = ItemKind(
+    name="note",
+    model=Note,
+    fields=("title", "content"),
+    title=lambda note: note.title,
+    restore=_note_restore,
+    bin=lambda *, pk, actor: note_delete(note_id=pk, actor=actor),
+    apply=lambda *, pk, values, actor: note_update(note_id=pk, actor=actor, **values),
+)
+register_kind(NOTE)

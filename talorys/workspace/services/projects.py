@@ -1,0 +1,109 @@
+"""The owner's projects: create, change, bin and restore (with their tasks' links)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.validation import clean_text
+from talorys.workspace.history import ItemKind, bin_restore, item_fields, register_kind
+from talorys.workspace.models import Change, Project, Task
+from talorys.workspace.services.common import (
+    record_created,
+    record_restored,
+    record_updated,
+    to_bin,
+)
+
+
+def project_get(*, project_id: int) -> Project:
+    project = Project.objects.live().filter(pk=project_id).first()
+    if project is None:
+        raise NotFound(f"Project {project_id} does not exist.")
+    return project
+
+
+def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:
+    with transaction.atomic():
+        project = Project.objects.create(
+            name=clean_text(name, field="name", max_length=Project.NAME_MAX),
+            description=clean_text(
+                description, field="description", max_length=Project.DESCRIPTION_MAX, required=False
+            ),
+        )
+        record_created(PROJECT, project, actor)
+    return project
+
+
+def project_update(*, project_id: int, actor: Actor = OWNER, **changes: Any) -> Project:
+    with transaction.atomic():
+        # Locked: the revision's "before" must be what this update replaced.
+        project = Project.objects.live().select_for_update().filter(pk=project_id).first()
+        if project is None:
+            raise NotFound(f"Project {project_id} does not exist.")
+        before = item_fields(PROJECT, project)
+        if "name" in changes:
+            project.name = clean_text(changes["name"], field="name", max_length=Project.NAME_MAX)
+        if "description" in changes:
+            project.description = clean_text(
+                changes["description"] or "",
+                field="description",
+                max_length=Project.DESCRIPTION_MAX,
+                required=False,
+            )
+        project.save()
+        record_updated(PROJECT, project, before, actor)
+    return project
+
+
+def project_delete(*, project_id: int, actor: Actor = OWNER) -> list[int]:
+    """To the bin; its tasks stay, without a project. Returns those tasks (restore relinks them)."""
+    return project_bin(project_id=project_id, actor=actor)
+
+
+def project_ref(project_id: int | None) -> Project | None:
+    """The project a task points to; a missing one is bad input, not a missing page."""
+    if project_id is None:
+        return None
+    project = Project.objects.live().filter(pk=project_id).first()
+    if project is None:
+        raise ValidationFailed(f"project_id: project {project_id} does not exist.")
+    return project
+
+
+def project_bin(*, project_id: int, actor: Actor = OWNER) -> list[int]:
+    """The project goes to the bin and its tasks leave it; returns those tasks for the undo."""
+    with transaction.atomic():
+        task_ids = list(Task.objects.filter(project_id=project_id).values_list("pk", flat=True))
+        to_bin(PROJECT, project_id, actor, detail={"task_ids": task_ids})
+        Task.objects.filter(pk__in=task_ids).update(project=None)
+    return task_ids
+
+
+def project_restore(*, project_id: int, task_ids: list[int]) -> None:
+    """Out of the bin, with the tasks it had that are still without a project."""
+    with transaction.atomic():
+        bin_restore(model=Project, pk=project_id)
+        Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)
+
+
+def _project_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
+    with transaction.atomic():
+        task_ids = (change.detail if change else {}).get("task_ids", [])
+        project_restore(project_id=pk, task_ids=task_ids)
+        record_restored(PROJECT, pk, actor)
+
+
+PROJECT = ItemKind(
+    name="project",
+    model=Project,
+    fields=("name", "description"),
+    title=lambda project: project.name,
+    restore=_project_restore,
+    bin=lambda *, pk, actor: project_delete(project_id=pk, actor=actor),
+    apply=lambda *, pk, values, actor: project_update(project_id=pk, actor=actor, **values),
+)
+register_kind(PROJECT)

@@ -1,0 +1,124 @@
+"""The owner's settings (one row): read, check and change them; the owner's time zone."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from talorys.lib.errors import Forbidden, ValidationFailed
+from talorys.workspace.models import OwnerSettings
+
+
+def owner_settings_get() -> OwnerSettings:
+    settings_row = OwnerSettings.objects.filter(pk=1).first()
+    if settings_row is None:
+        try:
+            with transaction.atomic():
+                settings_row = OwnerSettings.objects.create(pk=1)
+        except IntegrityError:  # made by a concurrent request
+            settings_row = OwnerSettings.objects.get(pk=1)
+    return settings_row
+
+
+def owner_zone() -> ZoneInfo:
+    """The owner's time zone, in which schedules run and times are shown to the model."""
+    return ZoneInfo(owner_settings_get().time_zone)
+
+
+# Every owner setting is settable, except the row's id and its timestamp.
+SETTINGS_FIELDS = frozenset(
+    field.name
+    for field in OwnerSettings._meta.concrete_fields
+    if field.name not in {"id", "updated_at"}
+)
+
+
+# Bounds the database cannot express: a turn needs at least one step, and no single setting may
+# make a turn unbounded.
+SETTINGS_BOUNDS = {
+    "daily_ai_requests": (0, 1_000_000),
+    "daily_scheduled_ai_requests": (0, 1_000_000),
+    "daily_embedding_requests": (0, 10_000_000),
+    "max_steps_per_turn": (1, 50),
+    "max_tool_calls_per_turn": (0, 200),
+    "max_output_tokens": (16, 1_000_000),
+    "max_context_tokens": (256, 10_000_000),
+}
+
+
+def owner_settings_check(**changes: Any) -> None:
+    """Raise ValidationFailed for settings the model fields alone would accept but we do not.
+
+    Also used by the admin form, so the operator meets the same rules as the owner.
+    """
+    unknown = set(changes) - SETTINGS_FIELDS
+    if unknown:
+        raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
+    for key in ("model_base_url", "embeddings_base_url"):
+        url = changes.get(key)
+        if url and not url.startswith(("http://", "https://")):
+            raise ValidationFailed(f"{key} must start with http:// or https://.")
+    for key, (low, high) in SETTINGS_BOUNDS.items():
+        value = changes.get(key)
+        if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            raise ValidationFailed(f"{key} must be between {low} and {high}.")
+
+
+# Where the model and embedding requests go, and with which key: only the owner's session may
+# change these. A token that could point model_base_url elsewhere would have the stored key sent
+# there with the next chat.
+SESSION_ONLY_SETTINGS = frozenset(
+    {
+        "model_base_url",
+        "model_name",
+        "model_api_key",
+        "semantic_enabled",
+        "embeddings_base_url",
+        "embeddings_model",
+        "embeddings_api_key",
+    }
+)
+# A stored key belongs to its provider: a new URL drops it unless a key comes with the change.
+PROVIDER_URL_KEYS = {"model_base_url": "model_api_key", "embeddings_base_url": "embeddings_api_key"}
+
+
+def owner_settings_update(*, by_token: bool = False, **changes: Any) -> OwnerSettings:
+    """Apply the given settings, all or none. An empty or null key clears it.
+
+    by_token: the change comes with an API token, which may not touch SESSION_ONLY_SETTINGS.
+    Changing a provider URL without sending its key clears the stored key (PROVIDER_URL_KEYS).
+    """
+    if by_token and SESSION_ONLY_SETTINGS & set(changes):
+        raise Forbidden(
+            "Provider settings and keys need the owner's session: "
+            + ", ".join(sorted(SESSION_ONLY_SETTINGS & set(changes)))
+            + "."
+        )
+    owner_settings_check(**changes)
+    with transaction.atomic():
+        # save() writes every column: the lock stops two concurrent patches of different
+        # settings from undoing each other.
+        row = OwnerSettings.objects.select_for_update().get(pk=owner_settings_get().pk)
+        for url_field, key_field in PROVIDER_URL_KEYS.items():
+            new_url = (changes.get(url_field) or "").strip()
+            if (
+                url_field in changes
+                and key_field not in changes
+                and new_url != getattr(row, url_field)
+            ):
+                changes[key_field] = ""
+        for key, value in changes.items():
+            if value is None and isinstance(getattr(row, key), str):
+                value = ""
+            setattr(row, key, value.strip() if isinstance(value, str) else value)
+        try:
+            row.full_clean()
+        except ValidationError as exc:
+            raise ValidationFailed(
+                "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items())
+            ) from exc
+        row.save()
+    return row

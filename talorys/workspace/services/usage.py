@@ -1,0 +1,57 @@
+"""The day's request budgets: reserve before a provider call, record tokens after."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from talorys.lib.errors import BudgetExhausted
+from talorys.workspace.models import UsageDay
+from talorys.workspace.selectors import USAGE_KINDS, usage_report
+from talorys.workspace.services.settings import owner_settings_get
+
+
+def _usage_today() -> UsageDay:
+    day = timezone.now().date()
+    row = UsageDay.objects.filter(day=day).first()
+    if row is None:
+        try:
+            with transaction.atomic():
+                row = UsageDay.objects.create(day=day)
+        except IntegrityError:
+            row = UsageDay.objects.get(day=day)
+    return row
+
+
+def usage_reserve(*, kind: str, count: int = 1) -> None:
+    """Reserve ``count`` requests of ``kind`` before a provider call, or raise BudgetExhausted.
+
+    A conditional UPDATE, so concurrent turns and workers can never overspend the day's budget.
+    It is one query on the hot path; the day's row is made only when the first try finds none.
+    """
+    column, limit_field = USAGE_KINDS[kind]
+    limit = getattr(owner_settings_get(), limit_field)
+    within = {"day": timezone.now().date(), f"{column}__lte": limit - count}
+    spend = {column: F(column) + count}
+    updated = UsageDay.objects.filter(**within).update(**spend)
+    if not updated:
+        _usage_today()
+        updated = UsageDay.objects.filter(**within).update(**spend)
+    if not updated:
+        raise BudgetExhausted(
+            f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up."
+        )
+
+
+def usage_remaining(*, kind: str) -> int:
+    column, _limit_field = USAGE_KINDS[kind]
+    return usage_report(owner_settings=owner_settings_get(), days=1)["remaining"][column]
+
+
+def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
+    day = _usage_today()
+    UsageDay.objects.filter(pk=day.pk).update(
+        input_tokens=F("input_tokens") + max(0, input_tokens),
+        output_tokens=F("output_tokens") + max(0, output_tokens),
+    )

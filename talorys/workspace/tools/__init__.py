@@ -1,0 +1,14 @@
+"""The model's tools over the owner's data, one module per kind of data (tasks, projects,
+notes) and the unified search.
+
+Registered when the workspace app loads (apps.py imports this package). Each tool parses its
+arguments (the executor has already validated them against ``args``), calls one service or
+selector, and shapes a small JSON-able result. Errors are AppErrors (ToolError among them); the
+executor turns them into results the model can read and recover from. Destructive tools only
+propose; the owner's approval commits them (approvals/).
+"""
+
+from talorys.workspace.tools import notes, projects, search, tasks
+from talorys.workspace.tools.common import local_iso
+
+__all__ = ["local_iso", "notes", "projects", "search", "tasks"]

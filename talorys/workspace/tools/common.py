@@ -1,0 +1,38 @@
+"""What the workspace's tools share: how times, excerpts and limits read to the model.
+
+Times go out in the owner's time zone with the offset written out, so the model reads the same
+clock it is told to write ``due_at`` in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+from zoneinfo import ZoneInfo
+
+from django.utils import timezone
+from pydantic import Field
+
+EXCERPT = 160
+
+DUE_AT_HELP = (
+    "ISO 8601 date-time WITH a UTC offset, e.g. 2026-03-14T09:00:00+01:00. Use the owner's "
+    "local offset from the system prompt; a time without an offset is refused."
+)
+
+
+def local_iso(value: dt.datetime | None, zone: ZoneInfo) -> str | None:
+    if value is None:
+        return None
+    try:
+        return timezone.localtime(value, zone).isoformat(timespec="minutes")
+    except OverflowError:  # a date stored before dates were bounded, at the end of time
+        return value.isoformat(timespec="minutes")
+
+
+def clip(text: str, width: int = EXCERPT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+Limit = Annotated[int, Field(ge=1, le=50, description="How many to return at most (1-50).")]

@@ -1,0 +1,82 @@
+"""The model's tools over the owner's projects: list, create, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, register
+from talorys.workspace import selectors, services
+from talorys.workspace.history import SoftDeleteTool
+from talorys.workspace.models import Project
+from talorys.workspace.tools.common import clip
+
+
+def _project(project: Project) -> dict[str, Any]:
+    return {"id": project.pk, "name": project.name, "description": clip(project.description)}
+
+
+PROJECTS_SHOWN = 100
+
+
+@register
+class ListProjects(Tool):
+    name = "list_projects"
+    description = "List the owner's projects with their ids (to file tasks under them)."
+    permission = Permission.READ
+    cap = 4
+
+    def run(self, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        projects = selectors.project_list()
+        return {
+            "projects": [_project(p) for p in projects[:PROJECTS_SHOWN]],
+            "total": projects.count(),
+        }
+
+
+class CreateProjectArgs(ToolArgs):
+    name: str = Field(min_length=1, max_length=Project.NAME_MAX, description="The project's name.")
+    description: str = Field(
+        "", max_length=Project.DESCRIPTION_MAX, description="Optional description."
+    )
+
+
+@register
+class CreateProject(Tool):
+    name = "create_project"
+    description = (
+        "Create a project to group tasks. Check list_projects first so you do not create a "
+        "duplicate. Returns the project with its id."
+    )
+    args = CreateProjectArgs
+    permission = Permission.WRITE
+    cap = 4
+
+    def run(self, args: CreateProjectArgs, ctx: ToolContext) -> dict[str, Any]:
+        project = services.project_create(
+            name=args.name, description=args.description, actor=ctx.actor
+        )
+        return {"project": _project(project)}
+
+
+ProjectId = Annotated[int, Field(ge=1, description="The project's id, from list_projects.")]
+
+
+class ProjectIdArgs(ToolArgs):
+    project_id: ProjectId
+
+
+@register
+class DeleteProject(SoftDeleteTool):
+    name = "delete_project"
+    description = (
+        "Propose deleting one project; its tasks stay, without a project. Nothing happens until "
+        "the owner approves; never say it is deleted before that."
+    )
+    args = ProjectIdArgs
+    model = Project
+    id_arg = "project_id"
+    label = "project"
+    snapshot_fields = ("name", "description")
+    # Commit and undo are SoftDeleteTool's: the project's bin services keep its tasks' links.
