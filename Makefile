@@ -12,7 +12,7 @@ LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 LOCK_ARGS ?= --upgrade
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format check-imports check-lock lock bench clean
+.PHONY: help run test lint format check-imports check-lock typecheck lock bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -63,6 +63,11 @@ format: $(DEV_STAMP) ## Format the code with ruff
 
 check-imports: $(DEV_STAMP) ## Check the layers of DESIGN.md
 	$(BIN)/lint-imports
+
+# mypy with django-stubs ([tool.mypy] in pyproject.toml names the packages); its plugin loads
+# talorys.settings, which makes the data directory (./data, or TALORYS_DATA_DIR) as `make run` does.
+typecheck: $(DEV_STAMP) ## Type-check the code (mypy, django-stubs)
+	$(BIN)/mypy
 
 check-lock: $(DEV_STAMP) ## Check the locks against pyproject.toml and the code's imports
 	$(BIN)/python requirements/check.py
