@@ -34,7 +34,9 @@ def live_server_env() -> dict[str, str]:
     return {
         "TALORYS_DB_POOL_MAX_SIZE": str(POOL_SIZE),
         "TALORYS_DB_POOL_MIN_SIZE": "1",
-        "TALORYS_DB_POOL_TIMEOUT_SECONDS": "5",
+        # Generous, so a loaded CI machine does not time out a trip that merely waited its turn;
+        # holding a connection across a stream would still wait far longer (see below).
+        "TALORYS_DB_POOL_TIMEOUT_SECONDS": "10",
     }
 
 
@@ -57,9 +59,9 @@ def _connections_except(pids: list[int]) -> int:
 
 def test_concurrent_turns_share_a_small_pool_and_none_fails(live_server_url, fake_openai):
     use_fake(fake_openai)
-    # Each turn's model streams for about 2 s. Were a connection held across the stream, 30
-    # turns would queue for 4 connections far past the pool's 5 s timeout.
-    slow = [chunk({"content": "a"}), Stall(0.5), chunk({"content": "b"}), Stall(0.5)]
+    # Each turn's model streams for about 4 s. Were a connection held across the stream, 30
+    # turns would queue for 4 connections for about 30 s, far past the pool's 10 s timeout.
+    slow = [chunk({"content": "a"}), Stall(1.0), chunk({"content": "b"}), Stall(1.0)]
     fake_openai.script(
         *[
             events(*slow, *slow, chunk({"content": "."}), chunk(finish_reason="stop"))
