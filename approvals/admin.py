@@ -1,4 +1,7 @@
+from __future__ import annotations
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from approvals.models import ApprovalEvent, PendingAction
 
@@ -30,13 +33,13 @@ class PendingActionAdmin(admin.ModelAdmin):
     # Read-only: a status, payload or expiry changed by hand would commit what the owner never
     # approved (or reopen an expired action) with no audit line. Approvals are decided by the
     # owner through approvals/services.py only; decided ones are pruned by housekeeping.
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
         return False
 
 
@@ -48,11 +51,11 @@ class ApprovalEventAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in ApprovalEvent._meta.fields]
 
     # The audit trail is written by the code and kept: never added, changed or deleted by hand.
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
         return False

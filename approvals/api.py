@@ -1,9 +1,10 @@
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.pagination import paginate
 
 from approvals import selectors, services
-from approvals.models import PendingAction
+from approvals.models import ApprovalEvent, PendingAction
 from approvals.schemas import ApprovalEventOut, ApprovalFilters, AuditFilters, PendingActionOut
 from talorys.accounts.auth import owner_session_auth
 from talorys.lib.pagination import Pagination
@@ -12,11 +13,12 @@ router = Router(tags=["approvals"])
 
 # Deciding is the owner's own act, in the app: a personal API token (a script) may read the
 # approvals but never approve, reject or undo one, so a leaked token cannot wave deletions through.
+# owner_session_auth admits the session's owner only, so the deciding user is request.user.
 
 
 @router.get("/approvals", response=list[PendingActionOut])
 @paginate(Pagination)
-def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]):
+def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]) -> QuerySet[PendingAction]:
     """Pending approvals by default; `status=all` lists every one. Expiry shows lazily."""
     services.pending_actions_expire()
     status = None if filters.status == "all" else (filters.status or PendingAction.Status.PENDING)
@@ -25,7 +27,7 @@ def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]):
 
 @router.get("/approvals/audit", response=list[ApprovalEventOut])
 @paginate(Pagination)
-def approval_audit(request: HttpRequest, filters: Query[AuditFilters]):
+def approval_audit(request: HttpRequest, filters: Query[AuditFilters]) -> QuerySet[ApprovalEvent]:
     return selectors.approval_event_list(action_id=filters.action_id)
 
 
@@ -39,16 +41,16 @@ def approval_get(request: HttpRequest, action_id: int) -> PendingAction:
     "/approvals/{int:action_id}/approve", auth=owner_session_auth, response=PendingActionOut
 )
 def approval_approve(request: HttpRequest, action_id: int) -> PendingAction:
-    return services.pending_action_approve(action_id=action_id, user=request.auth)
+    return services.pending_action_approve(action_id=action_id, user=request.user)
 
 
 @router.post(
     "/approvals/{int:action_id}/reject", auth=owner_session_auth, response=PendingActionOut
 )
 def approval_reject(request: HttpRequest, action_id: int) -> PendingAction:
-    return services.pending_action_reject(action_id=action_id, user=request.auth)
+    return services.pending_action_reject(action_id=action_id, user=request.user)
 
 
 @router.post("/approvals/{int:action_id}/undo", auth=owner_session_auth, response=PendingActionOut)
 def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
-    return services.pending_action_undo(action_id=action_id, user=request.auth)
+    return services.pending_action_undo(action_id=action_id, user=request.user)

@@ -21,7 +21,7 @@ class PendingAction(models.Model):
         UNDONE = "undone"  # committed, then restored by the owner
 
     # The owner-readable summary, also kept on each audit line (ApprovalEvent.summary).
-    MAX_SUMMARY = 500
+    SUMMARY_MAX = 500
 
     tool = models.CharField(max_length=64)
     target_id = models.BigIntegerField()
@@ -29,7 +29,7 @@ class PendingAction(models.Model):
         max_length=64, help_text="Hash of the target's fields when proposed"
     )
     payload = models.JSONField(default=dict, blank=True)
-    summary = models.CharField(max_length=MAX_SUMMARY)
+    summary = models.CharField(max_length=SUMMARY_MAX)
     preview = models.TextField(blank=True, default="")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True, default="")
@@ -73,7 +73,7 @@ class ApprovalEvent(models.Model):
     action_ref = models.BigIntegerField(help_text="The action's id, kept after pruning")
     tool = models.CharField(max_length=64)
     target_id = models.BigIntegerField()
-    summary = models.CharField(max_length=PendingAction.MAX_SUMMARY)
+    summary = models.CharField(max_length=PendingAction.SUMMARY_MAX)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     # "owner:<username>", "model" (a proposal from a turn), or "system" (expiry, purge).
     actor = models.CharField(max_length=160)

@@ -78,7 +78,7 @@ def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) 
             target_id=proposal.target_id,
             snapshot=proposal.snapshot,
             payload=proposal.payload,
-            summary=proposal.summary[: PendingAction.MAX_SUMMARY],
+            summary=proposal.summary[: PendingAction.SUMMARY_MAX],
             preview=proposal.preview,
             conversation_id=ctx.conversation_id,
             message_id=ctx.message_id,

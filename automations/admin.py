@@ -24,7 +24,7 @@ class AutomationRunInline(admin.TabularInline):
     ordering = ("-slot",)
     show_change_link = True
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Automation | None = None) -> bool:
         return False
 
 
@@ -112,11 +112,11 @@ class AutomationRunAdmin(admin.ModelAdmin):
     list_select_related = ("automation",)
     date_hierarchy = "slot"
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: AutomationRun | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: AutomationRun | None = None) -> bool:
         return False

@@ -33,10 +33,10 @@ class Automation(models.Model):
 
     # The limits the services, the API's schemas and the tools all read (one source). The
     # message is a TextField: its limit is enforced by those, not by the database.
-    MAX_NAME = 200
-    MAX_MESSAGE = 4_000
+    NAME_MAX = 200
+    MESSAGE_MAX = 4_000
 
-    name = models.CharField(max_length=MAX_NAME)
+    name = models.CharField(max_length=NAME_MAX)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # The reminder text, the digest's heading, or the scheduled prompt.
     message = models.TextField(blank=True, default="")

@@ -187,7 +187,15 @@ def _hm(value: str) -> tuple[int, int]:
     return int(hour), int(minute)
 
 
-def _wall_times(schedule: Schedule, start: dt.datetime) -> Iterator[dt.datetime]:
+def _offset(value: dt.datetime) -> dt.timedelta:
+    offset = value.utcoffset()
+    assert offset is not None  # callers pass aware datetimes
+    return offset
+
+
+def _wall_times(
+    schedule: Daily | Weekly | Monthly | Cron, start: dt.datetime
+) -> Iterator[dt.datetime]:
     """Naive local wall-clock times of the schedule strictly after naive ``start``, ascending."""
     if isinstance(schedule, Cron):
         cron = croniter(schedule.expression, start)
@@ -236,7 +244,7 @@ def next_after(schedule: Schedule, after: dt.datetime, tz: ZoneInfo | str) -> dt
     # clock now can still be ahead (02:30 runs at 03:30; asked at 03:10, it is still to come).
     # Gaps in tzdata last at most a day (Samoa skipped 2011-12-30).
     day_before = (after.astimezone(UTC) - dt.timedelta(days=1)).astimezone(zone)
-    gap = max(local_after.utcoffset() - day_before.utcoffset(), dt.timedelta(0))
+    gap = max(_offset(local_after) - _offset(day_before), dt.timedelta(0))
     best: dt.datetime | None = None
     horizon: dt.datetime | None = None
     for wall in _wall_times(schedule, local_after.replace(tzinfo=None) - gap):

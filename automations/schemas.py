@@ -6,25 +6,21 @@ import datetime as dt
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
 from automations import selectors
 from automations.models import Automation
 from automations.schedules import Schedule
-from talorys.lib.schemas import In
+from talorys.lib.schemas import In, one_of
 from talorys.workspace.services import owner_zone
 
-# The model's choices, inlined in the JSON schema as a Literal would be: a bare enum is a shared
-# "Kind" component, which the OpenAPI document would merge with the other apps' "Kind"s.
-KindField = Annotated[
-    Automation.Kind, WithJsonSchema({"enum": Automation.Kind.values, "type": "string"})
-]
+KindField = Annotated[Automation.Kind, one_of(Automation.Kind)]
 
 
 class AutomationIn(In):
-    name: str = Field(min_length=1, max_length=Automation.MAX_NAME)
+    name: str = Field(min_length=1, max_length=Automation.NAME_MAX)
     kind: KindField
-    message: str = Field("", max_length=Automation.MAX_MESSAGE)
+    message: str = Field("", max_length=Automation.MESSAGE_MAX)
     schedule: Schedule
     enabled: bool = True
 
@@ -32,8 +28,8 @@ class AutomationIn(In):
 class AutomationPatch(In):
     """Send only what changes. Pausing and resuming have their own endpoints."""
 
-    name: str | None = Field(None, min_length=1, max_length=Automation.MAX_NAME)
-    message: str | None = Field(None, max_length=Automation.MAX_MESSAGE)
+    name: str | None = Field(None, min_length=1, max_length=Automation.NAME_MAX)
+    message: str | None = Field(None, max_length=Automation.MESSAGE_MAX)
     schedule: Schedule | None = None
 
 

@@ -63,7 +63,7 @@ def _run(run: AutomationRun, zone: ZoneInfo) -> dict[str, Any]:
 class CreateAutomationArgs(ToolArgs):
     name: str = Field(
         min_length=1,
-        max_length=Automation.MAX_NAME,
+        max_length=Automation.NAME_MAX,
         description="A short name, e.g. 'Call Sam' or 'Morning plan'.",
     )
     kind: KindField = Field(
@@ -74,7 +74,7 @@ class CreateAutomationArgs(ToolArgs):
     )
     message: str = Field(
         "",
-        max_length=Automation.MAX_MESSAGE,
+        max_length=Automation.MESSAGE_MAX,
         description="reminder: the text to show. task_digest: an optional heading. "
         "agent_prompt: the instruction, e.g. 'Look at my open tasks and tell me the top three'.",
     )
@@ -233,6 +233,7 @@ class DeleteAutomation(_AutomationApprovalTool):
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
         automation = crud.automation_trash(automation_id=proposal.target_id, actor=ctx.actor)
+        assert automation.deleted_at is not None  # just set by automation_trash
         return {"undoable": True, "deleted_at": automation.deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
@@ -257,6 +258,7 @@ class CancelAutomation(_AutomationApprovalTool):
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
         automation = crud.automation_cancel(automation_id=proposal.target_id)
+        assert automation.cancelled_at is not None  # just set by automation_cancel
         return {"undoable": True, "cancelled_at": automation.cancelled_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
@@ -267,12 +269,12 @@ class CancelAutomation(_AutomationApprovalTool):
 class ScheduleAgentPromptArgs(ToolArgs):
     name: str = Field(
         min_length=1,
-        max_length=Automation.MAX_NAME,
+        max_length=Automation.NAME_MAX,
         description="A short name, e.g. 'Morning plan'.",
     )
     message: str = Field(
         min_length=1,
-        max_length=Automation.MAX_MESSAGE,
+        max_length=Automation.MESSAGE_MAX,
         description="The instruction you will run at each time, e.g. 'Look at my open tasks "
         "and tell me the top three'.",
     )

@@ -29,9 +29,9 @@ Kind = Automation.Kind
 def _message(kind: str, message: str | None) -> str:
     # The prompt is the whole point of an agent_prompt; a reminder may just use its name.
     return clean_text(
-        message,
+        message or "",
         field="message",
-        max_length=Automation.MAX_MESSAGE,
+        max_length=Automation.MESSAGE_MAX,
         required=kind == Kind.AGENT_PROMPT,
     )
 
@@ -66,7 +66,7 @@ def automation_create(
         raise ValidationFailed(f"kind must be one of {', '.join(Kind.values)}.")
     if origin not in Automation.Origin.values:
         raise ValidationFailed(f"origin must be one of {', '.join(Automation.Origin.values)}.")
-    name = clean_text(name, field="name", max_length=Automation.MAX_NAME, required=True)
+    name = clean_text(name, field="name", max_length=Automation.NAME_MAX, required=True)
     message = _message(kind, message)
     parsed = schedule_parse(schedule)
     if origin == Automation.Origin.IMPORT:
@@ -117,7 +117,7 @@ def automation_update(*, automation_id: int, actor: Actor = OWNER, **changes: An
         before = item_fields(AUTOMATION, automation)
         if "name" in changes:
             automation.name = clean_text(
-                changes["name"], field="name", max_length=Automation.MAX_NAME, required=True
+                changes["name"], field="name", max_length=Automation.NAME_MAX, required=True
             )
         if "message" in changes:
             automation.message = _message(automation.kind, changes["message"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
+from talorys.notifications.models import Notification
 from talorys.workspace import selectors as core_selectors
 from talorys.workspace.models import Task
 
@@ -12,6 +13,7 @@ DIGEST_ITEMS = 20  # tasks listed per digest section
 
 
 def _task_line(task: Task, zone: ZoneInfo) -> str:
+    assert task.due_at is not None  # the digest lists tasks by their due date
     due = task.due_at.astimezone(zone)
     flag = " (high priority)" if task.priority == Task.Priority.HIGH else ""
     return f"- {task.title} — due {due:%a %d %b %H:%M}{flag}"
@@ -53,4 +55,4 @@ def task_digest_text(
             lines += _section("Due today", list(today[:DIGEST_ITEMS]), n_today, zone)
     if heading:
         lines = [heading, "", *lines]
-    return title[:300], "\n".join(lines)
+    return title[: Notification.TITLE_MAX], "\n".join(lines)

@@ -67,7 +67,7 @@ def missed_notify(
 ) -> Notification:
     """Tell the owner that a slot was too old to run (here, or in a run started that late)."""
     return notify.notification_send(
-        title=f"Missed: {automation.name}"[:300],
+        title=f"Missed: {automation.name}"[: Notification.TITLE_MAX],
         body=f"It was due {_local(slot, zone)}. {error}",
         kind=Notification.Kind.AUTOMATION,
         source=automation.source,

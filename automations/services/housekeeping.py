@@ -41,7 +41,7 @@ def automation_run_reap(*, run: AutomationRun, automation: Automation, now: dt.d
     if not claimed:  # finished, or renewed by its worker, since it was read
         return False
     notification = notify.notification_send(
-        title=f"Interrupted: {automation.name}"[:300],
+        title=f"Interrupted: {automation.name}"[: Notification.TITLE_MAX],
         body=INTERRUPTED_ERROR,
         kind=Notification.Kind.ERROR,
         source=automation.source,

@@ -92,7 +92,7 @@ def _skip_for_budget(
 ) -> AutomationRun:
     with transaction.atomic():
         notification = notify.notification_send(
-            title=f"Skipped: {automation.name}"[:300],
+            title=f"Skipped: {automation.name}"[: Notification.TITLE_MAX],
             body=f"{reason} The scheduled prompt did not run; it will try again at its next time.",
             kind=Notification.Kind.AUTOMATION,
             source=automation.source,
@@ -134,8 +134,8 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
         error = exc.message if isinstance(exc, AppError) else f"{exc.__class__.__name__}: {exc}"
         with transaction.atomic():
             notification = notify.notification_send(
-                title=f"Failed: {automation.name}"[:300],
-                body=f"The scheduled prompt could not finish: {error}"[:10_000],
+                title=f"Failed: {automation.name}"[: Notification.TITLE_MAX],
+                body=f"The scheduled prompt could not finish: {error}"[: Notification.BODY_MAX],
                 kind=Notification.Kind.ERROR,
                 source=automation.source,
             )
@@ -151,7 +151,7 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
     with transaction.atomic():
         notification = notify.notification_send(
             title=automation.name,
-            body=reply[:10_000],
+            body=reply[: Notification.BODY_MAX],
             kind=Notification.Kind.AUTOMATION,
             source=automation.source,
         )
