@@ -19,8 +19,7 @@ from talorys.workspace.admin import ServiceAdmin
 
 class MemoryRevisionInline(admin.TabularInline):
     model = MemoryRevision
-    fields = ["created_at", "action", "source", "category", "text"]
-    readonly_fields = fields
+    fields = readonly_fields = ("created_at", "action", "source", "category", "text")
     extra = 0
     can_delete = False
     ordering = ["-created_at", "-id"]
@@ -56,7 +55,8 @@ class MemoryAdmin(ServiceAdmin):
 
     @admin.display(description="revisions", ordering="_revisions")
     def revision_count(self, obj: Memory) -> int:
-        return obj._revisions
+        # get_queryset's annotation: an attribute of the row that the model does not declare.
+        return vars(obj)["_revisions"]
 
     # The operator acts for the owner; each service call records a revision.
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Memory:
@@ -78,11 +78,15 @@ class MemoryRevisionAdmin(admin.ModelAdmin):
     search_fields = ["text"]
     date_hierarchy = "created_at"
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(
+        self, request: HttpRequest, obj: MemoryRevision | None = None
+    ) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(
+        self, request: HttpRequest, obj: MemoryRevision | None = None
+    ) -> bool:
         return False

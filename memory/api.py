@@ -24,7 +24,7 @@ def memory_create(request: HttpRequest, payload: MemoryIn) -> Status:
     return Status(
         201,
         services.memory_create(
-            **payload.model_dump(), source="owner", actor=request_actor(request)
+            **payload.model_dump(), source=Memory.Source.OWNER, actor=request_actor(request)
         ),
     )
 
@@ -39,14 +39,16 @@ def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) ->
     return services.memory_update(
         memory_id=memory_id,
         **payload.model_dump(exclude_unset=True),
-        source="owner",
+        source=Memory.Source.OWNER,
         actor=request_actor(request),
     )
 
 
 @router.delete("/{int:memory_id}", response={204: None})
 def memory_delete(request: HttpRequest, memory_id: int) -> Status:
-    services.memory_delete(memory_id=memory_id, source="owner", actor=request_actor(request))
+    services.memory_delete(
+        memory_id=memory_id, source=Memory.Source.OWNER, actor=request_actor(request)
+    )
     return Status(204, None)
 
 

@@ -8,6 +8,10 @@ from talorys.workspace.models import LiveQuerySet
 
 
 class Memory(models.Model):
+    # Memories are short facts; a long text belongs in a note. The services, the API's schemas,
+    # the admin's form and the model's tools all read this (the column itself is unbounded).
+    TEXT_MAX = 2_000
+
     class Category(models.TextChoices):
         FACT = "fact"
         PREFERENCE = "preference"

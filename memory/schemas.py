@@ -12,12 +12,12 @@ from talorys.lib.schemas import In
 
 
 class MemoryIn(In):
-    text: str = Field(min_length=1, max_length=2_000)
+    text: str = Field(min_length=1, max_length=Memory.TEXT_MAX)
     category: Memory.Category = Memory.Category.FACT
 
 
 class MemoryPatch(In):
-    text: str | None = Field(None, min_length=1, max_length=2_000)
+    text: str | None = Field(None, min_length=1, max_length=Memory.TEXT_MAX)
     category: Memory.Category | None = None
 
     @field_validator("text", "category")

@@ -17,17 +17,14 @@ from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
 from talorys.workspace.models import Change
 
-# Memories are short facts; a long text belongs in a note.
-MAX_MEMORY_TEXT = 2_000
-
 
 def clean_memory_text(text: str | None) -> str:
     text = (text or "").strip()
     if not text:
         raise ValidationFailed("text must not be empty.")
-    if len(text) > MAX_MEMORY_TEXT:
+    if len(text) > Memory.TEXT_MAX:
         raise ValidationFailed(
-            f"text is longer than {MAX_MEMORY_TEXT} characters; keep a memory to one fact "
+            f"text is longer than {Memory.TEXT_MAX} characters; keep a memory to one fact "
             "and put longer text in a note."
         )
     return text
@@ -61,7 +58,11 @@ def _record(
 
 
 def memory_create(
-    *, text: str, category: str = "fact", source: str = "owner", actor: Actor = OWNER
+    *,
+    text: str,
+    category: str = Memory.Category.FACT,
+    source: str = Memory.Source.OWNER,
+    actor: Actor = OWNER,
 ) -> Memory:
     text = clean_memory_text(text)
     category = _check_choice(category, field="category", choices=Memory.Category.values)
@@ -77,7 +78,7 @@ def memory_update(
     memory_id: int,
     text: str | None = None,
     category: str | None = None,
-    source: str = "owner",
+    source: str = Memory.Source.OWNER,
     actor: Actor = OWNER,
 ) -> Memory:
     """Change text and/or category. A call that changes nothing writes no revision.
@@ -107,7 +108,9 @@ def memory_update(
     return memory
 
 
-def memory_delete(*, memory_id: int, source: str = "owner", actor: Actor = OWNER) -> None:
+def memory_delete(
+    *, memory_id: int, source: str = Memory.Source.OWNER, actor: Actor = OWNER
+) -> None:
     """The owner's delete: to the bin like every delete; purging it from the bin (the owner's
     session) erases the memory and its history, so nothing about it stays behind then."""
     memory_bin(memory_id=memory_id, source=source, actor=actor)
@@ -128,7 +131,9 @@ def memory_bin(*, memory_id: int, source: str, actor: Actor = OWNER) -> Memory:
     return memory
 
 
-def memory_restore(*, memory_id: int, source: str = "owner", actor: Actor = OWNER) -> Memory:
+def memory_restore(
+    *, memory_id: int, source: str = Memory.Source.OWNER, actor: Actor = OWNER
+) -> Memory:
     with transaction.atomic():
         memory = (
             Memory.objects.select_for_update()

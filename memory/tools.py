@@ -5,24 +5,26 @@ Every change goes through memory.services, which writes a MemoryRevision naming 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
 from memory import selectors, services
 from memory.models import Memory
+from talorys.lib.schemas import one_of
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
-from talorys.workspace.tools import local_iso
+from talorys.workspace.tools.common import local_iso
 
-Category = Literal["fact", "preference", "person", "place", "goal", "other"]
+# The model's choices and limit, shown to the model inline (one_of) as they are on the model.
+Category = Annotated[Memory.Category, one_of(Memory.Category)]
 MemoryText = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=services.MAX_MEMORY_TEXT,
+        max_length=Memory.TEXT_MAX,
         description="One short, self-contained statement about the owner, e.g. "
         "'Prefers meetings after 10am' or 'Sister Ana lives in Lisbon'.",
     ),
@@ -74,7 +76,7 @@ class ListMemories(Tool):
 
 class RememberArgs(ToolArgs):
     text: MemoryText
-    category: Category = Field("fact", description="What kind of memory this is.")
+    category: Category = Field(Memory.Category.FACT, description="What kind of memory this is.")
 
 
 @register

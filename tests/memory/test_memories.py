@@ -120,7 +120,7 @@ def test_an_update_that_changes_nothing_writes_no_revision(api):
     [
         {"text": ""},
         {"text": "   "},
-        {"text": "x" * (services.MAX_MEMORY_TEXT + 1)},
+        {"text": "x" * (Memory.TEXT_MAX + 1)},
         {"text": "Likes jazz", "category": "hobby"},
         {"text": "Likes jazz", "source": "telepathy"},
     ],
