@@ -21,10 +21,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ["prefix", "token_hash", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
-    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ["user", "name", "scope"]  # the secret is made by api_token_create
-        return ["user", "name", "scope", *self.readonly_fields]
+            return ("user", "name", "scope")  # the secret is made by api_token_create
+        return ("user", "name", "scope", *self.readonly_fields)
 
     def save_model(
         self, request: HttpRequest, obj: ApiToken, form: forms.ModelForm, change: bool

@@ -6,7 +6,7 @@ from django.middleware.csrf import get_token
 from ninja import Router, Status
 from ninja.pagination import paginate
 
-from talorys.accounts.auth import owner_session_auth
+from talorys.accounts.auth import owner_session_auth, request_owner
 from talorys.accounts.schemas import (
     ApiTokenCreatedOut,
     ApiTokenIn,
@@ -70,17 +70,19 @@ def password_change(request: HttpRequest, payload: PasswordChangeIn) -> OkOut:
 @auth_router.get("/tokens", auth=owner_session_auth, response=list[ApiTokenOut])
 @paginate(Pagination)
 def token_list(request: HttpRequest):
-    return api_token_list(user=request.auth)
+    return api_token_list(user=request_owner(request))
 
 
 @auth_router.post("/tokens", auth=owner_session_auth, response={201: ApiTokenCreatedOut})
 def token_create(request: HttpRequest, payload: ApiTokenIn) -> Status:
-    token, raw = api_token_create(user=request.auth, name=payload.name, scope=payload.scope)
+    token, raw = api_token_create(
+        user=request_owner(request), name=payload.name, scope=payload.scope
+    )
     shown = ApiTokenOut.model_validate(token).model_dump()
     return Status(201, ApiTokenCreatedOut(**shown, token=raw))
 
 
 @auth_router.delete("/tokens/{int:token_id}", auth=owner_session_auth, response={204: None})
 def token_revoke(request: HttpRequest, token_id: int) -> Status:
-    api_token_revoke(user=request.auth, token_id=token_id)
+    api_token_revoke(user=request_owner(request), token_id=token_id)
     return Status(204, None)

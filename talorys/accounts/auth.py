@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -14,7 +14,7 @@ from django.contrib.auth import (
     get_user_model,
     load_backend,
 )
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.sessions.backends.base import SessionBase
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
@@ -30,10 +30,14 @@ from talorys.lib.errors import (
     AppError,
     BadRequest,
     Forbidden,
+    Unauthorized,
     error_body,
 )
 
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
+# The request attribute that holds the API token a request came with (HttpRequest has no field
+# for it, so it is set and read by name).
+_API_TOKEN = "api_token"
 
 
 class OwnerAuth:
@@ -51,7 +55,7 @@ class OwnerAuth:
     def __init__(self, *, tokens: bool = True) -> None:
         self.tokens = tokens
 
-    def __call__(self, request: HttpRequest) -> AbstractBaseUser | None:
+    def __call__(self, request: HttpRequest) -> User | None:
         header = request.headers.get("Authorization", "")
         if header[:7].lower() == "bearer ":
             if not self.tokens:
@@ -63,7 +67,8 @@ class OwnerAuth:
                 raise Forbidden(
                     "This API token may only read. Make a token with scope 'write' to change things."
                 )
-            request.api_token = token  # read by edges that refuse some changes to tokens
+            # Read by edges that refuse some changes to tokens (request_by_token, request_actor).
+            setattr(request, _API_TOKEN, token)
             return token.user
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
@@ -86,7 +91,7 @@ def _csrf_failed(request: HttpRequest) -> bool:
 
 def request_by_token(request: HttpRequest) -> bool:
     """Whether the owner authenticated this request with an API token rather than the session."""
-    return getattr(request, "api_token", None) is not None
+    return getattr(request, _API_TOKEN, None) is not None
 
 
 owner_auth = OwnerAuth()
@@ -138,7 +143,7 @@ def _session_user(session: SessionBase) -> AbstractBaseUser | None:
     return user if any(constant_time_compare(stored_hash, h) for h in hashes) else None
 
 
-def websocket_owner_ok(scope: dict[str, Any]) -> bool:
+def websocket_owner_ok(scope: Mapping[str, Any]) -> bool:
     """Whether a WebSocket still belongs to a live owner session.
 
     Consumers ask at connect and again before acting on each frame or event: a socket lives for
@@ -165,7 +170,15 @@ def websocket_owner_ok(scope: dict[str, Any]) -> bool:
 
 def request_actor(request: HttpRequest) -> Actor:
     """Who acts for an API request: the owner's session, or the token (named by its prefix)."""
-    token = getattr(request, "api_token", None)
+    token = getattr(request, _API_TOKEN, None)
     if token is not None:
         return Actor(source=f"token:{token.prefix}")
     return OWNER
+
+
+def request_owner(request: HttpRequest) -> User:
+    """The user django-ninja's auth found for this request (``request.auth``)."""
+    user = getattr(request, "auth", None)
+    if not isinstance(user, User):
+        raise Unauthorized("Log in, or send a valid API token.")
+    return user

@@ -18,7 +18,7 @@ from django.contrib.auth import (
     login,
     update_session_auth_hash,
 )
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
@@ -158,7 +158,7 @@ class _password_check:
         self.slots.release()
 
 
-def owner_authenticate(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
+def owner_authenticate(*, request: HttpRequest, username: str, password: str) -> User:
     """Check a username and password under the login throttle, or raise; does not log in.
 
     Every login form goes through here (the API, /login/ and /admin/login/), so failures on any
@@ -175,13 +175,13 @@ def owner_authenticate(*, request: HttpRequest, username: str, password: str) ->
             if "\x00" in username
             else authenticate(request, username=username, password=password)
         )
-    if user is None or not user.is_active:
+    if not isinstance(user, User) or not user.is_active:
         raise Unauthorized("Wrong username or password.")
     _clear_failures(keys)
     return user
 
 
-def owner_login(*, request: HttpRequest, username: str, password: str) -> AbstractBaseUser:
+def owner_login(*, request: HttpRequest, username: str, password: str) -> User:
     """Log the owner in, or raise (see owner_authenticate)."""
     user = owner_authenticate(request=request, username=username, password=password)
     login(request, user)  # rotates the session key: no session fixation
@@ -193,7 +193,7 @@ def owner_login(*, request: HttpRequest, username: str, password: str) -> Abstra
 # --- passwords and sessions ----------------------------------------------------------------------
 
 
-def _validated(password: str, user: AbstractBaseUser | None) -> str:
+def _validated(password: str, user: User | None) -> str:
     try:
         validate_password(password, user)
     except ValidationError as exc:
@@ -201,7 +201,7 @@ def _validated(password: str, user: AbstractBaseUser | None) -> str:
     return password
 
 
-def owner_sessions_end(*, user: AbstractBaseUser, keep_session_key: str | None = None) -> int:
+def owner_sessions_end(*, user: User, keep_session_key: str | None = None) -> int:
     """Delete the user's stored sessions except keep_session_key; returns how many ended.
 
     A password change already invalidates old sessions on their next request (Django compares the
@@ -226,7 +226,7 @@ def owner_sessions_end(*, user: AbstractBaseUser, keep_session_key: str | None =
     return len(ended)
 
 
-def owner_password_set(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
+def owner_password_set(*, user: User, password: str) -> User:
     """Set a validated password and end every session of the user (setup --reset-password)."""
     _validated(password, user)
     with transaction.atomic():
@@ -238,13 +238,15 @@ def owner_password_set(*, user: AbstractBaseUser, password: str) -> AbstractBase
 
 def owner_password_change(
     *, request: HttpRequest, current_password: str, new_password: str
-) -> AbstractBaseUser:
+) -> User:
     """Change the logged-in user's password. Every other session ends; this one stays.
 
     A wrong current password counts as a failed login, so a stolen session cookie cannot be used
     to guess the password at leisure.
     """
     user = request.user
+    if not isinstance(user, User):  # the API asks for the owner's session before this
+        raise Unauthorized("Log in first.")
     keys = _throttle_keys(address=client_address(request), username=user.get_username())
     with _password_check(keys):
         right = user.check_password(current_password)
@@ -263,7 +265,7 @@ def owner_password_change(
     return user
 
 
-def owner_create(*, username: str, password: str) -> AbstractBaseUser:
+def owner_create(*, username: str, password: str) -> User:
     """Create the owner. The owner also operates this single-person install, so may use /admin/."""
     username = username.strip()
     if not username:
@@ -278,12 +280,12 @@ def owner_create(*, username: str, password: str) -> AbstractBaseUser:
 # --- personal API tokens -----------------------------------------------------------------------
 
 
-def api_token_list(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+def api_token_list(*, user: User) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
 
 
 def api_token_create(
-    *, user: AbstractBaseUser, name: str, scope: str = ApiToken.Scope.READ
+    *, user: User, name: str, scope: str = ApiToken.Scope.READ
 ) -> tuple[ApiToken, str]:
     """Make a token; the raw secret is returned once and only its hash is stored."""
     if scope not in ApiToken.Scope.values:
@@ -300,7 +302,7 @@ def api_token_create(
     return token, raw
 
 
-def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+def api_token_revoke(*, user: User, token_id: int) -> ApiToken:
     """Revoke one of the user's tokens; revoking it again keeps its first revocation time."""
     tokens = ApiToken.objects.filter(user=user, pk=token_id)
     tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())

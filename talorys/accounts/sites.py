@@ -30,6 +30,8 @@ class OwnerAdminLoginForm(AdminAuthenticationForm):
         username = self.cleaned_data.get("username")
         password = self.cleaned_data.get("password")
         if username is not None and password:
+            if self.request is None:  # the admin's login view always passes its request
+                raise self.get_invalid_login_error()
             try:
                 self.user_cache = owner_authenticate(
                     request=self.request, username=username, password=password
@@ -51,7 +53,11 @@ class OwnerAdminSite(AdminSite):
 
     def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         response = super().login(request, extra_context)
-        form = response.context_data.get("form") if isinstance(response, TemplateResponse) else None
+        form = (
+            (response.context_data or {}).get("form")
+            if isinstance(response, TemplateResponse)
+            else None
+        )
         retry_after = getattr(form, "retry_after", None)
         if retry_after:
             response.status_code = RateLimited.status

@@ -5,7 +5,7 @@ swap a searcher for a semantic one under the same kind name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypedDict
 
 from talorys.lib.errors import ValidationFailed
@@ -16,6 +16,10 @@ class SearchHit(TypedDict):
     id: int
     title: str
     snippet: str
+
+
+# The longest search or filter text the API and the tools accept.
+QUERY_MAX = 200
 
 
 Searcher = Callable[[str, int], list[SearchHit]]
@@ -41,7 +45,7 @@ def snippet(text: str, q: str, width: int = 160) -> str:
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 
 
-def search(*, q: str, kinds: list[str] | None = None, limit: int = 20) -> list[SearchHit]:
+def search(*, q: str, kinds: Sequence[str] | None = None, limit: int = 20) -> list[SearchHit]:
     q = q.strip()
     if not q:
         return []

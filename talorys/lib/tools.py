@@ -95,6 +95,7 @@ class Tool:
     args: ClassVar[type[ToolArgs]] = NoArgs
     permission: ClassVar[Permission] = Permission.READ
     cap: ClassVar[int] = 8  # calls per turn
+    _spec: ClassVar[dict[str, Any]]  # set by spec() on each class, once
 
     def run(self, args: Any, ctx: ToolContext) -> dict[str, Any]:
         """Read and write tools: do it and return a JSON-able result."""

@@ -11,15 +11,18 @@ one of CSRF_TRUSTED_ORIGINS.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from asgiref.typing import Scope as AsgiScope
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
 
-Scope = dict[str, Any]
+# What the checks read of a connection scope (channels and asgiref each type it their way).
+Scope = Mapping[str, Any]
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -100,7 +103,7 @@ class OwnOriginValidator:
         self.application = application
         self.refuse = Refuse.as_asgi()
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> Any:
+    async def __call__(self, scope: AsgiScope, receive: Any, send: Any) -> Any:
         if scope["type"] == "websocket" and not origin_allowed(scope):
             return await self.refuse(scope, receive, send)
         return await self.application(scope, receive, send)

@@ -139,7 +139,7 @@ class BinAdmin(admin.ModelAdmin):
         name = capfirst(self.opts.verbose_name)
         return (
             [f"{name}: {obj}" for obj in objs],
-            {self.opts.verbose_name_plural: len(objs)},
+            {str(self.opts.verbose_name_plural): len(objs)},
             set(),
             [],
         )
@@ -212,7 +212,7 @@ class ProjectAdmin(ServiceAdmin):
 
     @admin.display(description="open tasks", ordering="_open")
     def open_tasks(self, obj: Project) -> int:
-        return obj._open
+        return getattr(obj, "_open", 0)  # annotated by get_queryset
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Project:
         return services.project_create(**data, actor=self.actor(request))
@@ -309,8 +309,8 @@ class OwnerSettingsForm(forms.ModelForm):
             for name in KEY_FIELDS
         }
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or self.cleaned_data
         try:
             services.owner_settings_check(
                 **{k: v for k, v in cleaned.items() if k in services.SETTINGS_FIELDS}

@@ -5,7 +5,7 @@ Purging and reverting need the owner's session (``owner_session_auth``): a token
 scoped, can list and restore but never delete for good or undo the model's work.
 """
 
-from typing import Literal
+from typing import Any, Literal
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -227,7 +227,7 @@ def usage_get(request: HttpRequest) -> selectors.UsageReport:
 
 
 @search_router.get("", response=SearchOut)
-def search_all(request: HttpRequest, params: Query[SearchQuery]) -> SearchOut:
+def search_all(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, Any]:
     kinds = [k.strip() for k in (params.kinds or "").split(",") if k.strip()] or None
     hits = search.search(q=params.q, kinds=kinds, limit=params.limit)
-    return SearchOut(items=hits, count=len(hits))
+    return {"items": hits, "count": len(hits)}

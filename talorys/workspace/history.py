@@ -29,7 +29,7 @@ from django.utils import timezone
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, snapshot_hash
-from talorys.workspace.models import Change
+from talorys.workspace.models import Change, LiveQuerySet
 
 BIN_RETENTION = dt.timedelta(days=30)
 
@@ -54,6 +54,15 @@ class ItemKind:
 
 
 _KINDS: dict[str, ItemKind] = {}
+
+
+def rows_of(model: type[models.Model]) -> LiveQuerySet:
+    """Every row of a kind's model, in the bin or not: each declares
+    ``objects = LiveQuerySet.as_manager()``, which is checked here."""
+    rows = model._default_manager.all()
+    if not isinstance(rows, LiveQuerySet):
+        raise TypeError(f"{model.__name__}.objects must be LiveQuerySet.as_manager().")
+    return rows
 
 
 def register_kind(kind: ItemKind) -> None:
@@ -137,7 +146,7 @@ def bin_list() -> list[BinItem]:
     """Every binned item of every kind, most recently deleted first."""
     items: list[BinItem] = []
     for kind in item_kinds():
-        for obj in kind.model.objects.filter(deleted_at__isnull=False):
+        for obj in rows_of(kind.model).filter(deleted_at__isnull=False):
             items.append(
                 BinItem(
                     kind=kind.name,
@@ -171,13 +180,13 @@ def bin_list() -> list[BinItem]:
 def bin_move(*, model: type[models.Model], pk: int) -> dt.datetime:
     """Move one live row of ``model`` (a model with ``deleted_at``) to the bin."""
     now = timezone.now()
-    if not model.objects.live().filter(pk=pk).update(deleted_at=now):
+    if not rows_of(model).live().filter(pk=pk).update(deleted_at=now):
         raise NotFound(f"The {model._meta.verbose_name} is already gone.")
     return now
 
 
 def bin_restore(*, model: type[models.Model], pk: int) -> None:
-    if not model.objects.filter(pk=pk, deleted_at__isnull=False).update(deleted_at=None):
+    if not rows_of(model).filter(pk=pk, deleted_at__isnull=False).update(deleted_at=None):
         raise NotFound(f"The {model._meta.verbose_name} is no longer in the bin.")
 
 
@@ -186,7 +195,9 @@ def bin_restore_item(*, kind: str, pk: int, actor: Actor = OWNER) -> None:
     spec = item_kind(kind)
     with transaction.atomic():
         # Locked: a purge of the same item waits, then finds it no longer in the bin.
-        obj = spec.model.objects.select_for_update().filter(pk=pk, deleted_at__isnull=False).first()
+        obj = (
+            rows_of(spec.model).select_for_update().filter(pk=pk, deleted_at__isnull=False).first()
+        )
         if obj is None:
             raise NotFound(f"The {kind} {pk} is no longer in the bin.")
         spec.restore(pk=pk, actor=actor, change=_latest_delete(kind, pk))
@@ -194,7 +205,7 @@ def bin_restore_item(*, kind: str, pk: int, actor: Actor = OWNER) -> None:
 
 def _purge(spec: ItemKind, rows: models.QuerySet) -> int:
     ids = list(rows.values_list("pk", flat=True))
-    count, _ = spec.model.objects.filter(pk__in=ids).delete()
+    count, _ = rows_of(spec.model).filter(pk__in=ids).delete()
     # Purged for good: its revisions hold its content, so they go too.
     Change.objects.filter(kind=spec.name, object_id__in=ids).delete()
     return len(ids) if count else 0
@@ -205,7 +216,7 @@ def bin_purge_item(*, kind: str, pk: int) -> None:
     spec = item_kind(kind)
     with transaction.atomic():
         # Locked and re-checked: a restore that committed first wins, and this finds nothing.
-        rows = spec.model.objects.select_for_update().filter(pk=pk, deleted_at__isnull=False)
+        rows = rows_of(spec.model).select_for_update().filter(pk=pk, deleted_at__isnull=False)
         if not _purge(spec, rows):
             raise NotFound(f"There is no {kind} {pk} in the bin.")
 
@@ -223,7 +234,7 @@ def bin_purge(*, older_than: dt.timedelta = BIN_RETENTION, kinds: list[str] | No
         if kinds is not None and spec.name not in kinds:
             continue
         with transaction.atomic():
-            rows = spec.model.objects.select_for_update().filter(deleted_at__lte=cutoff)
+            rows = rows_of(spec.model).select_for_update().filter(deleted_at__lte=cutoff)
             purged += _purge(spec, rows)
     return purged
 
@@ -245,7 +256,7 @@ def change_revert(*, change_id: int, actor: Actor = OWNER) -> list[Change]:
         if change.reverted_by.exists():
             raise Conflict("This change was already reverted.")
         spec = item_kind(change.kind)
-        obj = spec.model.objects.select_for_update().filter(pk=change.object_id).first()
+        obj = rows_of(spec.model).select_for_update().filter(pk=change.object_id).first()
         if obj is None:
             raise Conflict(f"The {change.kind} was deleted for good; nothing to revert.")
         binned = obj.deleted_at is not None

@@ -9,6 +9,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText, one_of
+from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, OwnerSettings, Project, Task
 
 # The limits and choices are the models': these read them, never restate them.
@@ -55,7 +56,7 @@ class TaskFilters(Schema):
     project: Id | None = None
     due_before: BoundedDatetime | None = None
     due_after: BoundedDatetime | None = None
-    q: QueryText | None = Field(None, max_length=200)
+    q: QueryText | None = Field(None, max_length=QUERY_MAX)
 
 
 class ProjectIn(In):
@@ -163,7 +164,7 @@ class UsageOut(Schema):
 class SearchQuery(Schema):
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    q: QueryText = Field(min_length=1, max_length=200)
+    q: QueryText = Field(min_length=1, max_length=QUERY_MAX)
     kinds: str | None = Field(None, description="Comma-separated, e.g. tasks,notes")
     limit: int = Field(20, ge=1, le=50)
 

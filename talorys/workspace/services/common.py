@@ -15,7 +15,14 @@ from django.utils import timezone
 from talorys.lib.actors import Actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT
-from talorys.workspace.history import ItemKind, bin_move, bin_restore, change_record, item_fields
+from talorys.workspace.history import (
+    ItemKind,
+    bin_move,
+    bin_restore,
+    change_record,
+    item_fields,
+    rows_of,
+)
 from talorys.workspace.models import Change
 
 
@@ -50,7 +57,7 @@ def record_updated(kind: ItemKind, obj: Any, before: dict[str, Any], actor: Acto
 
 
 def record_restored(kind: ItemKind, pk: int, actor: Actor) -> None:
-    obj = kind.model.objects.get(pk=pk)
+    obj = rows_of(kind.model).get(pk=pk)
     change_record(
         kind=kind.name,
         obj=obj,
@@ -63,7 +70,7 @@ def record_restored(kind: ItemKind, pk: int, actor: Actor) -> None:
 def to_bin(kind: ItemKind, pk: int, actor: Actor, detail: dict[str, Any] | None = None) -> None:
     """Move a live row to the bin and record who did. Call inside a transaction or alone."""
     with transaction.atomic():
-        obj = kind.model.objects.live().select_for_update().filter(pk=pk).first()
+        obj = rows_of(kind.model).live().select_for_update().filter(pk=pk).first()
         if obj is None:
             raise NotFound(f"{kind.name.capitalize()} {pk} does not exist.")
         bin_move(model=kind.model, pk=pk)

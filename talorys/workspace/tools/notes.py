@@ -66,7 +66,9 @@ class ListNotes(Tool):
 
 class SearchNotesArgs(ToolArgs):
     query: str = Field(
-        min_length=1, max_length=200, description="Words to find in note titles and text."
+        min_length=1,
+        max_length=unified_search.QUERY_MAX,
+        description="Words to find in note titles and text.",
     )
     limit: Limit = 20
 

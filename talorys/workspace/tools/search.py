@@ -13,7 +13,9 @@ SEARCH_PER_KIND = 10
 
 
 class SearchArgs(ToolArgs):
-    query: str = Field(min_length=1, max_length=200, description="What to look for.")
+    query: str = Field(
+        min_length=1, max_length=unified_search.QUERY_MAX, description="What to look for."
+    )
     kinds: list[Literal["tasks", "notes", "projects", "memories"]] | None = Field(
         None, min_length=1, description="Limit the search to these kinds; omit for all."
     )

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
+from talorys.lib import search as unified_search
 from talorys.lib.schemas import BoundedDatetime
 from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, ToolError, register
 from talorys.workspace import selectors, services
@@ -77,7 +78,9 @@ class ListTasks(Tool):
 
 class SearchTasksArgs(ToolArgs):
     query: str = Field(
-        min_length=1, max_length=200, description="Words to find in task titles and details."
+        min_length=1,
+        max_length=unified_search.QUERY_MAX,
+        description="Words to find in task titles and details.",
     )
     limit: Limit = 20
 
