@@ -23,7 +23,8 @@ from automations.models import Automation, AutomationRun
 from automations.schedules import Once, Schedule, describe, next_after, schedule_dump
 from automations.schemas import KindField
 from automations.services import crud
-from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, ToolError, register
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
 from talorys.workspace.tools import local_iso
@@ -206,20 +207,15 @@ class _AutomationApprovalTool(SoftDeleteTool):
     args = AutomationIdArgs
     verb: ClassVar[str]
 
-    def _proposal(self, obj: Automation) -> Proposal:
+    def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
+        obj = self._live(args.automation_id)
+        if obj is None:
+            raise NotFound(f"There is no automation with id {args.automation_id}.")
         return Proposal(
             target_id=obj.pk,
             snapshot=self._hash(obj),
             summary=f"{self.verb} the automation “{obj.name}” ({selectors.schedule_text(obj)})",
         )
-
-    def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
-        obj = self._live(args.automation_id)
-        if obj is None:
-            raise ToolError(
-                f"There is no automation with id {args.automation_id}.", code="NOT_FOUND"
-            )
-        return self._proposal(obj)
 
 
 @register
@@ -253,7 +249,7 @@ class CancelAutomation(_AutomationApprovalTool):
     def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
         proposal = super().prepare(args, ctx)
         if self._live(args.automation_id).cancelled_at is not None:
-            raise ToolError("That automation is already cancelled.", code="CONFLICT")
+            raise Conflict("That automation is already cancelled.")
         return proposal
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
@@ -299,9 +295,7 @@ class ScheduleAgentPrompt(Tool):
         # Checked now, so the owner is never asked to approve what could not be created.
         zone = owner_zone()
         if next_after(args.schedule, timezone.now(), zone) is None:
-            raise ToolError(
-                "schedule.at: that time has passed; give a time in the future.", code="VALIDATION"
-            )
+            raise ValidationFailed("schedule.at: that time has passed; give a time in the future.")
         return Proposal(
             target_id=0,
             snapshot=self.NEW,
