@@ -13,8 +13,15 @@ from approvals.api import router as approvals_router
 from automations.api import router as automations_router
 from memory.api import router as memory_router
 from talorys.accounts.api import auth_router
-from talorys.accounts.auth import api_login_required, owner_auth
-from talorys.lib.errors import AppError, code_for_status, database_unavailable, error_body
+from talorys.accounts.auth import NOT_AUTHENTICATED, api_login_required, owner_auth
+from talorys.lib.errors import (
+    AppError,
+    Unauthorized,
+    ValidationFailed,
+    code_for_status,
+    database_unavailable,
+    error_body,
+)
 from talorys.lib.health import health_router
 from talorys.notifications.api import notifications_router, push_router
 from talorys.workspace.api import (
@@ -65,15 +72,15 @@ def _validation_error(request: HttpRequest, exc: NinjaValidationError) -> HttpRe
     ]
     message = "; ".join(f"{'.'.join(d['loc'][1:]) or d['loc'][0]}: {d['message']}" for d in details)
     return api.create_response(
-        request, error_body("VALIDATION", message or "Invalid input.", details), status=422
+        request,
+        error_body(ValidationFailed.code, message or "Invalid input.", details),
+        status=ValidationFailed.status,
     )
 
 
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return api.create_response(
-        request, error_body("UNAUTHORIZED", "Log in, or send a valid API token."), status=401
-    )
+    return _app_error(request, Unauthorized(NOT_AUTHENTICATED))
 
 
 @api.exception_handler(HttpError)

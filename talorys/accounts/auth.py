@@ -31,10 +31,10 @@ from talorys.lib.errors import (
     BadRequest,
     Forbidden,
     Unauthorized,
-    error_body,
 )
 
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
+NOT_AUTHENTICATED = "Log in, or send a valid API token."
 # The request attribute that holds the API token a request came with (HttpRequest has no field
 # for it, so it is set and read by name).
 _API_TOKEN = "api_token"
@@ -108,9 +108,8 @@ def api_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         except AppError as exc:  # a CSRF failure: these views sit outside ninja's handlers
             return JsonResponse(exc.envelope(), status=exc.status)
         if user is None:
-            return JsonResponse(
-                error_body("UNAUTHORIZED", "Log in, or send a valid API token."), status=401
-            )
+            missing = Unauthorized(NOT_AUTHENTICATED)
+            return JsonResponse(missing.envelope(), status=missing.status)
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -180,5 +179,5 @@ def request_owner(request: HttpRequest) -> User:
     """The user django-ninja's auth found for this request (``request.auth``)."""
     user = getattr(request, "auth", None)
     if not isinstance(user, User):
-        raise Unauthorized("Log in, or send a valid API token.")
+        raise Unauthorized(NOT_AUTHENTICATED)
     return user

@@ -23,7 +23,9 @@ class ApiToken(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )
-    name = models.CharField(max_length=100)
+    NAME_MAX = 100  # read by the API's schema and api_token_create
+
+    name = models.CharField(max_length=NAME_MAX)
     prefix = models.CharField(max_length=12, help_text="First characters, to tell tokens apart")
     token_hash = models.CharField(max_length=64, unique=True)
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.READ)

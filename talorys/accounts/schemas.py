@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
-from talorys.lib.schemas import In
+from talorys.accounts.models import ApiToken
+from talorys.lib.schemas import In, one_of
 
 
 class LoginIn(In):
@@ -33,9 +34,10 @@ class PasswordChangeIn(In):
 
 
 class ApiTokenIn(In):
-    name: str = Field(min_length=1, max_length=100)
-    scope: Literal["read", "write"] = Field(
-        "read", description="read: GET only. write: also create, change and delete to the bin."
+    name: str = Field(min_length=1, max_length=ApiToken.NAME_MAX)
+    scope: Annotated[ApiToken.Scope, one_of(ApiToken.Scope)] = Field(
+        ApiToken.Scope.READ,
+        description="read: GET only. write: also create, change and delete to the bin.",
     )
 
 

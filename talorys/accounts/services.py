@@ -293,8 +293,8 @@ def api_token_create(
     name = name.strip()
     if not name:
         raise ValidationFailed("A token needs a name.")
-    if len(name) > 100:
-        raise ValidationFailed("A token name has at most 100 characters.")
+    if len(name) > ApiToken.NAME_MAX:
+        raise ValidationFailed(f"A token name has at most {ApiToken.NAME_MAX} characters.")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, name=name, prefix=raw[:12], token_hash=_hash_token(raw), scope=scope

@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from talorys.lib.errors import error_body
+from talorys.lib.errors import code_for_status, error_body
 
 TOO_LARGE_MESSAGE = "The request body is too large."
 
@@ -50,7 +50,9 @@ def _declared_length(value: bytes | str | None) -> int | None:
 def _too_large_body(path: str) -> tuple[bytes, bytes]:
     """(content type, body) of the 413: the envelope under /api/, plain text elsewhere."""
     if path.startswith("/api/"):
-        return b"application/json", json.dumps(error_body("TOO_LARGE", TOO_LARGE_MESSAGE)).encode()
+        return b"application/json", json.dumps(
+            error_body(code_for_status(413), TOO_LARGE_MESSAGE)
+        ).encode()
     return b"text/plain; charset=utf-8", TOO_LARGE_MESSAGE.encode()
 
 

@@ -96,7 +96,7 @@ class ApiErrorEnvelopeMiddleware:
             return JsonResponse(error_body(code_for_status(413), _MESSAGES[413]), status=413)
         if _is_api(request) and isinstance(exception, MultiPartParserError):
             return JsonResponse(
-                error_body("BAD_REQUEST", "The multipart/form-data body could not be read."),
+                error_body(code_for_status(400), "The multipart/form-data body could not be read."),
                 status=400,
             )
         # No database connection to be had (pool exhausted): load, so 503, never 500.
@@ -108,14 +108,16 @@ class ApiErrorEnvelopeMiddleware:
         if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None
         log.exception("Unhandled error on %s %s", request.method, request.path)
-        return JsonResponse(error_body("INTERNAL", _MESSAGES[500]), status=500)
+        return JsonResponse(error_body(code_for_status(500), _MESSAGES[500]), status=500)
 
 
 def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """CSRF_FAILURE_VIEW: JSON under /api/, Django's page elsewhere."""
     if _is_api(request):
         return JsonResponse(
-            error_body("FORBIDDEN", f"CSRF check failed ({reason}): send the X-CSRFToken header."),
+            error_body(
+                code_for_status(403), f"CSRF check failed ({reason}): send the X-CSRFToken header."
+            ),
             status=403,
         )
     from django.views.csrf import csrf_failure

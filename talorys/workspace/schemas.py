@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, OwnerSettings, Project, Task
+from talorys.workspace.selectors import EmbeddingsProviderKind, ModelProviderKind
 
 # The limits and choices are the models': these read them, never restate them.
 TaskStatus = Annotated[Task.Status, one_of(Task.Status)]
@@ -121,7 +122,7 @@ class SettingsOut(Schema):
     """The owner's settings. API keys never leave the server: only whether one is set."""
 
     time_zone: str
-    provider: Literal["demo", "openai-compatible"]
+    provider: ModelProviderKind
     model_base_url: str
     model_name: str
     model_api_key_set: bool
@@ -133,7 +134,7 @@ class SettingsOut(Schema):
     max_output_tokens: int
     max_context_tokens: int
     semantic_enabled: bool
-    embeddings_provider: Literal["builtin", "openai-compatible"]
+    embeddings_provider: EmbeddingsProviderKind
     embeddings_base_url: str
     embeddings_model: str
     embeddings_api_key_set: bool

@@ -109,15 +109,18 @@ def embeddings_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
     )
 
 
-def model_provider_kind(*, owner_settings: OwnerSettings) -> Literal["demo", "openai-compatible"]:
+# What runs the chat and the embeddings, as the settings page and API show it.
+ModelProviderKind = Literal["demo", "openai-compatible"]
+EmbeddingsProviderKind = Literal["builtin", "openai-compatible"]
+
+
+def model_provider_kind(*, owner_settings: OwnerSettings) -> ModelProviderKind:
     """Without both a server and a model name, chat runs on the built-in demo provider."""
     endpoint = model_endpoint(owner_settings=owner_settings)
     return "openai-compatible" if endpoint.base_url and endpoint.model else "demo"
 
 
-def embeddings_provider_kind(
-    *, owner_settings: OwnerSettings
-) -> Literal["builtin", "openai-compatible"]:
+def embeddings_provider_kind(*, owner_settings: OwnerSettings) -> EmbeddingsProviderKind:
     endpoint = embeddings_endpoint(owner_settings=owner_settings)
     return "openai-compatible" if endpoint.base_url and endpoint.model else "builtin"
 
