@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from talorys.notifications.models import Notification
-from talorys.workspace.models import LiveQuerySet
+from talorys.workspace.models import LiveManager
 
 
 class Automation(models.Model):
@@ -59,7 +59,7 @@ class Automation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = LiveQuerySet.as_manager()
+    objects = LiveManager()
 
     class Meta:
         ordering = ["next_run_at", "id"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from talorys.workspace.models import LiveQuerySet
+from talorys.workspace.models import LiveManager
 
 
 class Memory(models.Model):
@@ -33,7 +33,7 @@ class Memory(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
-    objects = LiveQuerySet.as_manager()
+    objects = LiveManager()
 
     class Meta:
         ordering = ["-updated_at", "id"]

@@ -58,10 +58,10 @@ _KINDS: dict[str, ItemKind] = {}
 
 def rows_of(model: type[models.Model]) -> LiveQuerySet:
     """Every row of a kind's model, in the bin or not: each declares
-    ``objects = LiveQuerySet.as_manager()``, which is checked here."""
+    ``objects = LiveManager()``, which is checked here."""
     rows = model._default_manager.all()
     if not isinstance(rows, LiveQuerySet):
-        raise TypeError(f"{model.__name__}.objects must be LiveQuerySet.as_manager().")
+        raise TypeError(f"{model.__name__}.objects must be LiveManager().")
     return rows
 
 

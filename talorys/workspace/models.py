@@ -8,16 +8,34 @@ the talorys app (db_table): the models moved here without a change to the databa
 
 from __future__ import annotations
 
+from typing import Self, TypeVar
 from zoneinfo import available_timezones
 
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+_M = TypeVar("_M", bound=models.Model)
 
-class LiveQuerySet(models.QuerySet):
-    def live(self) -> LiveQuerySet:
+
+class LiveQuerySet(models.QuerySet[_M]):
+    def live(self) -> Self:
         return self.filter(deleted_at__isnull=True)
+
+
+class LiveManager(models.Manager[_M]):
+    """``objects`` of every kind with a bin: its querysets are LiveQuerySets.
+
+    A class of its own rather than ``LiveQuerySet.as_manager()``: django-stubs builds the manager
+    that ``as_manager()`` makes in each module that calls it, and loses it in an incremental mypy
+    run after another app's models changed ("Could not resolve manager type").
+    """
+
+    def get_queryset(self) -> LiveQuerySet[_M]:
+        return LiveQuerySet(self.model, using=self._db)
+
+    def live(self) -> LiveQuerySet[_M]:
+        return self.get_queryset().live()
 
 
 class Project(models.Model):
@@ -31,7 +49,7 @@ class Project(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
-    objects = LiveQuerySet.as_manager()
+    objects = LiveManager()
 
     class Meta:
         db_table = "talorys_project"
@@ -68,7 +86,7 @@ class Task(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
-    objects = LiveQuerySet.as_manager()
+    objects = LiveManager()
 
     class Meta:
         db_table = "talorys_task"
@@ -100,7 +118,7 @@ class Note(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
-    objects = LiveQuerySet.as_manager()
+    objects = LiveManager()
 
     class Meta:
         db_table = "talorys_note"
