@@ -6,14 +6,13 @@ from ninja.pagination import paginate
 from approvals import selectors, services
 from approvals.models import ApprovalEvent, PendingAction
 from approvals.schemas import ApprovalEventOut, ApprovalFilters, AuditFilters, PendingActionOut
-from talorys.accounts.auth import owner_session_auth
+from talorys.accounts.auth import owner_session_auth, request_owner
 from talorys.lib.pagination import Pagination
 
 router = Router(tags=["approvals"])
 
 # Deciding is the owner's own act, in the app: a personal API token (a script) may read the
 # approvals but never approve, reject or undo one, so a leaked token cannot wave deletions through.
-# owner_session_auth admits the session's owner only, so the deciding user is request.user.
 
 
 @router.get("/approvals", response=list[PendingActionOut])
@@ -41,16 +40,16 @@ def approval_get(request: HttpRequest, action_id: int) -> PendingAction:
     "/approvals/{int:action_id}/approve", auth=owner_session_auth, response=PendingActionOut
 )
 def approval_approve(request: HttpRequest, action_id: int) -> PendingAction:
-    return services.pending_action_approve(action_id=action_id, user=request.user)
+    return services.pending_action_approve(action_id=action_id, user=request_owner(request))
 
 
 @router.post(
     "/approvals/{int:action_id}/reject", auth=owner_session_auth, response=PendingActionOut
 )
 def approval_reject(request: HttpRequest, action_id: int) -> PendingAction:
-    return services.pending_action_reject(action_id=action_id, user=request.user)
+    return services.pending_action_reject(action_id=action_id, user=request_owner(request))
 
 
 @router.post("/approvals/{int:action_id}/undo", auth=owner_session_auth, response=PendingActionOut)
 def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
-    return services.pending_action_undo(action_id=action_id, user=request.user)
+    return services.pending_action_undo(action_id=action_id, user=request_owner(request))
