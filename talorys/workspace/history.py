@@ -2,8 +2,9 @@
 
 Every kind of item the owner keeps registers here once (``register_kind``): its model (with
 ``deleted_at``), its content fields, and the services that restore it and apply old content.
-The workspace's kinds register in talorys/workspace/services/ (tasks, notes, projects); memory, automations and agent
-register theirs when they load, so the workspace never imports an app above it.
+The workspace's kinds register in talorys/workspace/services/ (tasks, notes, projects); memory,
+automations and agent register theirs when they load, so the workspace never imports an app
+above it.
 
 - Services record each change with ``change_record`` in the transaction that makes it: who
   (``Actor``), the turn that made it, the content fields before and after.
