@@ -188,6 +188,10 @@ def default_reply(body: dict[str, Any]) -> Reply:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # A listen backlog like a real model server's: with socketserver's default of 5, tests that
+    # start many turns at once (test_connection_pool.py) saw some connects reset, reported as
+    # PROVIDER_UNREACHABLE (benchmarks/concurrent_turns.py hit the same).
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client hanging up on a kept-alive connection is normal here, not worth a traceback.
