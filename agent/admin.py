@@ -5,6 +5,8 @@ through agent/services.py like the owner's.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
@@ -13,11 +15,25 @@ from agent import services
 from agent.models import Conversation, Message
 from talorys.workspace.admin import BinAdmin
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _Counted(TypedDict):
+    _messages: int  # get_queryset's annotation
+
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["created_at", "role", "status", "origin", "content", "tool_activity", "error_code"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "created_at",
+        "role",
+        "status",
+        "origin",
+        "content",
+        "tool_activity",
+        "error_code",
+    )
     extra = 0
     can_delete = False  # a transcript is kept whole; the conversation goes to the bin with it
 
@@ -50,7 +66,7 @@ class ConversationAdmin(BinAdmin):
         return super().get_queryset(request).annotate(_messages=Count("messages"))
 
     @admin.display(description="messages", ordering="_messages")
-    def message_count(self, obj: Conversation) -> int:
+    def message_count(self, obj: WithAnnotations[Conversation, _Counted]) -> int:
         return obj._messages
 
     def service_delete(self, request: HttpRequest, obj: Conversation) -> None:

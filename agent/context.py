@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.models import Message
 from talorys.providers.base import ChatMessage
 
 MAX_USER_CHARS = 16_000  # an owner message's body in the window
@@ -30,7 +31,7 @@ SUMMARY_SYSTEM = "You write compact, factual conversation summaries."
 @dataclass(frozen=True)
 class HistoryEntry:
     id: int
-    role: str  # "user" | "assistant"
+    role: Message.Role
     content: str
 
 
@@ -52,7 +53,7 @@ def history_budget(*, max_context_tokens: int, system_prompt: str) -> int:
 
 
 def _windowed(entry: HistoryEntry) -> HistoryEntry:
-    if entry.role == "user" and len(entry.content) > MAX_USER_CHARS:
+    if entry.role == Message.Role.USER and len(entry.content) > MAX_USER_CHARS:
         return HistoryEntry(id=entry.id, role=entry.role, content=entry.content[:MAX_USER_CHARS])
     return entry
 
@@ -81,7 +82,7 @@ def summary_messages(*, prior_summary: str, overflow: list[HistoryEntry]) -> lis
     """The separate summarizer's input: the prior summary and the evicted messages, nothing else
     (no tools, no system prompt of the main turn)."""
     transcript = "\n\n".join(
-        f"{'Owner' if entry.role == 'user' else 'Assistant'}: {entry.content[:SUMMARY_ENTRY_CHARS]}"
+        f"{'Owner' if entry.role == Message.Role.USER else 'Assistant'}: {entry.content[:SUMMARY_ENTRY_CHARS]}"
         for entry in overflow
     )
     request = (
@@ -103,4 +104,9 @@ def clean_summary(text: str) -> str:
 
 
 def window_messages(window: Window) -> list[ChatMessage]:
-    return [ChatMessage(role=entry.role, content=entry.content) for entry in window.kept]
+    return [
+        ChatMessage(
+            role="user" if entry.role == Message.Role.USER else "assistant", content=entry.content
+        )
+        for entry in window.kept
+    ]

@@ -7,6 +7,14 @@ from django.db import models
 from talorys.workspace.models import LiveQuerySet
 
 
+class Origin(models.TextChoices):
+    """Where a conversation or a message came from. An imported one was never typed into this
+    chat: its messages are data, never retried as live input (services._retry_target)."""
+
+    LIVE = "live"
+    IMPORT = "import"
+
+
 class Conversation(models.Model):
     title = models.CharField(max_length=200, blank=True, default="")
     # Running summary of messages evicted from the context window, up to and including
@@ -17,7 +25,7 @@ class Conversation(models.Model):
     turn_id = models.CharField(max_length=64, blank=True, default="")
     turn_lease_until = models.DateTimeField(null=True, blank=True)
     turn_cancel_requested = models.BooleanField(default=False)
-    origin = models.CharField(max_length=8, default="live")  # live | import
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # In the bin (talorys/workspace/history.py): hidden from lists, and it takes no turns.
@@ -42,10 +50,6 @@ class Message(models.Model):
         COMPLETE = "complete"
         CANCELLED = "cancelled"
         ERROR = "error"
-
-    class Origin(models.TextChoices):
-        LIVE = "live"
-        IMPORT = "import"
 
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="messages"

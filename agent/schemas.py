@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from agent.models import Message, Origin
 from agent.services import MAX_MESSAGE_CHARS
 from talorys.lib.schemas import In
 from talorys.workspace.schemas import ChangeOut
@@ -31,18 +32,18 @@ class ChatCancelOut(Schema):
 class ConversationOut(Schema):
     id: int
     title: str
-    origin: str
+    origin: Origin
     created_at: dt.datetime
     updated_at: dt.datetime
 
 
 class MessageOut(Schema):
     id: int
-    role: str
+    role: Message.Role
     content: str
-    status: str
+    status: Message.Status
     tool_activity: list[dict[str, Any]]
-    origin: str
+    origin: Origin
     error_code: str
     created_at: dt.datetime
     # What the model changed in this reply's turn, oldest first (each revertable).

@@ -9,6 +9,7 @@ from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
 from talorys.lib.errors import NotFound
+from talorys.workspace.models import Change
 from talorys.workspace.selectors import change_list
 
 HISTORY_LIMIT = 200
@@ -30,7 +31,7 @@ def conversation_with_messages(*, conversation_id: int) -> Conversation:
     if conversation is None:
         raise NotFound(f"Conversation {conversation_id} does not exist.")
     messages = list(conversation.messages.all())
-    by_message: dict[int, list] = {}
+    by_message: dict[int | None, list[Change]] = {}
     for change in change_list(message_ids=[m.pk for m in messages]).order_by("id"):
         by_message.setdefault(change.message_id, []).append(change)
     for message in messages:
@@ -67,7 +68,7 @@ def conversation_history(*, conversation_id: int, after_id: int | None) -> list[
         ]
         if notes:
             content = "\n\n".join([content, *notes]) if content else "\n\n".join(notes)
-        entries.append(HistoryEntry(id=pk, role=role, content=content))
+        entries.append(HistoryEntry(id=pk, role=Message.Role(role), content=content))
     return entries
 
 

@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.executor import ToolActivity
-from agent.models import Conversation, Message
+from agent.models import Conversation, Message, Origin
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.providers.base import without_nul
@@ -182,7 +182,7 @@ def _retry_target(*, conversation_id: int) -> Message:
     )
     if owner_message is None:
         raise ValidationFailed("There is no message of yours to retry in this conversation.")
-    if owner_message.origin == Message.Origin.IMPORT:
+    if owner_message.origin == Origin.IMPORT:
         # An imported message was never typed into this chat: it is data, not an instruction.
         raise ValidationFailed("An imported message cannot be retried; send it as a new message.")
     return owner_message

@@ -176,7 +176,7 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
         "type": "done",
         "conversation_id": conversation_id,
         "message_id": message_id,
-        "status": str(state.status),
+        "status": state.status,
     }
 
 

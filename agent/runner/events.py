@@ -56,7 +56,7 @@ class DoneEvent(TypedDict):
     type: Literal["done"]
     conversation_id: int
     message_id: int
-    status: str  # a Message.Status value
+    status: Message.Status
 
 
 TurnEvent = TitleEvent | StartEvent | TextEvent | ToolEvent | ErrorEvent | DoneEvent
