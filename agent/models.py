@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 
-from talorys.workspace.models import LiveQuerySet
+from talorys.workspace.models import LiveManager
+
+if TYPE_CHECKING:
+    from talorys.workspace.models import Change
 
 
 class Origin(models.TextChoices):
@@ -31,7 +36,7 @@ class Conversation(models.Model):
     # In the bin (talorys/workspace/history.py): hidden from lists, and it takes no turns.
     deleted_at = models.DateTimeField(null=True, blank=True)
 
-    objects = LiveQuerySet.as_manager()
+    objects = LiveManager()
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -63,6 +68,10 @@ class Message(models.Model):
     tool_activity = models.JSONField(default=list, blank=True)
     error_code = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Not a column: set by selectors.conversation_with_messages, what the model changed in this
+    # reply's turn.
+    changes: list[Change]
 
     class Meta:
         ordering = ["conversation_id", "id"]
