@@ -48,11 +48,12 @@ $(DEV_STAMP): requirements/dev.lock requirements/runtime.lock | $(UV)
 run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded defaults)
 	$(BIN)/python manage.py talorys_run
 
-test: $(DEV_STAMP) ## Lint, check the layers and the lock, run the whole suite
+test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the whole suite
 	$(BIN)/python requirements/check.py
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP) ## ruff lint and format check only

@@ -4,8 +4,10 @@
    range changed without `make lock` fails here).
 2. runtime.lock pins exactly what dev.lock pins for the same packages, and is hashed.
 3. Every third-party module the code imports comes from a declared dependency: the apps' from
-   [project] dependencies, tests' and benchmarks' from those or the dev extra. A module that only
-   arrives with another package (pywebpush brings requests) does not count.
+   [project] dependencies, tests' and benchmarks' from those or the dev extra. An app's import
+   under ``if TYPE_CHECKING:`` never runs, so it may come from the dev extra (the type checker's
+   stubs). A module that only arrives with another package (pywebpush brings requests) does not
+   count.
 """
 
 from __future__ import annotations
@@ -56,15 +58,34 @@ def check_ranges(requirements: list[str], pins: dict[str, str], lock: str) -> li
     return problems
 
 
-def imported_modules(roots: tuple[str, ...]) -> dict[str, str]:
-    """Top-level names imported by absolute imports under roots -> one file that imports it."""
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes inside ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) blocks."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+            (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+            or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")
+        ):
+            for statement in node.body:
+                inside.update(id(child) for child in ast.walk(statement))
+    return inside
+
+
+def imported_modules(roots: tuple[str, ...], *, type_checking: bool = False) -> dict[str, str]:
+    """Top-level names imported by absolute imports under roots -> one file that imports it.
+
+    Imports the program runs, or with ``type_checking`` those only under ``if TYPE_CHECKING:``.
+    """
     found: dict[str, str] = {}
     for root in roots:
         path = ROOT / root
         files = [path] if path.is_file() else sorted(path.rglob("*.py"))
         for file in files:
             tree = ast.parse(file.read_text(), filename=str(file))
+            only_typing = _type_checking_only(tree)
             for node in ast.walk(tree):
+                if (id(node) in only_typing) != type_checking:
+                    continue
                 if isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -85,11 +106,13 @@ def first_party() -> set[str]:
     return names
 
 
-def check_imports(roots: tuple[str, ...], declared: set[str], label: str) -> list[str]:
+def check_imports(
+    roots: tuple[str, ...], declared: set[str], label: str, *, type_checking: bool = False
+) -> list[str]:
     providers = importlib.metadata.packages_distributions()
     skip = set(sys.stdlib_module_names) | first_party() | {"__future__"}
     problems = []
-    for module, where in sorted(imported_modules(roots).items()):
+    for module, where in sorted(imported_modules(roots, type_checking=type_checking).items()):
         if module in skip:
             continue
         dists = {canonicalize_name(d) for d in providers.get(module, [])}
@@ -119,7 +142,13 @@ def main() -> int:
     declared_runtime = {canonicalize_name(Requirement(r).name) for r in runtime_reqs}
     declared_dev = declared_runtime | {canonicalize_name(Requirement(r).name) for r in dev_reqs}
     problems += check_imports(APP_ROOTS, declared_runtime, "[project] dependencies")
+    problems += check_imports(
+        APP_ROOTS, declared_dev, "the dev extra (a type-checking import)", type_checking=True
+    )
     problems += check_imports(DEV_ROOTS, declared_dev, "[project] dependencies or the dev extra")
+    problems += check_imports(
+        DEV_ROOTS, declared_dev, "[project] dependencies or the dev extra", type_checking=True
+    )
 
     for problem in problems:
         print(problem, file=sys.stderr)
