@@ -93,7 +93,7 @@ def database_pool_options() -> dict[str, float]:
     """psycopg_pool's options for PostgreSQL (Django 5.1+ pools when OPTIONS has "pool").
 
     A chat turn gives its connection back after each short trip to the database
-    (agent/runner.py), so a few connections serve many concurrent turns; a request that finds
+    (agent/runner/db.py), so a few connections serve many concurrent turns; a request that finds
     none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/lib/errors.py), and
     the process never opens more than max_size, whatever the load.
     """

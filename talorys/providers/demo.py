@@ -152,7 +152,7 @@ class DemoProvider:
 
 # --- reminders at a time ----------------------------------------------------------------------
 
-# Automation.MAX_NAME / MAX_MESSAGE (automations/models.py): the provider layer cannot import it.
+# Automation.NAME_MAX / MESSAGE_MAX (automations/models.py): the provider layer cannot import it.
 _NAME_CHARS = 200
 _MESSAGE_CHARS = 4_000
 _EXAMPLES = "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”"

@@ -130,7 +130,7 @@ def test_a_scheduled_prompt_without_ordinary_budget_is_skipped_before_spending_a
 
 
 def test_a_scheduled_prompt_runs_on_the_model_and_notifies_its_reply(db, clock, run_now):
-    """The model loop is the runner's (agent/runner.py, tested there); here: its reply becomes
+    """The model loop is the runner's (agent/runner/, tested there); here: its reply becomes
     the run's result and notification, and the budgets were spent by the runner, once each."""
     run = run_now(create("agent_prompt", message="Check my tasks", name="Task check"))
     assert run.status == "ok", run.error
