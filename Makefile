@@ -62,7 +62,7 @@ lint: $(DEV_STAMP) ## ruff lint and format check only
 format: $(DEV_STAMP) ## Format the code with ruff
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .
 
-check-imports: $(DEV_STAMP) ## Check the layers of DESIGN.md
+check-imports: $(DEV_STAMP) ## Check the layers (docs/architecture.md)
 	$(BIN)/lint-imports
 
 # mypy with django-stubs ([tool.mypy] in pyproject.toml names the packages); its plugin loads

@@ -2,7 +2,7 @@
 proposal and decision.
 
 The pending action refers to its conversation and message by id only: approvals sits below the
-agent app (DESIGN.md, Layers) and must not depend on its models.
+agent app (docs/architecture.md, layers) and must not depend on its models.
 """
 
 from __future__ import annotations

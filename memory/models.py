@@ -55,8 +55,13 @@ class MemoryRevision(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="revisions")
     action = models.CharField(max_length=8, choices=Action.choices)
     text = models.TextField()
-    category = models.CharField(max_length=16, choices=Memory.Category.choices)
-    source = models.CharField(max_length=16, choices=Memory.Source.choices)
+    # The memory's own columns, as they were: same width and choices (declared once, on Memory).
+    category = models.CharField(
+        max_length=Memory._meta.get_field("category").max_length, choices=Memory.Category.choices
+    )
+    source = models.CharField(
+        max_length=Memory._meta.get_field("source").max_length, choices=Memory.Source.choices
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

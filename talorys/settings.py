@@ -1,4 +1,4 @@
-"""Talorys settings: one module, read from the environment (see DESIGN.md, Configuration)."""
+"""Talorys settings: one module, read from the environment (the README lists every variable)."""
 
 from __future__ import annotations
 

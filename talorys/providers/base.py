@@ -2,7 +2,7 @@
 
 A provider turns (messages, tool specs) into a stream of events. Tool specs are
 ``talorys.lib.tools.Tool.spec()`` dicts; each adapter translates them to its wire format. Nothing
-here imports an app: only talorys.lib, for the error root (DESIGN.md, Layers).
+here imports an app: only talorys.lib, for the error root (docs/architecture.md, layers).
 """
 
 from __future__ import annotations

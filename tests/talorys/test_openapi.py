@@ -1,4 +1,4 @@
-"""The API's published surface: the HTTP contract of DESIGN.md, and JSON errors everywhere."""
+"""The API's published surface: the HTTP contract (README, The API), and JSON errors everywhere."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-# (path, methods) from DESIGN.md's HTTP contract, for the parts built so far.
+# (path, methods) from the HTTP contract, for the parts built so far.
 CONTRACT = {
     "/api/health": {"get"},
     "/api/auth/login": {"post"},
