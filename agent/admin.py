@@ -13,6 +13,7 @@ from django.http import HttpRequest
 
 from agent import services
 from agent.models import Conversation, Message
+from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.workspace.admin import BinAdmin
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class ConversationAdmin(BinAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(ReadOnlyAdmin):
     """Every message across conversations, to find a failed or stuck reply. Read-only."""
 
     list_display = ["id", "conversation", "role", "status", "origin", "error_code", "created_at"]
@@ -83,12 +84,3 @@ class MessageAdmin(admin.ModelAdmin):
     search_fields = ["content"]
     list_select_related = ["conversation"]
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
-        return False

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.http import HttpRequest
 
 from approvals.models import ApprovalEvent, PendingAction
+from talorys.lib.readonly_admin import ReadOnlyAdmin
 
 
 class ApprovalEventInline(admin.TabularInline):
@@ -15,7 +15,11 @@ class ApprovalEventInline(admin.TabularInline):
 
 
 @admin.register(PendingAction)
-class PendingActionAdmin(admin.ModelAdmin):
+class PendingActionAdmin(ReadOnlyAdmin):
+    """Read-only: a status, payload or expiry changed by hand would commit what the owner never
+    approved (or reopen an expired action) with no audit line. Approvals are decided by the owner
+    through approvals/services.py only; decided ones are pruned by housekeeping."""
+
     list_display = (
         "id",
         "tool",
@@ -30,32 +34,12 @@ class PendingActionAdmin(admin.ModelAdmin):
     search_fields = ("summary", "preview", "error")
     inlines = [ApprovalEventInline]
 
-    # Read-only: a status, payload or expiry changed by hand would commit what the owner never
-    # approved (or reopen an expired action) with no audit line. Approvals are decided by the
-    # owner through approvals/services.py only; decided ones are pruned by housekeeping.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
 
 @admin.register(ApprovalEvent)
-class ApprovalEventAdmin(admin.ModelAdmin):
+class ApprovalEventAdmin(ReadOnlyAdmin):
+    """The audit trail is written by the code and kept: never added, changed or deleted by hand."""
+
     list_display = ("at", "kind", "tool", "target_id", "summary", "actor")
     list_filter = ("kind", "tool")
     search_fields = ("summary", "detail", "actor")
     readonly_fields = [f.name for f in ApprovalEvent._meta.fields]
-
-    # The audit trail is written by the code and kept: never added, changed or deleted by hand.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 
 from automations.models import Automation, AutomationRun
 from automations.services import crud
+from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.workspace.admin import ServiceAdmin
 
 
@@ -42,26 +43,6 @@ class AutomationAdmin(ServiceAdmin):
     )
     list_filter = ("kind", "enabled", "origin", "last_status")
     search_fields = ("name", "message")
-    fields = (
-        "name",
-        "kind",
-        "message",
-        "schedule",
-        "enabled",
-        "origin",
-        "next_run_at",
-        "version",
-        "armed_time_zone",
-        "run_count",
-        "last_run_at",
-        "last_status",
-        "last_result",
-        "last_error",
-        "cancelled_at",
-        "deleted_at",
-        "created_at",
-        "updated_at",
-    )
     # The dispatcher's bookkeeping: editing it by hand would break the one-run-per-slot rule.
     # next_run_at follows the schedule and the enabled switch (the services re-arm it).
     readonly_fields = (
@@ -79,6 +60,7 @@ class AutomationAdmin(ServiceAdmin):
         "created_at",
         "updated_at",
     )
+    fields = ("name", "kind", "message", "schedule", "enabled", *readonly_fields)
     inlines = [AutomationRunInline]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Automation | None = None) -> Any:
@@ -103,7 +85,7 @@ class AutomationAdmin(ServiceAdmin):
 
 
 @admin.register(AutomationRun)
-class AutomationRunAdmin(admin.ModelAdmin):
+class AutomationRunAdmin(ReadOnlyAdmin):
     """The receipts of runs: written by the dispatcher and the run only (one per slot)."""
 
     list_display = ("automation", "slot", "status", "started_at", "finished_at")
@@ -111,12 +93,3 @@ class AutomationRunAdmin(admin.ModelAdmin):
     search_fields = ("automation__name", "result", "error")
     list_select_related = ("automation",)
     date_hierarchy = "slot"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: AutomationRun | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: AutomationRun | None = None) -> bool:
-        return False

@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from memory import services
 from memory.models import Memory, MemoryRevision
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.workspace.admin import ServiceAdmin
 
 
@@ -70,23 +71,10 @@ class MemoryAdmin(ServiceAdmin):
 
 
 @admin.register(MemoryRevision)
-class MemoryRevisionAdmin(admin.ModelAdmin):
+class MemoryRevisionAdmin(ReadOnlyAdmin):
     """The history of every memory, searchable across memories. Written by the code only."""
 
     list_display = ["memory_id", "action", "text", "category", "source", "created_at"]
     list_filter = ["action", "source", "category"]
     search_fields = ["text"]
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(
-        self, request: HttpRequest, obj: MemoryRevision | None = None
-    ) -> bool:
-        return False
-
-    def has_delete_permission(
-        self, request: HttpRequest, obj: MemoryRevision | None = None
-    ) -> bool:
-        return False
