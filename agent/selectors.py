@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db.models import Prefetch, Q, QuerySet
 
 from agent.context import HistoryEntry
 from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
+from memory.recall.sources import Doc, RecallSource
 from talorys.lib.errors import NotFound
 from talorys.workspace.models import Change
-from talorys.workspace.selectors import change_list
+from talorys.workspace.selectors import change_list, changed_ids
 
 HISTORY_LIMIT = 200
 
@@ -101,3 +104,37 @@ def outcome_note(action: PendingAction) -> str:
     if action.status == PendingAction.Status.FAILED and action.error:
         outcome = f"{outcome}: {action.error}"
     return f"[Approval outcome: {action.summary} — {outcome}.]"
+
+
+# --- recall over past conversations (memory/recall/) -------------------------------------------
+
+# A reply is indexed once complete; its row is made when the turn starts, so the lazy pass looks
+# this far back for replies that finished since.
+REPLY_GRACE = dt.timedelta(minutes=15)
+
+
+def recallable_messages() -> QuerySet[Message]:
+    """The owner's messages and complete replies of conversations not in the bin."""
+    return Message.objects.filter(
+        conversation__deleted_at__isnull=True, status=Message.Status.COMPLETE
+    ).exclude(content="")
+
+
+def messages_changed_since(since: dt.datetime) -> set[int]:
+    """Messages made since ``since`` (less the grace), and those of conversations binned,
+    restored or renamed since."""
+    conversations = changed_ids(kind="conversation", since=since)
+    rows = Message.objects.filter(
+        Q(created_at__gte=since - REPLY_GRACE) | Q(conversation_id__in=conversations)
+    )
+    return set(rows.values_list("pk", flat=True))
+
+
+def message_recall_source() -> RecallSource:
+    return RecallSource(
+        kind="messages",
+        live=recallable_messages,
+        doc=lambda m: Doc(object_id=m.pk, title="", body=m.content, parent_id=m.conversation_id),
+        changed_since=messages_changed_since,
+        columns=("content", "conversation_id"),
+    )

@@ -8,6 +8,8 @@ from django.db.models import QuerySet
 
 from automations.models import Automation, AutomationRun
 from automations.schedules import describe, schedule_parse
+from memory.recall.sources import Doc, RecallSource
+from memory.sources import changes_of
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.workspace.services import owner_zone
 
@@ -43,3 +45,14 @@ def schedule_text(automation: Automation, zone: ZoneInfo | None = None) -> str:
     except ValidationFailed as exc:  # a hand edit in the admin; the dispatcher pauses it
         return f"invalid schedule ({exc.message})"
     return describe(schedule, zone or owner_zone())
+
+
+def automation_recall_source() -> RecallSource:
+    """Automations for recall (memory/recall/): their name and message or prompt."""
+    return RecallSource(
+        kind="automations",
+        live=Automation.objects.live,
+        doc=lambda a: Doc(object_id=a.pk, title=a.name, body=a.message),
+        changed_since=changes_of("automation"),
+        columns=("name", "message"),
+    )

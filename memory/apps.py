@@ -6,8 +6,9 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self) -> None:
-        from memory import tools  # noqa: F401  (registers the memory tools)
-        from memory.selectors import memory_search_hits
-        from talorys.lib.search import register_searcher
+        from memory import tools  # noqa: F401  (registers the memory and search tools)
+        from memory.recall.sources import register_source
+        from memory.sources import memory_sources
 
-        register_searcher("memories", memory_search_hits)
+        for source in memory_sources():
+            register_source(source)

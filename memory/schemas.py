@@ -1,24 +1,40 @@
-"""Input and output schemas of the memory API."""
+"""Input and output schemas of the memory API and of search (/api/search)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 from ninja import Schema
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from memory.models import Memory
-from talorys.lib.schemas import In
+from talorys.lib.schemas import BoundedDate, In, QueryText
+from talorys.lib.search import QUERY_MAX
 
 
 class MemoryIn(In):
     text: str = Field(min_length=1, max_length=Memory.TEXT_MAX)
     category: Memory.Category = Memory.Category.FACT
+    valid_from: BoundedDate | None = Field(None, description="Since when the fact holds.")
+    valid_to: BoundedDate | None = Field(None, description="Until when the fact holds.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MemoryIn:
+        if self.valid_from and self.valid_to and self.valid_from > self.valid_to:
+            raise ValueError("valid_from must not be after valid_to")
+        return self
 
 
 class MemoryPatch(In):
     text: str | None = Field(None, min_length=1, max_length=Memory.TEXT_MAX)
     category: Memory.Category | None = None
+    # null clears a date (unknown); leaving it out keeps it.
+    valid_from: BoundedDate | None = None
+    valid_to: BoundedDate | None = None
+    # null: current again (no longer superseded). Only null is accepted: superseding is the
+    # conflict check's, or a revert's.
+    superseded_by: None = None
 
     @field_validator("text", "category")
     @classmethod
@@ -34,14 +50,59 @@ class MemoryOut(Schema):
     text: str
     category: str
     source: str
+    valid_from: dt.date | None
+    valid_to: dt.date | None
+    superseded_by: int | None = Field(None, alias="superseded_by_id")
+    superseded_at: dt.datetime | None
+    contradicts: int | None = Field(None, alias="conflicts_with_id")
     created_at: dt.datetime
     updated_at: dt.datetime
 
 
+class MemoryFilters(Schema):
+    q: QueryText | None = Field(None, max_length=QUERY_MAX)
+    superseded: bool = Field(False, description="List the superseded memories instead.")
+
+
 class MemoryRevisionOut(Schema):
+    """One change and its provenance: who (``actor``), from which turn, and when."""
+
     id: int
     action: str
     text: str
     category: str
     source: str
+    valid_from: dt.date | None
+    valid_to: dt.date | None
+    superseded_by: int | None
+    actor: str
+    conversation_id: int | None
+    message_id: int | None
     created_at: dt.datetime
+
+
+class SearchQuery(Schema):
+    model_config = ConfigDict(str_strip_whitespace=True)
+
+    q: QueryText = Field(min_length=1, max_length=QUERY_MAX)
+    kinds: str | None = Field(
+        None, description="Comma-separated: memories, tasks, notes, projects, automations, messages"
+    )
+    limit: int = Field(20, ge=1, le=50)
+
+
+class SearchHitOut(Schema):
+    kind: str
+    id: int
+    title: str
+    snippet: str
+    score: float
+    conversation_id: int | None = Field(None, description="A message's conversation")
+
+
+class SearchOut(Schema):
+    items: list[SearchHitOut]
+    count: int
+    mode: Literal["keyword", "vector", "hybrid"]
+    # Set when vector recall is on but failed for this query (the keyword ranking stands).
+    error: str = ""

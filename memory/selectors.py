@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from functools import reduce
-from operator import or_
+from collections.abc import Iterable
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from memory.models import Memory, MemoryRevision
+from memory.recall import engine
+from memory.recall.engine import Hit, Mode, Recall
+from memory.recall.sources import recall_kinds
 from talorys.lib.errors import NotFound
-from talorys.lib.search import SearchHit, snippet
 
 
 def memory_get(*, memory_id: int) -> Memory:
@@ -20,9 +20,10 @@ def memory_get(*, memory_id: int) -> Memory:
     return memory
 
 
-def memory_list(*, q: str | None = None) -> QuerySet[Memory]:
-    """Live memories, most recently changed first; ``q`` keeps those whose text contains it."""
-    memories = Memory.objects.live()
+def memory_list(*, q: str | None = None, superseded: bool = False) -> QuerySet[Memory]:
+    """Current memories (or with ``superseded``, the superseded ones), most recently changed
+    first; ``q`` keeps those whose text contains it."""
+    memories = Memory.objects.live().filter(superseded_by__isnull=not superseded)
     if q and q.strip():
         memories = memories.filter(text__icontains=q.strip())
     return memories
@@ -34,63 +35,111 @@ def memory_history(*, memory_id: int) -> QuerySet[MemoryRevision]:
     return memory.revisions.order_by("-created_at", "-id")
 
 
-def memory_search_hits(q: str, limit: int) -> list[SearchHit]:
-    """The "memories" kind of unified search (talorys.lib.search; registered in memory/apps.py)."""
-    return [
-        SearchHit(kind="memories", id=m.pk, title=m.text[:80], snippet=snippet(m.text, q))
-        for m in memory_list(q=q)[:limit]
-    ]
+# --- recall (memory/recall/) ---------------------------------------------------------------
 
 
-# --- selection for a turn's context --------------------------------------------------------------
+def recall_items(
+    *,
+    query: str,
+    kinds: list[str] | None = None,
+    limit: int = 10,
+    mode: Mode | None = None,
+    catch_up: bool = True,
+) -> list[Hit]:
+    """The items that best answer ``query``, best first: memories, tasks, notes, projects,
+    automations and conversation messages (``kinds`` narrows them; unknown kinds are a
+    ValidationFailed). Hybrid when an embedder is on, keyword otherwise or when it fails.
+    Binned and superseded items are never recalled. ``catch_up`` False skips the lazy pass
+    (memory/recall/writer.py) for a caller that just made it."""
+    return engine.recall(
+        query=query, kinds=kinds, limit=limit, mode=mode, catch_up=catch_up
+    ).hits
+
+
+def recall_memories(
+    *, query: str, limit: int = 10, mode: Mode | None = None, catch_up: bool = True
+) -> list[Hit]:
+    """``recall_items`` over memories only."""
+    return recall_items(
+        query=query, kinds=["memories"], limit=limit, mode=mode, catch_up=catch_up
+    )
+
+
+def recall_search(*, query: str, kinds: list[str] | None = None, limit: int = 10) -> Recall:
+    """``recall_items`` with how it ranked them (for /api/search)."""
+    return engine.recall(query=query, kinds=kinds, limit=limit)
+
+
+# --- what a turn's context carries ------------------------------------------------------------
 
 MEMORY_LIMIT = 8
-MAX_KEYWORDS = 12
-MEMORY_CANDIDATES = 200
-
-_WORD = re.compile(r"[^\W_]{3,}")
-_STOPWORD_TEXT = (
-    "the and for are but not you your yours with this that these those from have has had was "
-    "were will would can could should what when where which who whom why how about into onto "
-    "than then them they their there here our ours its his her hers him she all any some just "
-    "also very much many more most please tell show give make let get got does did done want "
-    "need like know today tomorrow yesterday"
-)
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
-def _keywords(text: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in _STOPWORDS:
-            seen.setdefault(word)
-    return list(seen)[:MAX_KEYWORDS]
+def current_memories() -> QuerySet[Memory]:
+    """The memories recall may return: live and not superseded."""
+    return Memory.objects.live().filter(superseded_by__isnull=True)
 
 
-def memory_select_for_turn(*, text: str, limit: int = MEMORY_LIMIT) -> list[str]:
-    """Memories worth showing the model for this message: those sharing the most words with it,
-    then the most recently changed. A keyword stand-in until semantic recall replaces it."""
-    keywords = _keywords(text)
-    chosen: dict[int, str] = {}
-    if keywords:
-        matches = (
-            Memory.objects.live()
-            .filter(reduce(or_, (Q(text__icontains=word) for word in keywords)))
-            .order_by("-updated_at", "id")
-            .values_list("id", "text")[:MEMORY_CANDIDATES]
+def memories_for_turn(*, text: str, limit: int = MEMORY_LIMIT) -> list[str]:
+    """(Call after the index's lazy pass: read_inputs makes it.) The memories the model sees with this message: the ones recall ranks best for it (hybrid,
+    or keyword when the embedder is off or failing), then the most recently changed, so a few
+    standing facts are always there. A memory contradicted by another says so."""
+    ids = [hit.id for hit in recall_memories(query=text, limit=limit, catch_up=False)]
+    if len(ids) < limit:
+        ids += list(
+            current_memories()
+            .exclude(pk__in=ids)
+            .order_by("-updated_at", "-id")
+            .values_list("pk", flat=True)[: limit - len(ids)]
         )
-        # Most shared words first; sorted() keeps the most recent first among equals.
-        chosen.update(
-            sorted(matches, key=lambda row: -sum(word in row[1].lower() for word in keywords))[
-                :limit
-            ]
-        )
-    if len(chosen) < limit:
-        recent = (
-            Memory.objects.live()
-            .exclude(pk__in=list(chosen))
-            .order_by("-updated_at", "id")
-            .values_list("id", "text")[: limit - len(chosen)]
-        )
-        chosen.update(recent)
-    return list(chosen.values())
+    rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}
+    open_conflicts = _open_conflicts(rows.values())
+    lines = []
+    for pk in ids:
+        memory = rows.get(pk)
+        if memory is None:
+            continue
+        line = memory.text
+        if memory.valid_from or memory.valid_to:
+            line += f" ({_validity(memory)})"
+        other = open_conflicts.get(pk)
+        if other is not None:
+            line += f" [contradicts memory {other}; ask the owner which holds]"
+        lines.append(line)
+    return lines
+
+
+def _validity(memory: Memory) -> str:
+    if memory.valid_from and memory.valid_to:
+        return f"from {memory.valid_from} to {memory.valid_to}"
+    if memory.valid_from:
+        return f"since {memory.valid_from}"
+    return f"until {memory.valid_to}"
+
+
+def _open_conflicts(memories: Iterable[Memory]) -> dict[int, int]:
+    """memory id -> the id of a current memory it contradicts (either way round)."""
+    memories = list(memories)
+    pairs = {m.pk: m.conflicts_with_id for m in memories if m.conflicts_with_id}
+    # Contradicted by a current memory outside this set, or inside it.
+    for other in current_memories().filter(conflicts_with__in=[m.pk for m in memories]):
+        pairs.setdefault(other.conflicts_with_id, other.pk)  # type: ignore[arg-type]
+    current = set(
+        current_memories()
+        .filter(pk__in=set(pairs) | set(pairs.values()))
+        .values_list("pk", flat=True)
+    )
+    return {a: b for a, b in pairs.items() if a in current and b in current}
+
+
+def related_items_for_turn(*, text: str, conversation_id: int | None, limit: int = 5) -> list[str]:
+    """A few of the owner's items related to this message, for the prompt's "related" section:
+    tasks, notes, projects, automations and other conversations (this one's messages are in the
+    window already). Memories are in their own section."""
+    kinds = [kind for kind in recall_kinds() if kind != "memories"]
+    hits = [
+        hit
+        for hit in recall_items(query=text, kinds=kinds, limit=limit + 5, catch_up=False)
+        if not (hit.kind == "messages" and hit.conversation_id == conversation_id)
+    ][:limit]
+    return [f"[{hit.kind} {hit.id}] {hit.title}: {hit.snippet}" for hit in hits]

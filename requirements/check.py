@@ -7,7 +7,8 @@
    [project] dependencies, tests' and benchmarks' from those or the dev extra. An app's import
    under ``if TYPE_CHECKING:`` never runs, so it may come from the dev extra (the type checker's
    stubs). A module that only arrives with another package (pywebpush brings requests) does not
-   count.
+   count. The files in OPTIONAL_FILES may import their extra's packages (they import them only
+   when the extra is installed).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ LOCKS = ROOT / "requirements"
 # Where the project's own code lives; its first-party names are these and their top-level folders.
 APP_ROOTS = ("talorys", "agent", "memory", "automations", "approvals", "manage.py")
 DEV_ROOTS = ("tests", "benchmarks", "requirements")
+# file -> the optional extra whose packages it may import.
+OPTIONAL_FILES = {"talorys/providers/local_embedding.py": "local-embeddings"}
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 
@@ -107,7 +110,12 @@ def first_party() -> set[str]:
 
 
 def check_imports(
-    roots: tuple[str, ...], declared: set[str], label: str, *, type_checking: bool = False
+    roots: tuple[str, ...],
+    declared: set[str],
+    label: str,
+    *,
+    type_checking: bool = False,
+    optional: dict[str, set[str]] | None = None,
 ) -> list[str]:
     providers = importlib.metadata.packages_distributions()
     skip = set(sys.stdlib_module_names) | first_party() | {"__future__"}
@@ -118,7 +126,7 @@ def check_imports(
         dists = {canonicalize_name(d) for d in providers.get(module, [])}
         if not dists:
             problems.append(f"{where}: imports {module!r}, which no installed package provides")
-        elif not dists & declared:
+        elif not dists & (declared | (optional or {}).get(where, set())):
             problems.append(
                 f"{where}: imports {module!r} (from {', '.join(sorted(dists))}), "
                 f"not declared in {label}"
@@ -129,7 +137,21 @@ def check_imports(
 def main() -> int:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime_reqs = project["dependencies"]
-    dev_reqs = project["optional-dependencies"]["dev"]
+    extras = project["optional-dependencies"]
+    # The dev extra names the other extras as talorys[name]: their requirements, checked as its own.
+    dev_reqs = [
+        line
+        for req in extras["dev"]
+        for line in (
+            [extra for name in Requirement(req).extras for extra in extras[name]]
+            if canonicalize_name(Requirement(req).name) == canonicalize_name(project["name"])
+            else [req]
+        )
+    ]
+    optional = {
+        file: {canonicalize_name(Requirement(r).name) for r in extras[extra]}
+        for file, extra in OPTIONAL_FILES.items()
+    }
     runtime, dev = read_lock("runtime.lock"), read_lock("dev.lock")
     read_lock("bootstrap.lock")
 
@@ -141,7 +163,9 @@ def main() -> int:
 
     declared_runtime = {canonicalize_name(Requirement(r).name) for r in runtime_reqs}
     declared_dev = declared_runtime | {canonicalize_name(Requirement(r).name) for r in dev_reqs}
-    problems += check_imports(APP_ROOTS, declared_runtime, "[project] dependencies")
+    problems += check_imports(
+        APP_ROOTS, declared_runtime, "[project] dependencies", optional=optional
+    )
     problems += check_imports(
         APP_ROOTS, declared_dev, "the dev extra (a type-checking import)", type_checking=True
     )

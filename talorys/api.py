@@ -12,6 +12,7 @@ from agent.api import router as agent_router
 from approvals.api import router as approvals_router
 from automations.api import router as automations_router
 from memory.api import router as memory_router
+from memory.api import search_router
 from talorys.accounts.api import auth_router
 from talorys.accounts.auth import NOT_AUTHENTICATED, api_login_required, owner_auth
 from talorys.lib.errors import (
@@ -29,7 +30,6 @@ from talorys.workspace.api import (
     changes_router,
     notes_router,
     projects_router,
-    search_router,
     settings_router,
     tasks_router,
     usage_router,

@@ -172,6 +172,12 @@ CELERY_BEAT_SCHEDULE = {
     "approvals-prune": {"task": "approvals.tasks.prune_pending_actions", "schedule": 6 * 3600.0},
     "bin-purge": {"task": "talorys.workspace.tasks.purge_bin", "schedule": 6 * 3600.0},
     "memory-bin-purge": {"task": "memory.tasks.purge_memory_bin", "schedule": 6 * 3600.0},
+    # The recall index's catch-up (memory/services/index.py); a turn also catches up lazily.
+    "recall-reindex": {
+        "task": "memory.tasks.reindex_recall",
+        "schedule": float(env_int("TALORYS_REINDEX_SECONDS", 600)),
+        "options": {"expire_seconds": 300},
+    },
     # Every few seconds: an automation starts at most this long after its slot. A tick that
     # waited in the queue for 30 s is dropped (workers were busy); a later tick does its work.
     "automations-dispatch": {
@@ -281,6 +287,8 @@ SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
 # Past either the turn ends with an error and keeps what came up to the cap.
 TALORYS_MAX_STEP_CHARS = env_int("TALORYS_MAX_STEP_CHARS", 200_000)
 TALORYS_MAX_REPLY_CHARS = env_int("TALORYS_MAX_REPLY_CHARS", 400_000)
+# The memory conflict check's one JSON-mode call (memory/conflict.py): past this, both are kept.
+TALORYS_CONFLICT_CHECK_SECONDS = float(env_int("TALORYS_CONFLICT_CHECK_SECONDS", 10))
 
 LOGGING = {
     "version": 1,

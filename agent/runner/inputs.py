@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
@@ -11,9 +12,12 @@ from django.utils import timezone
 from agent import context, prompt, selectors, services
 from agent.models import Conversation, Message
 from memory import selectors as memory_selectors
+from memory import services as memory_services
 from talorys.providers.base import ProviderConfig
 from talorys.workspace import services as core_services
 from talorys.workspace.selectors import provider_config
+
+logger = logging.getLogger(__name__)
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
 OUTCOME_ROUNDS = 4
@@ -34,6 +38,8 @@ class TurnInputs:
     # Chat turns only: the history that fits, and the outcomes of proposals whose reply it left out.
     window: context.Window | None = None
     outcomes: list[str] = field(default_factory=list)
+    # Chat turns only: items related to the owner's message (recall), for the prompt.
+    related: list[str] = field(default_factory=list)
 
     def system_prompt(self, *, summary: str = "", outcomes: list[str] | None = None) -> str:
         return prompt.system_prompt(
@@ -42,19 +48,40 @@ class TurnInputs:
             memories=self.memories,
             summary=summary,
             outcomes=outcomes,
+            related=self.related,
         )
 
 
+def _related(text: str, conversation_id: int) -> list[str]:
+    """The prompt's related items, or none: the section is optional, and a failure to recall
+    them (the index, the embedder) must not fail the turn (the seed report's rule)."""
+    try:
+        return memory_selectors.related_items_for_turn(text=text, conversation_id=conversation_id)
+    except Exception:
+        logger.exception("Related items for conversation %s left out", conversation_id)
+        return []
+
+
 def read_inputs(
-    *, text: str, summary: str = "", history: list[context.HistoryEntry] | None = None
+    *,
+    text: str,
+    summary: str = "",
+    history: list[context.HistoryEntry] | None = None,
+    related_to: int | None = None,
 ) -> TurnInputs:
-    """The owner's settings, clock and the memories selected for ``text``."""
+    """The owner's settings, clock and the memories recalled for ``text``; with ``related_to``
+    (a chat turn's conversation), the related items too.
+
+    The recall index first catches up with what changed since the last turn (a capped lazy
+    pass; the catch-up task does the rest)."""
     owner = core_services.owner_settings_get()
+    memory_services.reindex_recent()
     return TurnInputs(
         provider=provider_config(owner),
         local_now=timezone.now().astimezone(ZoneInfo(owner.time_zone)),
         time_zone=owner.time_zone,
-        memories=memory_selectors.memory_select_for_turn(text=text),
+        memories=memory_selectors.memories_for_turn(text=text),
+        related=_related(text, related_to) if related_to is not None else [],
         summary=summary,
         history=history or [],
         max_steps=max(1, owner.max_steps_per_turn),
@@ -75,6 +102,7 @@ def read_chat_inputs(start: services.TurnStart) -> TurnInputs:
         history=selectors.conversation_history(
             conversation_id=start.conversation_id, after_id=conversation.summary_upto
         ),
+        related_to=start.conversation_id,
     )
     # Chosen here, in the same trip to the database thread: the window is a pure function of
     # what was just read, and the outcomes need to know which replies it keeps.

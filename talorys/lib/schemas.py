@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any
 
 from django.db.models import TextChoices
@@ -15,7 +16,7 @@ from pydantic import (
     field_validator,
 )
 
-from talorys.lib.validation import date_in_range
+from talorys.lib.validation import date_in_range, day_in_range
 
 
 def _no_nul(value: Any) -> Any:
@@ -34,6 +35,7 @@ Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 # An aware date within the range every date the owner or the model gives must lie in
 # (talorys.lib.validation.DATE_MIN..DATE_MAX): a 422, never an overflow later.
 BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range)]
+BoundedDate = Annotated[dt.date, AfterValidator(day_in_range)]
 
 
 def one_of(choices: type[TextChoices]) -> WithJsonSchema:

@@ -29,3 +29,10 @@ def date_in_range(value: dt.datetime) -> dt.datetime:
     if not DATE_MIN <= value < DATE_MAX:
         raise ValueError(DATE_RANGE_TEXT)
     return value
+
+
+def day_in_range(value: dt.date) -> dt.date:
+    """A calendar date (a fact's validity) within the same range, or ValueError."""
+    if not DATE_MIN.date() <= value < DATE_MAX.date():
+        raise ValueError(DATE_RANGE_TEXT)
+    return value

@@ -19,13 +19,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from talorys.providers.base import ChatMessage, Finish, ProviderEvent, TextDelta, ToolCall
-from talorys.providers.demo_requests import HELP, DemoRequest, capitalised, parse_request
+from talorys.providers.demo_requests import (
+    HELP,
+    DemoRequest,
+    capitalised,
+    fact_category,
+    parse_request,
+    third_person,
+)
 from talorys.providers.demo_times import NoTime, owner_clock, reminder_time, spoken
 
 # The tool each request starts with.
 _FIRST_TOOL = {
     "create_task": "create_task",
     "remember": "remember",
+    "tell_fact": "remember",
     "list_tasks": "list_tasks",
     "delete_task": "search_tasks",
     "create_note": "create_note",
@@ -92,7 +100,11 @@ class DemoProvider:
             return _say(f"I can't use the {tool} tool right now, so I couldn't do that.")
         arguments: dict[str, Any] = {
             "create_task": {"title": capitalised(request.what)},
-            "remember": {"text": capitalised(request.what)},
+            "remember": (
+                {"text": third_person(request.what), "category": fact_category(request.what)}
+                if request.intent == "tell_fact"
+                else {"text": capitalised(request.what)}
+            ),
             "list_tasks": {"status": "open"},
             "search_tasks": {"query": request.what},
             "create_note": _note_arguments(request.what),
@@ -118,6 +130,17 @@ class DemoProvider:
             )
         if last.tool == "remember":
             fact = _field(data, "memory", "text") or arguments.get("text")
+            if isinstance(data.get("already_known"), dict):
+                return _say(f"I already knew that: {data['already_known'].get('text')}")
+            if isinstance(data.get("superseded"), dict):
+                old = data["superseded"].get("text")
+                return _say(f"Got it: {fact}. That replaces what I had before ({old}).")
+            if isinstance(data.get("contradicts"), dict):
+                old = data["contradicts"].get("text")
+                return _say(
+                    f"I've noted: {fact}. But I also remember “{old}”, which says otherwise. "
+                    "Which one is right?"
+                )
             return _say(f"Got it. I'll remember that: {fact}")
         if last.tool == "create_note":
             return _say(

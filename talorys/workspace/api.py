@@ -1,11 +1,11 @@
-"""The owner's data over the API: projects, tasks, notes, settings, usage, search, the bin
+"""The owner's data over the API: projects, tasks, notes, settings, usage, the bin
 (/api/bin) and the model's changes (/api/changes, see talorys/workspace/history.py).
 
 Purging and reverting need the owner's session (``owner_session_auth``): a token, however
 scoped, can list and restore but never delete for good or undo the model's work.
 """
 
-from typing import Any, Literal
+from typing import Literal
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -13,7 +13,6 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from talorys.accounts.auth import owner_session_auth, request_actor, request_by_token
-from talorys.lib import search
 from talorys.lib.pagination import Pagination
 from talorys.lib.schemas import QueryText
 from talorys.workspace import history, selectors, services
@@ -28,8 +27,6 @@ from talorys.workspace.schemas import (
     ProjectIn,
     ProjectOut,
     ProjectPatch,
-    SearchOut,
-    SearchQuery,
     SettingsOut,
     SettingsPatch,
     TaskFilters,
@@ -191,7 +188,6 @@ def change_revert(request: HttpRequest, change_id: int) -> list[Change]:
     return list(selectors.change_list(by_model=False).filter(pk__in=[c.pk for c in made]))
 
 
-search_router = Router(tags=["search"])
 settings_router = Router(tags=["settings"])
 usage_router = Router(tags=["usage"])
 
@@ -203,6 +199,7 @@ def _settings_out(row: OwnerSettings) -> SettingsOut:
         **stored,
         provider=selectors.model_provider_kind(owner_settings=row),
         embeddings_provider=selectors.embeddings_provider_kind(owner_settings=row),
+        recall_mode=selectors.recall_mode(owner_settings=row),
         model_api_key_set=bool(row.model_api_key),
         embeddings_api_key_set=bool(row.embeddings_api_key),
     )
@@ -224,10 +221,3 @@ def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut
 @usage_router.get("", response=UsageOut)
 def usage_get(request: HttpRequest) -> selectors.UsageReport:
     return selectors.usage_report(owner_settings=services.owner_settings_get())
-
-
-@search_router.get("", response=SearchOut)
-def search_all(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, Any]:
-    kinds = [k.strip() for k in (params.kinds or "").split(",") if k.strip()] or None
-    hits = search.search(q=params.q, kinds=kinds, limit=params.limit)
-    return {"items": hits, "count": len(hits)}

@@ -8,6 +8,3 @@ class WorkspaceConfig(AppConfig):
 
     def ready(self) -> None:
         from talorys.workspace import tools  # noqa: F401  (registers the data tools and bin kinds)
-        from talorys.workspace.selectors import register_searchers
-
-        register_searchers()

@@ -267,7 +267,11 @@ def change_revert(*, change_id: int, actor: Actor = OWNER) -> list[Change]:
                 raise Conflict(f"The {change.kind} changed since; nothing was reverted.")
             spec.restore(pk=obj.pk, actor=actor, change=change)
         else:
-            if binned or item_fields(spec, obj) != (change.after or {}):
+            # On the fields the change kept: one made before a field was tracked still reverts.
+            current = item_fields(spec, obj)
+            if binned or any(
+                current.get(name) != value for name, value in (change.after or {}).items()
+            ):
                 raise Conflict(
                     f"The {change.kind} changed since this change, so nothing was reverted."
                 )

@@ -6,12 +6,12 @@ import datetime as dt
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, OwnerSettings, Project, Task
-from talorys.workspace.selectors import EmbeddingsProviderKind, ModelProviderKind
+from talorys.workspace.selectors import EmbeddingsProviderKind, ModelProviderKind, RecallMode
 
 # The limits and choices are the models': these read them, never restate them.
 TaskStatus = Annotated[Task.Status, one_of(Task.Status)]
@@ -134,7 +134,9 @@ class SettingsOut(Schema):
     max_output_tokens: int
     max_context_tokens: int
     semantic_enabled: bool
+    # The embedder semantic recall uses when on ("none": keyword only), and what recall is now.
     embeddings_provider: EmbeddingsProviderKind
+    recall_mode: RecallMode
     embeddings_base_url: str
     embeddings_model: str
     embeddings_api_key_set: bool
@@ -160,26 +162,6 @@ class UsageOut(Schema):
     limits: UsageCountersOut
     remaining: UsageCountersOut
     days: list[UsageDayOut]
-
-
-class SearchQuery(Schema):
-    model_config = ConfigDict(str_strip_whitespace=True)
-
-    q: QueryText = Field(min_length=1, max_length=QUERY_MAX)
-    kinds: str | None = Field(None, description="Comma-separated, e.g. tasks,notes")
-    limit: int = Field(20, ge=1, le=50)
-
-
-class SearchHitOut(Schema):
-    kind: str
-    id: int
-    title: str
-    snippet: str
-
-
-class SearchOut(Schema):
-    items: list[SearchHitOut]
-    count: int
 
 
 # --- the bin and the changes (talorys/workspace/history.py) ----------------------------------------------

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from talorys.lib.search import SearchHit, register_searcher, snippet
+from talorys.providers import local_embedding
 from talorys.providers.base import ProviderConfig
 from talorys.workspace.history import MODEL_SOURCES
 from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task, UsageDay
@@ -50,6 +50,14 @@ def note_list(*, q: str | None = None) -> QuerySet[Note]:
     if q:
         notes = notes.filter(Q(title__icontains=q) | Q(content__icontains=q))
     return notes
+
+
+def changed_ids(*, kind: str, since: dt.datetime) -> set[int]:
+    """The items of ``kind`` ("task", as the change log names it) with a change recorded since
+    ``since``: made, edited, binned or restored by any service (the recall index's lazy pass)."""
+    return set(
+        Change.objects.filter(kind=kind, created_at__gte=since).values_list("object_id", flat=True)
+    )
 
 
 def change_list(*, by_model: bool = True, message_ids: list[int] | None = None) -> QuerySet[Change]:
@@ -111,7 +119,8 @@ def embeddings_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
 
 # What runs the chat and the embeddings, as the settings page and API show it.
 ModelProviderKind = Literal["demo", "openai-compatible"]
-EmbeddingsProviderKind = Literal["builtin", "openai-compatible"]
+EmbeddingsProviderKind = Literal["none", "local", "openai-compatible"]
+RecallMode = Literal["keyword", "hybrid"]
 
 
 def model_provider_kind(*, owner_settings: OwnerSettings) -> ModelProviderKind:
@@ -121,8 +130,23 @@ def model_provider_kind(*, owner_settings: OwnerSettings) -> ModelProviderKind:
 
 
 def embeddings_provider_kind(*, owner_settings: OwnerSettings) -> EmbeddingsProviderKind:
+    """The embedder semantic recall uses when it is on: a configured server first, else the
+    local one when its extra is installed, else none (recall is keyword only)."""
     endpoint = embeddings_endpoint(owner_settings=owner_settings)
-    return "openai-compatible" if endpoint.base_url and endpoint.model else "builtin"
+    if endpoint.base_url and endpoint.model:
+        return "openai-compatible"
+    return "local" if local_embedding.available() else "none"
+
+
+def recall_mode(*, owner_settings: OwnerSettings) -> RecallMode:
+    """Hybrid (keyword + vectors) when the owner turned semantic recall on and there is an
+    embedder; keyword otherwise (memory/recall/)."""
+    on = owner_settings.semantic_enabled
+    return (
+        "hybrid"
+        if on and embeddings_provider_kind(owner_settings=owner_settings) != "none"
+        else "keyword"
+    )
 
 
 # --- usage -------------------------------------------------------------------------------------
@@ -166,36 +190,4 @@ def provider_config(owner_settings: OwnerSettings) -> ProviderConfig:
     endpoint = model_endpoint(owner_settings=owner_settings)
     return ProviderConfig(
         base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key
-    )
-
-
-def register_searchers() -> None:
-    """The searchers of tasks, projects and notes, for unified search (talorys/lib/search.py)."""
-
-    register_searcher(
-        "tasks",
-        lambda q, n: [
-            SearchHit(
-                kind="tasks", id=t.pk, title=t.title, snippet=snippet(t.details or t.title, q)
-            )
-            for t in task_list(q=q)[:n]
-        ],
-    )
-    register_searcher(
-        "projects",
-        lambda q, n: [
-            SearchHit(
-                kind="projects", id=p.pk, title=p.name, snippet=snippet(p.description or p.name, q)
-            )
-            for p in project_list(q=q)[:n]
-        ],
-    )
-    register_searcher(
-        "notes",
-        lambda q, n: [
-            SearchHit(
-                kind="notes", id=x.pk, title=x.title, snippet=snippet(x.content or x.title, q)
-            )
-            for x in note_list(q=q)[:n]
-        ],
     )

@@ -1,4 +1,4 @@
-"""A real local HTTP server that speaks OpenAI's streaming chat-completions format.
+"""A real local HTTP server that speaks OpenAI's streaming chat-completions and embeddings.
 
 Tests script what it answers (``server.script(reply, ...)``, one reply per request, in order)
 and read what it was sent (``server.requests``). With nothing scripted it falls back to a small
@@ -6,13 +6,29 @@ default: a ``create_task`` call when the owner asks to add a task and the tool i
 short confirmation after a tool result, an echo otherwise. Another process can use that default:
 
     python -m tests.agent.fake_openai --port 8765   # base URL http://127.0.0.1:8765/v1
+
+``POST /v1/embeddings`` has its own script and record, apart from the chat's:
+``server.script_embeddings(reply, ...)`` and ``server.embedding_requests`` (each JSON body) and
+``server.embedding_headers``. Its default answers every input with ``bag_of_words(text)``: a
+hashed bag of words of ``embedding_dimension`` (16) numbers, normalised, so texts that share
+words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)`` and ``Reply(delay=...)``
+build scripted answers, well formed or not:
+
+    server.script_embeddings(
+        vectors([1.0, 0.0], [0.0, 1.0], order=[1, 0]),  # sent out of order, with their index
+        vectors([float("nan"), 1.0]),                   # NaN, written as JSON's bare NaN
+        error(429, "slow down", **{"Retry-After": "7"}),
+        Reply(parts=[], delay=5),                       # no status line for 5 s
+    )
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
+import math
 import re
 import select
 import socket
@@ -39,6 +55,7 @@ class Reply:
     status: int = 200
     content_type: str = "text/event-stream"
     headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds of silence before the status line
 
 
 def sse(payload: dict[str, Any] | str, *, space: bool = True, newline: str = "\n") -> bytes:
@@ -130,12 +147,97 @@ def error(status: int, message: str, **headers: str) -> Reply:
     )
 
 
+def json_reply(payload: Any, status: int = 200, **headers: str) -> Reply:
+    """``payload`` as a JSON body; NaN and infinities come out as JSON's bare NaN/Infinity."""
+    body = json.dumps(payload).encode()
+    return Reply(parts=[body], status=status, content_type="application/json", headers=headers)
+
+
+def completion(content: str, **reply: Any) -> Reply:
+    """A non-streamed chat completion whose message is ``content`` (JSON mode's answer)."""
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": "fake-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    return Reply(parts=[json.dumps(body).encode()], content_type="application/json", **reply)
+
+
+def verdict(kind: str, memory_id: int | None = None, reason: str = "fake") -> Reply:
+    """A conflict check's answer (memory/conflict.py)."""
+    return completion(json.dumps({"verdict": kind, "memory_id": memory_id, "reason": reason}))
+
+
+# With nothing scripted, a JSON-mode request (the conflict check) hears "unrelated".
+DEFAULT_VERDICT = {"verdict": "unrelated", "memory_id": None, "reason": "fake default"}
+
+
+def embeddings_payload(vectors: list[Any], model: str = "fake-embedder") -> dict[str, Any]:
+    items = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return {"object": "list", "data": items, "model": model, "usage": _embedding_usage(vectors)}
+
+
+def vectors(*embedded: Any, order: list[int] | None = None, index: bool = True) -> Reply:
+    """An /embeddings answer holding these embeddings (anything JSON can hold, to test a client).
+    ``order`` is the positions in the order the items are sent; ``index=False`` leaves it out."""
+    payload = embeddings_payload(list(embedded))
+    items = payload["data"]
+    if order is not None:
+        items = payload["data"] = [items[position] for position in order]
+    if not index:
+        for item in items:
+            del item["index"]
+    return json_reply(payload)
+
+
+def _embedding_usage(vectors: list[Any]) -> dict[str, int]:
+    return {"prompt_tokens": 3 * len(vectors), "total_tokens": 3 * len(vectors)}
+
+
+def bag_of_words(text: str, dimension: int = 16) -> list[float]:
+    """Each word (lowercased ``\\w+``) adds one to a bucket picked by its hash; then the vector is
+    scaled to length 1. The same text always gives the same vector, on any machine."""
+    vector = [0.0] * dimension
+    for word in re.findall(r"\w+", text.lower()) or [""]:
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        vector[int.from_bytes(digest, "big") % dimension] += 1.0
+    length = math.sqrt(sum(value * value for value in vector))
+    return [value / length for value in vector]
+
+
+def default_embedding_reply(body: dict[str, Any], dimension: int) -> Reply:
+    texts = body.get("input")
+    texts = [texts] if isinstance(texts, str) else texts
+    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+        return error(400, "'input' must be a string or a list of strings")
+    dimension = body.get("dimensions") or dimension
+    model = str(body.get("model") or "fake-embedder")
+    return json_reply(embeddings_payload([bag_of_words(t, dimension) for t in texts], model))
+
+
 class FakeOpenAI:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, embedding_dimension: int = 16
+    ) -> None:
         self._replies: collections.deque[Reply] = collections.deque()
+        self._embedding_replies: collections.deque[Reply] = collections.deque()
+        # JSON-mode requests (response_format set, not streamed) have their own script, so a
+        # conflict check inside a turn does not take the turn's scripted steps.
+        self._json_replies: collections.deque[Reply] = collections.deque()
+        self.json_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.embedding_dimension = embedding_dimension
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_headers: list[dict[str, str]] = []
         # Set when a client hangs up before its reply was fully sent.
         self.disconnected = threading.Event()
         self._httpd = _Server((host, port), _Handler)
@@ -154,6 +256,16 @@ class FakeOpenAI:
         with self._lock:
             self._replies.extend(replies)
 
+    def script_embeddings(self, *replies: Reply) -> None:
+        """Answers for the next /embeddings requests, one each, in order; then the default."""
+        with self._lock:
+            self._embedding_replies.extend(replies)
+
+    def script_json(self, *replies: Reply) -> None:
+        """Answers for the next JSON-mode chat requests, in order; then DEFAULT_VERDICT."""
+        with self._lock:
+            self._json_replies.extend(replies)
+
     def start(self) -> FakeOpenAI:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -166,10 +278,24 @@ class FakeOpenAI:
         self._httpd.server_close()
 
     def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        if body.get("response_format") and not body.get("stream"):
+            with self._lock:
+                self.json_requests.append(body)
+                if self._json_replies:
+                    return self._json_replies.popleft()
+            return completion(json.dumps(DEFAULT_VERDICT))
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
             return self._replies.popleft() if self._replies else default_reply(body)
+
+    def _next_embedding_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.embedding_requests.append(body)
+            self.embedding_headers.append(headers)
+            if self._embedding_replies:
+                return self._embedding_replies.popleft()
+            return default_embedding_reply(body, self.embedding_dimension)
 
 
 def default_reply(body: dict[str, Any]) -> Reply:
@@ -208,7 +334,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        if path.endswith("/chat/completions"):
+            next_reply = fake._next_reply
+        elif path.endswith("/embeddings"):
+            next_reply = fake._next_embedding_reply
+        else:
             self.send_error(404)
             return
         try:
@@ -216,7 +347,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.send_error(400)
             return
-        reply = fake._next_reply(body, dict(self.headers.items()))
+        reply = next_reply(body, dict(self.headers.items()))
         try:
             self._send(reply)
         except (BrokenPipeError, ConnectionResetError):
@@ -224,6 +355,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _send(self, reply: Reply) -> None:
+        if reply.delay and self._client_left_within(reply.delay):
+            raise ConnectionResetError
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
         for name, value in reply.headers.items():
@@ -259,8 +392,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--embedding-dimension", type=int, default=16)
     options = parser.parse_args()
-    server = FakeOpenAI(options.host, options.port)
+    server = FakeOpenAI(options.host, options.port, embedding_dimension=options.embedding_dimension)
     print(f"fake OpenAI server at http://{options.host}:{server.port}/v1", flush=True)
     try:
         server._httpd.serve_forever()

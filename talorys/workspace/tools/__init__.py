@@ -1,5 +1,6 @@
 """The model's tools over the owner's data, one module per kind of data (tasks, projects,
-notes) and the unified search.
+notes). The unified ``search`` and the recall-backed versions of the search tools are the
+recall engine's (memory/tools/search.py).
 
 Registered when the workspace app loads (apps.py imports this package). Each tool parses its
 arguments (the executor has already validated them against ``args``), calls one service or
@@ -8,7 +9,7 @@ executor turns them into results the model can read and recover from. Destructiv
 propose; the owner's approval commits them (approvals/).
 """
 
-from talorys.workspace.tools import notes, projects, search, tasks
+from talorys.workspace.tools import notes, projects, tasks
 from talorys.workspace.tools.common import local_iso
 
-__all__ = ["local_iso", "notes", "projects", "search", "tasks"]
+__all__ = ["local_iso", "notes", "projects", "tasks"]

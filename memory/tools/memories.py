@@ -1,6 +1,9 @@
 """Model tools over memories: list, remember, correct. Registered when the memory app loads.
 
-Every change goes through memory.services, which writes a MemoryRevision naming who made it.
+Every change goes through memory.services, which writes a MemoryRevision naming who made it and
+the turn. ``remember`` and ``correct_memory`` run the conflict check first; the result tells the
+model what the check found (already known, superseded an older fact, or contradicts one, which
+the model should raise with the owner).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from pydantic import Field
 
 from memory import selectors, services
 from memory.models import Memory
-from talorys.lib.schemas import one_of
+from memory.tools.search import ranked_rows
+from talorys.lib.schemas import BoundedDate, one_of
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
@@ -32,12 +36,41 @@ MemoryText = Annotated[
 
 
 def _memory(memory: Memory, zone: ZoneInfo) -> dict[str, Any]:
-    return {
+    item: dict[str, Any] = {
         "id": memory.pk,
         "text": memory.text,
         "category": memory.category,
         "updated_at": local_iso(memory.updated_at, zone),
     }
+    if memory.valid_from:
+        item["valid_from"] = memory.valid_from.isoformat()
+    if memory.valid_to:
+        item["valid_to"] = memory.valid_to.isoformat()
+    if memory.conflicts_with_id:
+        item["contradicts_memory"] = memory.conflicts_with_id
+    return item
+
+
+def _outcome(result: services.Remembered, zone: ZoneInfo) -> dict[str, Any]:
+    """The memory, and in words what the conflict check found, for the model to act on."""
+    out: dict[str, Any] = {"memory": _memory(result.memory, zone)}
+    other = _memory(result.other, zone) if result.other is not None else None
+    verdict = result.verdict.verdict
+    if verdict == "duplicate" and other is not None:
+        out["note"] = "Already remembered: nothing new was stored."
+        out["already_known"] = other
+    elif verdict == "updates" and other is not None:
+        out["note"] = "This replaces an older memory, which is kept in history and no longer used."
+        out["superseded"] = other
+    elif verdict == "contradicts" and other is not None:
+        out["note"] = (
+            "This contradicts another memory; both are kept. Ask the owner which one holds, "
+            "then correct or propose deleting the wrong one."
+        )
+        out["contradicts"] = other
+    if not result.verdict.checked:
+        out["conflict_check"] = f"Not checked ({result.verdict.reason}); both are kept."
+    return out
 
 
 def _source(ctx: ToolContext) -> str:
@@ -66,8 +99,18 @@ class ListMemories(Tool):
     cap = 4
 
     def run(self, args: ListMemoriesArgs, ctx: ToolContext) -> dict[str, Any]:
-        memories = selectors.memory_list(q=args.query or None)
         zone = owner_zone()
+        if args.query:
+            # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
+            found = ranked_rows(
+                query=args.query,
+                kind="memories",
+                rows=selectors.memory_list(),
+                substring=selectors.memory_list(q=args.query),
+                limit=args.limit,
+            )
+            return {"memories": [_memory(m, zone) for m, _ in found], "total": len(found)}
+        memories = selectors.memory_list()
         return {
             "memories": [_memory(m, zone) for m in memories[: args.limit]],
             "total": memories.count(),
@@ -77,6 +120,12 @@ class ListMemories(Tool):
 class RememberArgs(ToolArgs):
     text: MemoryText
     category: Category = Field(Memory.Category.FACT, description="What kind of memory this is.")
+    valid_from: BoundedDate | None = Field(
+        None, description="Since when it holds, if the owner said (YYYY-MM-DD)."
+    )
+    valid_to: BoundedDate | None = Field(
+        None, description="Until when it holds, if the owner said (YYYY-MM-DD)."
+    )
 
 
 @register
@@ -84,18 +133,24 @@ class Remember(Tool):
     name = "remember"
     description = (
         "Remember a lasting fact, preference, person, place or goal the owner told you, for "
-        "future conversations. Not for tasks or notes. If a memory already says something "
-        "close, use correct_memory on it instead."
+        "future conversations. Not for tasks or notes. It is checked against what you already "
+        "remember: a duplicate is not stored twice, and a newer fact (a move, a new job) "
+        "replaces the older one."
     )
     args = RememberArgs
     permission = Permission.WRITE
     cap = 5
 
     def run(self, args: RememberArgs, ctx: ToolContext) -> dict[str, Any]:
-        memory = services.memory_create(
-            text=args.text, category=args.category, source=_source(ctx), actor=ctx.actor
+        result = services.memory_remember(
+            text=args.text,
+            category=args.category,
+            source=_source(ctx),
+            actor=ctx.actor,
+            valid_from=args.valid_from,
+            valid_to=args.valid_to,
         )
-        return {"memory": _memory(memory, owner_zone())}
+        return _outcome(result, owner_zone())
 
 
 class CorrectMemoryArgs(ToolArgs):
@@ -118,14 +173,14 @@ class CorrectMemory(Tool):
     cap = 5
 
     def run(self, args: CorrectMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
-        memory = services.memory_update(
+        result = services.memory_correct(
             memory_id=args.memory_id,
             text=args.text,
             category=args.category,
             source=_source(ctx),
             actor=ctx.actor,
         )
-        return {"memory": _memory(memory, owner_zone())}
+        return _outcome(result, owner_zone())
 
 
 class MemoryIdArgs(ToolArgs):

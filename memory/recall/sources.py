@@ -1,0 +1,79 @@
+"""The kinds recall indexes. Each registers once, from the app that owns the model.
+
+A source says which of its rows are recallable now (``live``: not in the bin, not superseded,
+not a reply still streaming), how a row reads as a document, and which rows may have changed
+since an instant (``changed_since``, for the lazy pass; the catch-up compares everything).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from talorys.lib.errors import ValidationFailed
+
+
+@dataclass(frozen=True)
+class Doc:
+    object_id: int
+    title: str  # weighted above the body (BM25F); "" where the title is the text itself
+    body: str
+    parent_id: int | None = None  # a message's conversation
+    label: str = ""  # what a hit is called when the title is empty (a memory's text)
+
+
+@dataclass(frozen=True)
+class RecallSource:
+    kind: str  # plural, as /api/search and the hits name it: "memories", "tasks", ...
+    live: Callable[[], QuerySet[Any]]
+    doc: Callable[[Any], Doc]
+    changed_since: Callable[[dt.datetime], set[int]]
+    # Columns enough for ``doc`` (loaded with .only()), so the catch-up reads no more.
+    columns: tuple[str, ...] = ()
+
+    def docs(self, ids: set[int] | None = None) -> Iterator[Doc]:
+        rows = self.live()
+        if ids is not None:
+            rows = rows.filter(pk__in=ids)
+        if self.columns:
+            rows = rows.only(*self.columns)
+        for row in rows.order_by("pk").iterator(chunk_size=2000):
+            yield self.doc(row)
+
+    def live_ids(self, ids: set[int]) -> set[int]:
+        return set(self.live().filter(pk__in=ids).values_list("pk", flat=True))
+
+
+_SOURCES: dict[str, RecallSource] = {}
+
+
+def register_source(source: RecallSource) -> None:
+    _SOURCES[source.kind] = source
+
+
+def sources() -> list[RecallSource]:
+    return list(_SOURCES.values())
+
+
+def source(kind: str) -> RecallSource:
+    return _SOURCES[kind]
+
+
+def recall_kinds() -> list[str]:
+    return sorted(_SOURCES)
+
+
+def check_kinds(kinds: list[str] | None) -> list[str] | None:
+    """``kinds`` deduplicated, or ValidationFailed naming the unknown ones."""
+    if not kinds:
+        return None
+    unknown = [kind for kind in kinds if kind not in _SOURCES]
+    if unknown:
+        raise ValidationFailed(
+            f"Unknown kinds: {', '.join(unknown)}. Known: {', '.join(recall_kinds())}."
+        )
+    return list(dict.fromkeys(kinds))

@@ -1,0 +1,244 @@
+"""Keeping the recall index current (memory.services.reindex and reindex_recent are these):
+entries from every source, then vectors for them.
+
+- ``reindex()`` compares every recallable item with its entry by content hash, writes what
+  changed, leaves a tombstone for what is gone, and embeds every entry whose vector is missing
+  or stale (another content or another embedder). ``full=True`` also re-embeds every vector.
+  The catch-up task and ``manage.py talorys_reindex`` call it.
+- ``reindex_recent(limit=)`` is the lazy pass a turn makes before it recalls: the items changed
+  since the last pass (the change log; new messages), and at most ``limit`` vectors.
+
+Entry writes take IndexState's row lock and number the rows (``seq``) inside it, so entries
+commit in seq order and each process's copy (memory/recall/index.py) misses none. Embedding is
+I/O and never runs inside a transaction: a batch is embedded first, then stored only where the
+entry still has the content it was made from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from memory import embeddings
+from memory.models import IndexState, RecallEntry
+from memory.recall.sources import Doc, RecallSource, sources
+from memory.recall.text import content_hash
+from talorys.lib.errors import BudgetExhausted
+from talorys.providers.base import ProviderError
+
+logger = logging.getLogger(__name__)
+
+WRITE_BATCH = 500
+EMBED_BATCH = 64
+# The lazy pass looks this far behind its last start: a transaction that began before it and
+# committed after it is still seen.
+RECENT_LOOKBACK = dt.timedelta(minutes=2)
+# How many vectors a turn's lazy pass may make (one embedding request at most).
+RECENT_EMBED_LIMIT = 16
+# Tombstones older than this are purged by the catch-up: every live process has long seen them.
+TOMBSTONE_AGE = dt.timedelta(days=1)
+
+
+@dataclass
+class ReindexReport:
+    written: int = 0  # entries added or changed
+    removed: int = 0  # tombstones left for items gone
+    embedded: int = 0
+    embed_error: str = ""
+    kinds: dict[str, int] = field(default_factory=dict)  # live entries per kind
+
+
+def _state_locked() -> IndexState:
+    """IndexState's row, locked until the transaction ends; made on first use."""
+    state = IndexState.objects.select_for_update().filter(pk=1).first()
+    if state is None:
+        try:
+            with transaction.atomic():
+                IndexState.objects.create(pk=1, generation=secrets.token_hex(8))
+        except IntegrityError:  # made by a concurrent writer
+            pass
+        state = IndexState.objects.select_for_update().get(pk=1)
+    return state
+
+
+def _entry_values(doc: Doc) -> dict[str, object]:
+    title = doc.title[: RecallEntry.TITLE_MAX]
+    text = doc.body[: RecallEntry.TEXT_MAX]
+    return {
+        "title": title,
+        "text": text,
+        "parent_id": doc.parent_id,
+        "content_hash": content_hash(title, text),
+    }
+
+
+def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
+    """Upsert entries whose hash changed and tombstone ``gone``; one transaction, numbered."""
+    gone = set(gone)
+    with transaction.atomic():
+        state = _state_locked()
+        ids = {doc.object_id for doc in docs} | gone
+        existing = {
+            row["object_id"]: row
+            for row in RecallEntry.objects.filter(kind=kind, object_id__in=ids).values(
+                "id", "object_id", "content_hash", "live"
+            )
+        }
+        seq = state.seq
+        created: list[RecallEntry] = []
+        written = removed = 0
+        for doc in docs:
+            values = _entry_values(doc)
+            row = existing.get(doc.object_id)
+            if row is not None and row["live"] and row["content_hash"] == values["content_hash"]:
+                continue
+            seq += 1
+            written += 1
+            if row is None:
+                created.append(RecallEntry(kind=kind, object_id=doc.object_id, seq=seq, **values))
+            else:
+                RecallEntry.objects.filter(pk=row["id"]).update(
+                    **values, live=True, seq=seq, updated_at=timezone.now()
+                )
+        for object_id in gone:
+            row = existing.get(object_id)
+            if row is None or not row["live"]:
+                continue
+            seq += 1
+            removed += 1
+            RecallEntry.objects.filter(pk=row["id"]).update(
+                live=False, text="", title="", vector=None, seq=seq, updated_at=timezone.now()
+            )
+        RecallEntry.objects.bulk_create(created)
+        if seq != state.seq:
+            IndexState.objects.filter(pk=1).update(seq=seq)
+    return written, removed
+
+
+def _sync_kind(src: RecallSource, ids: set[int] | None) -> tuple[int, int]:
+    """Entries of ``src`` for ``ids`` (None: all) brought in line with the items."""
+    written = removed = 0
+    seen: set[int] = set()
+    batch: list[Doc] = []
+    for doc in src.docs(ids):
+        seen.add(doc.object_id)
+        batch.append(doc)
+        if len(batch) >= WRITE_BATCH:
+            w, _ = _write(src.kind, batch, ())
+            written += w
+            batch = []
+    if ids is None:
+        indexed = set(
+            RecallEntry.objects.filter(kind=src.kind, live=True).values_list("object_id", flat=True)
+        )
+        gone = indexed - seen
+    else:
+        gone = ids - seen
+    w, r = _write(src.kind, batch, gone)
+    return written + w, removed + r
+
+
+def _embed_pending(*, limit: int | None, report: ReindexReport, everything: bool = False) -> None:
+    """Vectors for entries that have none from the active embedder for their content."""
+    try:
+        embedder = embeddings.active_embedder()
+    except (ProviderError, BudgetExhausted) as error:
+        report.embed_error = str(error)
+        return
+    if embedder is None:
+        return
+    pending = RecallEntry.objects.filter(live=True)
+    if not everything:
+        pending = pending.filter(
+            Q(vector__isnull=True)
+            | ~Q(vector_model=embedder.name)
+            | ~Q(vector_hash=F("content_hash"))
+        )
+    pending = pending.order_by("-seq").values_list("id", "title", "text", "content_hash")
+    todo = list(pending[:limit] if limit is not None else pending)
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start : start + EMBED_BATCH]
+        try:
+            vectors = embedder.embed([embeddings.document_text(t, x) for _, t, x, _ in batch])
+        except (ProviderError, BudgetExhausted) as error:
+            # Left for the next pass; recall meanwhile ranks these by keyword only.
+            logger.warning("Recall: embedding %d entries failed: %s", len(batch), error)
+            report.embed_error = str(error)
+            return
+        report.embedded += _store_vectors(embedder.name, batch, vectors)
+
+
+def _store_vectors(model: str, batch: list[tuple[int, str, str, str]], vectors: np.ndarray) -> int:
+    stored = 0
+    with transaction.atomic():
+        state = _state_locked()
+        seq = state.seq
+        for (entry_id, _title, _text, chash), vector in zip(batch, vectors, strict=True):
+            seq += 1
+            # Only while the entry still holds what was embedded: a newer text waits its turn.
+            stored += RecallEntry.objects.filter(pk=entry_id, live=True, content_hash=chash).update(
+                vector=np.ascontiguousarray(vector, dtype="<f4").tobytes(),
+                vector_model=model,
+                vector_dim=int(vector.shape[0]),
+                vector_hash=chash,
+                seq=seq,
+            )
+        IndexState.objects.filter(pk=1).update(seq=seq)
+    return stored
+
+
+def reindex(*, full: bool = False) -> ReindexReport:
+    """Bring the whole index up to date, synchronously. ``full`` re-embeds every vector too."""
+    report = ReindexReport()
+    started = timezone.now()
+    for src in sources():
+        written, removed = _sync_kind(src, None)
+        report.written += written
+        report.removed += removed
+    _embed_pending(limit=None, report=report, everything=full)
+    with transaction.atomic():
+        state = _state_locked()
+        # Tombstones every process has had a day to see; one that saw less reloads in full.
+        old = RecallEntry.objects.filter(live=False, updated_at__lt=started - TOMBSTONE_AGE)
+        upto = max(old.values_list("seq", flat=True), default=0)
+        old.delete()
+        state.purged_upto = max(state.purged_upto, upto)
+        state.recent_since = started
+        state.last_full_at = started
+        state.save(update_fields=["purged_upto", "recent_since", "last_full_at"])
+    report.kinds = {
+        src.kind: RecallEntry.objects.filter(kind=src.kind, live=True).count() for src in sources()
+    }
+    return report
+
+
+def reindex_recent(*, embed_limit: int = RECENT_EMBED_LIMIT) -> ReindexReport:
+    """The lazy pass: items changed since the last pass, and a few vectors.
+
+    Cheap when nothing changed (a read of the clock and one query per kind). Whatever it leaves
+    (more vectors than ``embed_limit``, a change it could not see) the catch-up task finishes.
+    """
+    report = ReindexReport()
+    started = timezone.now()
+    state = IndexState.objects.filter(pk=1).values("recent_since").first()
+    since = (state or {}).get("recent_since")
+    if since is None:
+        # Never indexed: the first pass is the whole thing (once per install).
+        return reindex()
+    for src in sources():
+        ids = src.changed_since(since - RECENT_LOOKBACK)
+        if ids:
+            written, removed = _sync_kind(src, ids)
+            report.written += written
+            report.removed += removed
+    _embed_pending(limit=embed_limit, report=report)
+    IndexState.objects.filter(pk=1, recent_since__lt=started).update(recent_since=started)
+    return report

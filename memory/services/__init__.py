@@ -1,0 +1,35 @@
+"""Every change to memories (memories.py) and to the recall index (index.py)."""
+
+from memory.recall.writer import ReindexReport, reindex, reindex_recent
+from memory.services.memories import (
+    MEMORY,
+    Remembered,
+    clean_memory_text,
+    memory_bin,
+    memory_bin_purge,
+    memory_correct,
+    memory_create,
+    memory_delete,
+    memory_remember,
+    memory_restore,
+    memory_supersede,
+    memory_update,
+)
+
+__all__ = [
+    "MEMORY",
+    "ReindexReport",
+    "Remembered",
+    "clean_memory_text",
+    "memory_bin",
+    "memory_bin_purge",
+    "memory_correct",
+    "memory_create",
+    "memory_delete",
+    "memory_remember",
+    "memory_restore",
+    "memory_supersede",
+    "memory_update",
+    "reindex",
+    "reindex_recent",
+]

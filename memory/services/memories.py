@@ -1,0 +1,377 @@
+"""Every change to memories. Each change writes a MemoryRevision in the same transaction, so the
+history always says what the memory was after each change, who made it and from which turn
+(provenance); the same call records the generic revision (talorys.workspace.models.Change) that
+lists the model's changes under its reply and reverts them, so one function (``_record``) keeps
+both.
+
+``memory_remember`` and ``memory_correct`` are the model's writes: they run the conflict check
+(memory/conflict.py) first, outside any transaction, and act on its verdict. A duplicate stores
+nothing; an update supersedes the old memory (kept, marked, never recalled); a contradiction
+keeps both and marks the new one. Nothing is ever deleted by a verdict.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.conflict import Verdict, conflict_check
+from memory.models import Memory, MemoryRevision
+from talorys.lib.actors import OWNER, Actor
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
+from talorys.workspace.models import Change
+
+
+def clean_memory_text(text: str | None) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise ValidationFailed("text must not be empty.")
+    if len(text) > Memory.TEXT_MAX:
+        raise ValidationFailed(
+            f"text is longer than {Memory.TEXT_MAX} characters; keep a memory to one fact "
+            "and put longer text in a note."
+        )
+    return text
+
+
+def _check_choice(value: str, *, field: str, choices: list[str]) -> str:
+    if value not in choices:
+        raise ValidationFailed(f"{field} must be one of {', '.join(choices)}.")
+    return str(value)
+
+
+def _check_validity(valid_from: dt.date | None, valid_to: dt.date | None) -> None:
+    if valid_from and valid_to and valid_from > valid_to:
+        raise ValidationFailed("valid_from must not be after valid_to.")
+
+
+def _record(
+    memory: Memory, action: str, *, actor: Actor, before: dict[str, Any] | None = None
+) -> MemoryRevision:
+    fields = item_fields(MEMORY, memory)
+    change_action = {
+        MemoryRevision.Action.SUPERSEDE: Change.Action.UPDATE,
+        MemoryRevision.Action.REINSTATE: Change.Action.UPDATE,
+    }.get(action, action)
+    change_record(
+        kind=MEMORY.name,
+        obj=memory,
+        action=change_action,
+        actor=actor,
+        before=before,
+        after=None if action == Change.Action.DELETE else fields,
+    )
+    return MemoryRevision.objects.create(
+        memory=memory,
+        action=action,
+        text=memory.text,
+        category=memory.category,
+        source=memory.source,
+        valid_from=memory.valid_from,
+        valid_to=memory.valid_to,
+        superseded_by=memory.superseded_by_id,
+        actor=actor.source[:100],
+        conversation_id=actor.conversation_id,
+        message_id=actor.message_id,
+    )
+
+
+def memory_create(
+    *,
+    text: str,
+    category: str = Memory.Category.FACT,
+    source: str = Memory.Source.OWNER,
+    actor: Actor = OWNER,
+    valid_from: dt.date | None = None,
+    valid_to: dt.date | None = None,
+    conflicts_with_id: int | None = None,
+) -> Memory:
+    text = clean_memory_text(text)
+    category = _check_choice(category, field="category", choices=Memory.Category.values)
+    source = _check_choice(source, field="source", choices=Memory.Source.values)
+    _check_validity(valid_from, valid_to)
+    with transaction.atomic():
+        memory = Memory.objects.create(
+            text=text,
+            category=category,
+            source=source,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            conflicts_with_id=conflicts_with_id,
+        )
+        _record(memory, MemoryRevision.Action.CREATE, actor=actor)
+    return memory
+
+
+# A field left out of an update keeps its value (None is a value for the dates: "unknown").
+_KEEP: Any = object()
+
+
+def memory_update(
+    *,
+    memory_id: int,
+    text: str | None = None,
+    category: str | None = None,
+    source: str = Memory.Source.OWNER,
+    actor: Actor = OWNER,
+    valid_from: dt.date | None = _KEEP,
+    valid_to: dt.date | None = _KEEP,
+    conflicts_with_id: int | None = _KEEP,
+    superseded_by: None = _KEEP,
+) -> Memory:
+    """Change text, category and/or validity. A call that changes nothing writes no revision.
+    ``superseded_by=None`` makes a superseded memory current again (the owner's call).
+
+    The row is locked so that two concurrent corrections are both recorded, one after the other.
+    A correction settles a contradiction the memory was marked with.
+    """
+    if superseded_by is not _KEEP:
+        with transaction.atomic():
+            memory_supersede(memory_id=memory_id, by_id=None, source=source, actor=actor)
+            return memory_update(
+                memory_id=memory_id,
+                text=text,
+                category=category,
+                source=source,
+                actor=actor,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                conflicts_with_id=conflicts_with_id,
+            )
+    if text is not None:
+        text = clean_memory_text(text)
+    if category is not None:
+        category = _check_choice(category, field="category", choices=Memory.Category.values)
+    source = _check_choice(source, field="source", choices=Memory.Source.values)
+    with transaction.atomic():
+        memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"Memory {memory_id} does not exist.")
+        new = {
+            "text": memory.text if text is None else text,
+            "category": memory.category if category is None else category,
+            "valid_from": memory.valid_from if valid_from is _KEEP else valid_from,
+            "valid_to": memory.valid_to if valid_to is _KEEP else valid_to,
+        }
+        _check_validity(new["valid_from"], new["valid_to"])
+        conflict = memory.conflicts_with_id
+        if conflicts_with_id is not _KEEP:
+            conflict = conflicts_with_id
+        elif new["text"] != memory.text:
+            conflict = None
+        if all(getattr(memory, name) == value for name, value in new.items()):
+            if conflict != memory.conflicts_with_id:
+                memory.conflicts_with_id = conflict
+                memory.save(update_fields=["conflicts_with"])
+            return memory
+        before = item_fields(MEMORY, memory)
+        for name, value in new.items():
+            setattr(memory, name, value)
+        memory.conflicts_with_id = conflict
+        memory.source = source
+        memory.save()
+        _record(memory, MemoryRevision.Action.UPDATE, actor=actor, before=before)
+    return memory
+
+
+def memory_supersede(
+    *, memory_id: int, by_id: int | None, source: str, actor: Actor = OWNER
+) -> Memory:
+    """Mark ``memory_id`` superseded by ``by_id`` (or, with None, current again), recorded as a
+    revision the owner can revert. Its validity ends when the newer one's begins (or today)."""
+    with transaction.atomic():
+        memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"Memory {memory_id} does not exist.")
+        if memory.superseded_by_id == by_id:
+            return memory
+        before = item_fields(MEMORY, memory)
+        memory.superseded_by_id = by_id
+        memory.superseded_at = timezone.now() if by_id else None
+        memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
+        if by_id is not None:
+            newer = Memory.objects.filter(pk=by_id).values_list("valid_from", flat=True).first()
+            if memory.valid_to is None:
+                memory.valid_to = newer or timezone.localdate()
+                if memory.valid_from and memory.valid_to < memory.valid_from:
+                    memory.valid_to = memory.valid_from
+        memory.save()
+        action = MemoryRevision.Action.SUPERSEDE if by_id else MemoryRevision.Action.REINSTATE
+        _record(memory, action, actor=actor, before=before)
+    return memory
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What became of a fact the model was told: the memory that holds it now, the verdict,
+    and the memory the verdict concerns (the duplicate, the superseded, the contradicted)."""
+
+    memory: Memory
+    verdict: Verdict
+    other: Memory | None = None
+    stored: bool = True
+
+
+def memory_remember(
+    *,
+    text: str,
+    category: str = Memory.Category.FACT,
+    source: str = Memory.Source.CHAT,
+    actor: Actor = OWNER,
+    valid_from: dt.date | None = None,
+    valid_to: dt.date | None = None,
+) -> Remembered:
+    """A new fact, after the conflict check (which runs first, outside any transaction)."""
+    text = clean_memory_text(text)
+    category = _check_choice(category, field="category", choices=Memory.Category.values)
+    _check_validity(valid_from, valid_to)
+    verdict = conflict_check(text=text, category=category)
+    other = _current(verdict.memory_id)
+    if verdict.verdict == "duplicate" and other is not None:
+        return Remembered(memory=other, verdict=verdict, other=other, stored=False)
+    with transaction.atomic():
+        memory = memory_create(
+            text=text,
+            category=category,
+            source=source,
+            actor=actor,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            conflicts_with_id=other.pk if other and verdict.verdict == "contradicts" else None,
+        )
+        if other is not None and verdict.verdict == "updates":
+            other = memory_supersede(
+                memory_id=other.pk, by_id=memory.pk, source=source, actor=actor
+            )
+    return Remembered(memory=memory, verdict=verdict, other=other)
+
+
+def memory_correct(
+    *,
+    memory_id: int,
+    text: str,
+    category: str | None = None,
+    source: str = Memory.Source.CHAT,
+    actor: Actor = OWNER,
+) -> Remembered:
+    """The model's correction, after the conflict check against the other memories. A
+    correction that duplicates another memory is not applied (the other already says it)."""
+    text = clean_memory_text(text)
+    current = _current(memory_id)
+    if current is None:
+        raise NotFound(f"Memory {memory_id} does not exist.")
+    verdict = Verdict("unrelated", reason="Unchanged.")
+    if text != current.text:
+        verdict = conflict_check(
+            text=text, category=category or current.category, exclude_id=memory_id
+        )
+    other = _current(verdict.memory_id)
+    if verdict.verdict == "duplicate" and other is not None:
+        return Remembered(memory=current, verdict=verdict, other=other, stored=False)
+    with transaction.atomic():
+        memory = memory_update(
+            memory_id=memory_id,
+            text=text,
+            category=category,
+            source=source,
+            actor=actor,
+            conflicts_with_id=other.pk if other and verdict.verdict == "contradicts" else None,
+        )
+        if other is not None and verdict.verdict == "updates":
+            other = memory_supersede(
+                memory_id=other.pk, by_id=memory.pk, source=source, actor=actor
+            )
+    return Remembered(memory=memory, verdict=verdict, other=other)
+
+
+def _current(memory_id: int | None) -> Memory | None:
+    if memory_id is None:
+        return None
+    return Memory.objects.live().filter(pk=memory_id, superseded_by__isnull=True).first()
+
+
+def memory_delete(
+    *, memory_id: int, source: str = Memory.Source.OWNER, actor: Actor = OWNER
+) -> None:
+    """The owner's delete: to the bin like every delete; purging it from the bin (the owner's
+    session) erases the memory and its history, so nothing about it stays behind then."""
+    memory_bin(memory_id=memory_id, source=source, actor=actor)
+
+
+def memory_bin(*, memory_id: int, source: str, actor: Actor = OWNER) -> Memory:
+    """An approved deletion: the memory goes to the bin (restorable for 30 days), with a revision."""
+    with transaction.atomic():
+        memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"Memory {memory_id} does not exist.")
+        memory.deleted_at = timezone.now()
+        memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
+        memory.save(update_fields=["deleted_at", "source", "updated_at"])
+        _record(
+            memory, MemoryRevision.Action.DELETE, actor=actor, before=item_fields(MEMORY, memory)
+        )
+    return memory
+
+
+def memory_restore(
+    *, memory_id: int, source: str = Memory.Source.OWNER, actor: Actor = OWNER
+) -> Memory:
+    with transaction.atomic():
+        memory = (
+            Memory.objects.select_for_update()
+            .filter(pk=memory_id, deleted_at__isnull=False)
+            .first()
+        )
+        if memory is None:
+            raise NotFound(f"Memory {memory_id} is not in the bin.")
+        memory.deleted_at = None
+        memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
+        memory.save(update_fields=["deleted_at", "source", "updated_at"])
+        _record(memory, MemoryRevision.Action.RESTORE, actor=actor)
+    return memory
+
+
+def memory_bin_purge(*, older_than: dt.timedelta) -> int:
+    return bin_purge(older_than=older_than, kinds=[MEMORY.name])
+
+
+def _memory_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
+    """A revert: old content, old validity, and superseded or not, as the change kept them."""
+    values = dict(values)
+    source = _source_of(actor)
+    with transaction.atomic():
+        if "superseded_by_id" in values:
+            memory_supersede(
+                memory_id=pk, by_id=values.pop("superseded_by_id"), source=source, actor=actor
+            )
+        for name in ("valid_from", "valid_to"):
+            if name in values and values[name] is not None:
+                values[name] = dt.date.fromisoformat(values[name])
+        memory_update(memory_id=pk, **values, source=source, actor=actor)
+
+
+def _source_of(actor: Actor) -> str:
+    if actor.source == "chat":
+        return Memory.Source.CHAT
+    if actor.source.startswith("automation"):
+        return Memory.Source.AUTOMATION
+    return Memory.Source.OWNER
+
+
+MEMORY = ItemKind(
+    name="memory",
+    model=Memory,
+    fields=("text", "category", "valid_from", "valid_to", "superseded_by_id"),
+    title=lambda memory: memory.text[:80],
+    restore=lambda *, pk, actor, change: memory_restore(
+        memory_id=pk, source=_source_of(actor), actor=actor
+    ),
+    bin=lambda *, pk, actor: memory_bin(memory_id=pk, source=_source_of(actor), actor=actor),
+    apply=_memory_apply,
+)
+register_kind(MEMORY)

@@ -1,0 +1,117 @@
+"""Search for the model, backed by recall (memory/recall/).
+
+- ``search``: tasks, notes, projects and memories at once, ranked by recall.
+- ``search_tasks`` and ``search_notes`` are the workspace's tools replaced in place (the seed
+  report's semantic wrappers): same name, argument schema, permission and cap, registered over
+  the originals (talorys.lib.tools.register checks the contract). Recall ranks first (words in
+  any form, or meaning when an embedder is on); the original substring matches fill the rest,
+  so a fragment of a code or a word still finds its item.
+
+The same tools serve chat and scheduled runs (they are read tools).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from django.db.models import Model, QuerySet
+from pydantic import Field
+
+from memory import selectors
+from talorys.lib.search import QUERY_MAX, snippet
+from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, register
+from talorys.workspace import selectors as workspace_selectors
+from talorys.workspace.services import owner_zone
+from talorys.workspace.tools import notes as note_tools
+from talorys.workspace.tools import tasks as task_tools
+
+SEARCH_PER_KIND = 10
+_M = TypeVar("_M", bound=Model)
+
+
+def ranked_rows(
+    *, query: str, kind: str, rows: QuerySet[_M], substring: QuerySet[_M], limit: int
+) -> list[tuple[_M, str]]:
+    """Rows of one kind for ``query`` with a snippet each: recall's order first, then
+    substring matches."""
+    hits = selectors.recall_items(query=query, kinds=[kind], limit=limit)
+    found = {row.pk: row for row in rows.filter(pk__in=[hit.id for hit in hits])}
+    chosen = [(found[hit.id], hit.snippet) for hit in hits if hit.id in found]
+    if len(chosen) < limit:
+        more = substring.exclude(pk__in=[hit.id for hit in hits])[: limit - len(chosen)]
+        chosen += [(row, "") for row in more]
+    return chosen
+
+
+class SearchArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=QUERY_MAX, description="What to look for.")
+    kinds: list[Literal["tasks", "notes", "projects", "memories"]] | None = Field(
+        None, min_length=1, description="Limit the search to these kinds; omit for all."
+    )
+
+
+@register
+class Search(Tool):
+    name = "search"
+    description = (
+        "Search tasks, notes, projects and memories at once, best matches first (words in any "
+        "form, and meaning when semantic recall is on). Each hit has kind, id, title and a "
+        "snippet; use the id with that kind's tools (e.g. read_note for a note)."
+    )
+    args = SearchArgs
+    permission = Permission.READ
+    cap = 6
+
+    def run(self, args: SearchArgs, ctx: ToolContext) -> dict[str, Any]:
+        kinds = list(dict.fromkeys(args.kinds or ["tasks", "notes", "projects", "memories"]))
+        hits = selectors.recall_items(
+            query=args.query, kinds=list(kinds), limit=SEARCH_PER_KIND * len(kinds)
+        )
+        return {
+            "hits": [
+                {"kind": h.kind, "id": h.id, "title": h.title, "snippet": h.snippet} for h in hits
+            ]
+        }
+
+
+@register
+class SearchTasks(task_tools.SearchTasks):
+    description = (
+        "Find tasks by words in their title or details, best matches first. Use it to get the "
+        "id of a task the owner names before updating or completing it."
+    )
+
+    def run(self, args: task_tools.SearchTasksArgs, ctx: ToolContext) -> dict[str, Any]:
+        tasks = ranked_rows(
+            query=args.query,
+            kind="tasks",
+            rows=workspace_selectors.task_list(),
+            substring=workspace_selectors.task_list(q=args.query),
+            limit=args.limit,
+        )
+        zone = owner_zone()
+        return {"tasks": [task_tools._task(t, zone) for t, _ in tasks], "total": len(tasks)}
+
+
+@register
+class SearchNotes(note_tools.SearchNotes):
+    description = (
+        "Find notes by words in their title or text, best matches first. Returns ids and the "
+        "matching passage; use read_note for the full text."
+    )
+
+    def run(self, args: note_tools.SearchNotesArgs, ctx: ToolContext) -> dict[str, Any]:
+        notes = ranked_rows(
+            query=args.query,
+            kind="notes",
+            rows=workspace_selectors.note_list(),
+            substring=workspace_selectors.note_list(q=args.query),
+            limit=args.limit,
+        )
+        zone = owner_zone()
+        found = []
+        for note, excerpt in notes:
+            item = note_tools._note(note, zone)
+            item["excerpt"] = excerpt or snippet(note.content or note.title, args.query)
+            found.append(item)
+        return {"notes": found, "total": len(found)}

