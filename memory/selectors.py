@@ -51,18 +51,14 @@ def recall_items(
     ValidationFailed). Hybrid when an embedder is on, keyword otherwise or when it fails.
     Binned and superseded items are never recalled. ``catch_up`` False skips the lazy pass
     (memory/recall/writer.py) for a caller that just made it."""
-    return engine.recall(
-        query=query, kinds=kinds, limit=limit, mode=mode, catch_up=catch_up
-    ).hits
+    return engine.recall(query=query, kinds=kinds, limit=limit, mode=mode, catch_up=catch_up).hits
 
 
 def recall_memories(
     *, query: str, limit: int = 10, mode: Mode | None = None, catch_up: bool = True
 ) -> list[Hit]:
     """``recall_items`` over memories only."""
-    return recall_items(
-        query=query, kinds=["memories"], limit=limit, mode=mode, catch_up=catch_up
-    )
+    return recall_items(query=query, kinds=["memories"], limit=limit, mode=mode, catch_up=catch_up)
 
 
 def recall_search(*, query: str, kinds: list[str] | None = None, limit: int = 10) -> Recall:
@@ -73,6 +69,10 @@ def recall_search(*, query: str, kinds: list[str] | None = None, limit: int = 10
 # --- what a turn's context carries ------------------------------------------------------------
 
 MEMORY_LIMIT = 8
+# A hit this weak (a fifth of the query's words, or a middling cosine alone) is not worth a
+# line of the prompt; recall's scores are on one scale in every mode (memory/recall/engine.py).
+MEMORY_MIN_SCORE = 0.1
+RELATED_MIN_SCORE = 0.2
 
 
 def current_memories() -> QuerySet[Memory]:
@@ -84,7 +84,11 @@ def memories_for_turn(*, text: str, limit: int = MEMORY_LIMIT) -> list[str]:
     """(Call after the index's lazy pass: read_inputs makes it.) The memories the model sees with this message: the ones recall ranks best for it (hybrid,
     or keyword when the embedder is off or failing), then the most recently changed, so a few
     standing facts are always there. A memory contradicted by another says so."""
-    ids = [hit.id for hit in recall_memories(query=text, limit=limit, catch_up=False)]
+    ids = [
+        hit.id
+        for hit in recall_memories(query=text, limit=limit, catch_up=False)
+        if hit.score >= MEMORY_MIN_SCORE
+    ]
     if len(ids) < limit:
         ids += list(
             current_memories()
@@ -140,6 +144,7 @@ def related_items_for_turn(*, text: str, conversation_id: int | None, limit: int
     hits = [
         hit
         for hit in recall_items(query=text, kinds=kinds, limit=limit + 5, catch_up=False)
-        if not (hit.kind == "messages" and hit.conversation_id == conversation_id)
+        if hit.score >= RELATED_MIN_SCORE
+        and not (hit.kind == "messages" and hit.conversation_id == conversation_id)
     ][:limit]
     return [f"[{hit.kind} {hit.id}] {hit.title}: {hit.snippet}" for hit in hits]

@@ -1,9 +1,14 @@
-"""Ranking: keyword (BM25), vector (cosine) and hybrid (reciprocal rank fusion), then hits.
+"""Ranking: keyword (BM25), vector (cosine) and hybrid, then hits.
 
-Hybrid fuses the two rankings by rank, not by score (Cormack, Clarke & Büttcher 2009: RRF with
-k = 60): BM25 scores and cosines live on different scales, and a rank says "best of its kind"
-either way. An exact rare name ranks first by keyword, a paraphrase by vector; fusion keeps
-both near the top. With no embedder, or when it fails, the keyword ranking is the answer.
+Hybrid is a convex combination of the two scores, each on a scale that means something on its
+own: BM25 divided by the query's total inverse document frequency (about 1 when an item has
+every query term, near 0 when it only shares a common one) and the cosine (clipped at 0).
+``HYBRID_WEIGHT`` of the vector, the rest keyword. Bruch, Gai & Ingber (2023, "An analysis of
+fusion functions for hybrid retrieval") find such a combination better than reciprocal rank
+fusion, which throws the scores away: with RRF, the items that share one common word with a
+paraphrased question rank as high as the best semantic match (benchmarks/recall.py measures
+both: ``fuse`` is RRF). An exact rare name ranks first by keyword, a paraphrase by vector. With
+no embedder, or when it fails, the keyword ranking is the answer.
 
 Each recall first catches the index up with what changed since the last pass (writer.py's
 lazy pass: cheap when nothing did). Every hit is checked against its source before it is returned (``live_ids``): an item binned
@@ -31,10 +36,8 @@ from talorys.providers.base import ProviderError
 logger = logging.getLogger(__name__)
 
 Mode = Literal["keyword", "vector", "hybrid"]
+HYBRID_WEIGHT = 0.5
 RRF_K = 60
-# How deep each ranking is read before fusing, and how many extra candidates cover hits that
-# turn out to be gone.
-DEPTH = 50
 SNIPPET_CHARS = 160
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -94,17 +97,23 @@ def rank(
     query_terms = terms(query)
     with INDEX.lock:
         INDEX.sync(vector_model=vector_model)
-        lexical = INDEX.keyword(query_terms, kinds=kinds, top=max(top, DEPTH))
-        semantic = (
-            INDEX.vector(query_vector, kinds=kinds, top=max(top, DEPTH))
-            if query_vector is not None
-            else []
-        )
-    if query_vector is None or mode == "keyword":
-        return lexical[:top], "keyword", error
-    if mode == "vector":
-        return semantic[:top], "vector", error
-    return fuse([lexical, semantic])[:top], "hybrid", error
+        lexical = INDEX.keyword_scores(query_terms, kinds=kinds)
+        if query_vector is None or mode == "keyword":
+            return INDEX.best(lexical, top), "keyword", error
+        semantic = INDEX.vector_scores(query_vector, kinds=kinds)
+        if mode == "vector":
+            return (
+                INDEX.best(np.nan_to_num(semantic, nan=-np.inf), top, floor=-np.inf),
+                "vector",
+                error,
+            )
+        return INDEX.best(hybrid_scores(lexical, semantic), top), "hybrid", error
+
+
+def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray) -> np.ndarray:
+    """The convex combination; an item without a vector yet is ranked by its keyword score."""
+    cosine = np.clip(np.nan_to_num(semantic, nan=0.0), 0.0, 1.0)
+    return HYBRID_WEIGHT * cosine + (1.0 - HYBRID_WEIGHT) * np.minimum(lexical, 1.0)
 
 
 def recall(

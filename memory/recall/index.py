@@ -219,52 +219,63 @@ class RecallIndex:
         codes = [self.kinds.index(kind) for kind in kinds if kind in self.kinds]
         return alive & np.isin(np.frombuffer(self.kind_code, dtype=np.int8), codes)
 
-    def keyword(self, query_terms: list[str], *, kinds: list[str] | None, top: int) -> list[Ranked]:
-        """BM25 over titles (weighted) and bodies; best first."""
+    def keyword_scores(self, query_terms: list[str], *, kinds: list[str] | None) -> np.ndarray:
+        """BM25 over titles (weighted) and bodies, one score per slot, divided by the query's
+        total inverse document frequency: about 1 for an item with every query term once at an
+        average length, 0 for one with none (so the fusion can weigh it against a cosine)."""
+        scores = np.zeros(len(self.alive), dtype=np.float32)
         if not self.live_count or not query_terms:
-            return []
-        allowed = self._kind_mask(kinds)
+            return scores
         alive = np.frombuffer(self.alive, dtype=np.uint8)
         lengths = np.frombuffer(self.doc_len, dtype=np.float32)
         average = max(self.total_len / self.live_count, 1e-6)
-        scores = np.zeros(len(self.alive), dtype=np.float32)
+        total_idf = 0.0
         for term in dict.fromkeys(query_terms):
             postings = self.postings.get(term)
-            if postings is None:
-                continue
-            slots = np.frombuffer(postings.slots, dtype=np.int32)
-            tfs = np.frombuffer(postings.tfs, dtype=np.float32)
-            keep = alive[slots].astype(bool)
-            slots, tfs = slots[keep], tfs[keep]
-            df = len(slots)
-            if not df:
-                continue
+            slots = np.frombuffer(postings.slots, dtype=np.int32) if postings else None
+            df = 0
+            if slots is not None:
+                tfs = np.frombuffer(postings.tfs, dtype=np.float32)  # type: ignore[union-attr]
+                keep = alive[slots].astype(bool)
+                slots, tfs = slots[keep], tfs[keep]
+                df = len(slots)
+            # A term no live item has still counts: the query asked for it.
             idf = math.log(1.0 + (self.live_count - df + 0.5) / (df + 0.5))
+            total_idf += idf
+            if not df or slots is None:
+                continue
             norm = K1 * (1.0 - B + B * lengths[slots] / average)
             # A term's slots are distinct, so fancy-index addition adds each once.
             scores[slots] += idf * tfs * (K1 + 1.0) / (tfs + norm)
-        scores[~allowed] = 0.0
-        return self._best(scores, top, floor=0.0)
+        scores[~self._kind_mask(kinds)] = 0.0
+        return scores / max(total_idf, 1e-6)
 
-    def vector(self, query: np.ndarray, *, kinds: list[str] | None, top: int) -> list[Ranked]:
-        """Cosine similarity (rows and query are unit length): a brute-force matrix product."""
+    def vector_scores(self, query: np.ndarray, *, kinds: list[str] | None) -> np.ndarray:
+        """Cosine similarity per slot (rows and query are unit length): a brute-force matrix
+        product. NaN where a slot has no vector from this embedder."""
+        scores = np.full(len(self.alive), np.nan, dtype=np.float32)
         rows = len(self.vector_slots)
         if not rows or query.shape != (self.dim,):
-            return []
+            return scores
         matrix = np.frombuffer(self.vectors, dtype=np.float32).reshape(rows, self.dim)
         slots = np.frombuffer(self.vector_slots, dtype=np.int32)
         valid = np.frombuffer(self.vector_alive, dtype=np.uint8).astype(bool)
-        valid &= self._kind_mask(kinds)[slots]
-        sims = matrix @ query.astype(np.float32)
-        sims[~valid] = -np.inf
-        count = min(top, int(valid.sum()))
-        if count <= 0:
-            return []
-        best = np.argpartition(-sims, count - 1)[:count]
-        best = best[np.argsort(-sims[best], kind="stable")]
-        return [self._ranked(int(slots[row]), float(sims[row])) for row in best]
+        sims = matrix[valid] @ query.astype(np.float32)
+        scores[slots[valid]] = sims
+        scores[~self._kind_mask(kinds)] = np.nan
+        return scores
 
-    def _best(self, scores: np.ndarray, top: int, *, floor: float) -> list[Ranked]:
+    def keyword(self, query_terms: list[str], *, kinds: list[str] | None, top: int) -> list[Ranked]:
+        return self.best(self.keyword_scores(query_terms, kinds=kinds), top)
+
+    def vector(self, query: np.ndarray, *, kinds: list[str] | None, top: int) -> list[Ranked]:
+        scores = self.vector_scores(query, kinds=kinds)
+        return self.best(np.nan_to_num(scores, nan=-np.inf), top, floor=-np.inf)
+
+    def best(self, scores: np.ndarray, top: int, *, floor: float = 0.0) -> list[Ranked]:
+        """The ``top`` slots scoring above ``floor``, best first."""
+        if top <= 0:
+            return []
         candidates = np.flatnonzero(scores > floor)
         if len(candidates) > top:
             part = np.argpartition(-scores[candidates], top - 1)[:top]
