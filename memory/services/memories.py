@@ -188,7 +188,9 @@ def memory_supersede(
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(f"Memory {memory_id} does not exist.")
-        if memory.superseded_by_id == by_id:
+        # Re-checked under the lock: a fact another newer one already superseded keeps that
+        # link (two concurrent updates both stay current; the older fact points at one).
+        if memory.superseded_by_id == by_id or (by_id and memory.superseded_by_id):
             return memory
         before = item_fields(MEMORY, memory)
         memory.superseded_by_id = by_id
