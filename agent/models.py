@@ -68,6 +68,8 @@ class Message(models.Model):
     tool_activity = models.JSONField(default=list, blank=True)
     error_code = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by every write, the reply's end included: the recall index re-reads what changed.
+    updated_at = models.DateTimeField(auto_now=True)
 
     # Not a column: set by selectors.conversation_with_messages, what the model changed in this
     # reply's turn.
@@ -75,7 +77,10 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["conversation_id", "id"]
-        indexes = [models.Index(fields=["conversation", "id"])]
+        indexes = [
+            models.Index(fields=["conversation", "id"]),
+            models.Index(fields=["updated_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"

@@ -13,7 +13,7 @@ from approvals.selectors import pending_action_outcomes
 from memory.recall.sources import Doc, RecallSource
 from talorys.lib.errors import NotFound
 from talorys.workspace.models import Change
-from talorys.workspace.selectors import change_list, changed_ids
+from talorys.workspace.selectors import change_list, changed_since
 
 HISTORY_LIMIT = 200
 
@@ -108,10 +108,6 @@ def outcome_note(action: PendingAction) -> str:
 
 # --- recall over past conversations (memory/recall/) -------------------------------------------
 
-# A reply is indexed once complete; its row is made when the turn starts, so the lazy pass looks
-# this far back for replies that finished since.
-REPLY_GRACE = dt.timedelta(minutes=15)
-
 
 def recallable_messages() -> QuerySet[Message]:
     """The owner's messages and complete replies of conversations not in the bin."""
@@ -120,14 +116,17 @@ def recallable_messages() -> QuerySet[Message]:
     ).exclude(content="")
 
 
-def messages_changed_since(since: dt.datetime) -> set[int]:
-    """Messages made since ``since`` (less the grace), and those of conversations binned,
-    restored or renamed since."""
-    conversations = changed_ids(kind="conversation", since=since)
-    rows = Message.objects.filter(
-        Q(created_at__gte=since - REPLY_GRACE) | Q(conversation_id__in=conversations)
-    )
-    return set(rows.values_list("pk", flat=True))
+def messages_changed_since(since: dt.datetime) -> dict[int, dt.datetime]:
+    """Messages written since ``since`` (a reply when it ends), and those of conversations
+    binned or restored since, each with when."""
+    changed = dict(Message.objects.filter(updated_at__gte=since).values_list("pk", "updated_at"))
+    conversations = changed_since(kinds=["conversation"], since=since)["conversation"]
+    if conversations:
+        for pk, conversation_id in Message.objects.filter(
+            conversation_id__in=conversations
+        ).values_list("pk", "conversation_id"):
+            changed[pk] = max(changed.get(pk, since), conversations[conversation_id])
+    return changed
 
 
 def message_recall_source() -> RecallSource:

@@ -231,7 +231,9 @@ def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -
             # a turn whose lease expired (its process died) or that could not save its end.
             Message.objects.filter(
                 conversation_id=conversation_id, status=Message.Status.STREAMING
-            ).update(status=Message.Status.ERROR, error_code="INTERRUPTED")
+            ).update(
+                status=Message.Status.ERROR, error_code="INTERRUPTED", updated_at=timezone.now()
+            )
             if retry:
                 owner_message = _retry_target(conversation_id=conversation_id)
             else:
@@ -316,6 +318,7 @@ def turn_finish(
             tool_activity=without_nul(tool_activity),
             status=status,
             error_code=without_nul(error_code),
+            updated_at=timezone.now(),
         )
         Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
             turn_id="",

@@ -9,7 +9,6 @@ from django.db.models import QuerySet
 from automations.models import Automation, AutomationRun
 from automations.schedules import describe, schedule_parse
 from memory.recall.sources import Doc, RecallSource
-from memory.sources import changes_of
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.workspace.services import owner_zone
 
@@ -53,6 +52,6 @@ def automation_recall_source() -> RecallSource:
         kind="automations",
         live=Automation.objects.live,
         doc=lambda a: Doc(object_id=a.pk, title=a.name, body=a.message),
-        changed_since=changes_of("automation"),
+        change_kind="automation",
         columns=("name", "message"),
     )

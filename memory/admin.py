@@ -12,7 +12,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from memory import services
-from memory.models import Memory, MemoryRevision
+from memory.models import IndexState, Memory, MemoryRevision, RecallEntry
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.workspace.admin import ServiceAdmin
@@ -20,7 +20,18 @@ from talorys.workspace.admin import ServiceAdmin
 
 class MemoryRevisionInline(admin.TabularInline):
     model = MemoryRevision
-    fields = readonly_fields = ("created_at", "action", "source", "category", "text")
+    fields = readonly_fields = (
+        "created_at",
+        "action",
+        "actor",
+        "conversation_id",
+        "message_id",
+        "category",
+        "text",
+        "valid_from",
+        "valid_to",
+        "superseded_by",
+    )
     extra = 0
     can_delete = False
     ordering = ["-created_at", "-id"]
@@ -32,7 +43,7 @@ class MemoryRevisionInline(admin.TabularInline):
 class MemoryForm(forms.ModelForm):
     class Meta:
         model = Memory
-        fields = ["text", "category"]
+        fields = ["text", "category", "valid_from", "valid_to"]
 
     def clean_text(self) -> str:
         try:
@@ -44,11 +55,26 @@ class MemoryForm(forms.ModelForm):
 @admin.register(Memory)
 class MemoryAdmin(ServiceAdmin):
     form = MemoryForm
-    list_display = ["__str__", "category", "source", "revision_count", "updated_at"]
+    list_display = [
+        "__str__",
+        "category",
+        "source",
+        "superseded_by",
+        "revision_count",
+        "updated_at",
+    ]
     list_filter = ["category", "source"]
     search_fields = ["text"]
     date_hierarchy = "updated_at"
-    readonly_fields = ["source", "created_at", "updated_at", "deleted_at"]
+    readonly_fields = [
+        "source",
+        "superseded_by",
+        "superseded_at",
+        "conflicts_with",
+        "created_at",
+        "updated_at",
+        "deleted_at",
+    ]
     inlines = [MemoryRevisionInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Memory]:
@@ -74,7 +100,22 @@ class MemoryAdmin(ServiceAdmin):
 class MemoryRevisionAdmin(ReadOnlyAdmin):
     """The history of every memory, searchable across memories. Written by the code only."""
 
-    list_display = ["memory_id", "action", "text", "category", "source", "created_at"]
+    list_display = ["memory_id", "action", "text", "category", "actor", "created_at"]
     list_filter = ["action", "source", "category"]
     search_fields = ["text"]
     date_hierarchy = "created_at"
+
+
+@admin.register(RecallEntry)
+class RecallEntryAdmin(ReadOnlyAdmin):
+    """The recall index, for inspection: derived data, rebuilt by manage.py talorys_reindex."""
+
+    list_display = ["kind", "object_id", "title", "live", "vector_model", "vector_dim", "seq"]
+    list_filter = ["kind", "live", "vector_model"]
+    search_fields = ["title", "text"]
+    exclude = ["vector"]
+
+
+@admin.register(IndexState)
+class IndexStateAdmin(ReadOnlyAdmin):
+    list_display = ["__str__", "generation", "purged_upto", "recent_since", "last_full_at"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from memory.models import Memory, MemoryRevision
 from memory.recall import engine
@@ -80,29 +80,32 @@ def current_memories() -> QuerySet[Memory]:
     return Memory.objects.live().filter(superseded_by__isnull=True)
 
 
-def memories_for_turn(*, text: str, limit: int = MEMORY_LIMIT) -> list[str]:
-    """(Call after the index's lazy pass: read_inputs makes it.) The memories the model sees with this message: the ones recall ranks best for it (hybrid,
-    or keyword when the embedder is off or failing), then the most recently changed, so a few
-    standing facts are always there. A memory contradicted by another says so."""
-    ids = [
-        hit.id
-        for hit in recall_memories(query=text, limit=limit, catch_up=False)
-        if hit.score >= MEMORY_MIN_SCORE
-    ]
+def memories_for_turn(
+    *, text: str, limit: int = MEMORY_LIMIT, mode: Mode | None = None
+) -> list[str]:
+    """(Call after the index's lazy pass: read_inputs makes it.) The memories the model sees
+    with this message: the ones recall ranks best for it (hybrid, or keyword when the embedder
+    is off or failing), then the most recently changed, so a few standing facts are always
+    there. A memory contradicted by another says so.
+
+    The ranking is read without recall's hits (no snippets needed); the rows read next are the
+    liveness check."""
+    ranked, _mode, _error = engine.rank(text, kinds=["memories"], top=2 * limit, mode=mode)
+    ids = [item.object_id for item in ranked if item.score >= MEMORY_MIN_SCORE]
+    rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}
+    ids = [pk for pk in ids if pk in rows][:limit]
     if len(ids) < limit:
-        ids += list(
+        for memory in (
             current_memories()
             .exclude(pk__in=ids)
-            .order_by("-updated_at", "-id")
-            .values_list("pk", flat=True)[: limit - len(ids)]
-        )
-    rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}
-    open_conflicts = _open_conflicts(rows.values())
+            .order_by("-updated_at", "-id")[: limit - len(ids)]
+        ):
+            rows[memory.pk] = memory
+            ids.append(memory.pk)
+    open_conflicts = _open_conflicts(rows[pk] for pk in ids)
     lines = []
     for pk in ids:
-        memory = rows.get(pk)
-        if memory is None:
-            continue
+        memory = rows[pk]
         line = memory.text
         if memory.valid_from or memory.valid_to:
             line += f" ({_validity(memory)})"
@@ -122,28 +125,40 @@ def _validity(memory: Memory) -> str:
 
 
 def _open_conflicts(memories: Iterable[Memory]) -> dict[int, int]:
-    """memory id -> the id of a current memory it contradicts (either way round)."""
-    memories = list(memories)
-    pairs = {m.pk: m.conflicts_with_id for m in memories if m.conflicts_with_id}
-    # Contradicted by a current memory outside this set, or inside it.
-    for other in current_memories().filter(conflicts_with__in=[m.pk for m in memories]):
-        pairs.setdefault(other.conflicts_with_id, other.pk)  # type: ignore[arg-type]
-    current = set(
+    """memory id -> the id of a current memory it contradicts, or that contradicts it.
+
+    Marks are rare: one query finds the marked current memories touching these (the index on
+    ``conflicts_with``), a second, only when there are some, keeps the pairs whose other end
+    is current too."""
+    ids = [m.pk for m in memories]
+    pairs = list(
         current_memories()
-        .filter(pk__in=set(pairs) | set(pairs.values()))
-        .values_list("pk", flat=True)
+        .filter(conflicts_with__isnull=False)
+        .filter(Q(pk__in=ids) | Q(conflicts_with__in=ids))
+        .values_list("pk", "conflicts_with")
     )
-    return {a: b for a, b in pairs.items() if a in current and b in current}
+    if not pairs:
+        return {}
+    ends = {pk for pair in pairs for pk in pair}
+    current = set(current_memories().filter(pk__in=ends).values_list("pk", flat=True))
+    found: dict[int, int] = {}
+    for newer, older in pairs:
+        if newer in current and older in current:
+            found.setdefault(newer, older)
+            found.setdefault(older, newer)
+    return found
 
 
-def related_items_for_turn(*, text: str, conversation_id: int | None, limit: int = 5) -> list[str]:
+def related_items_for_turn(
+    *, text: str, conversation_id: int | None, limit: int = 5, mode: Mode | None = None
+) -> list[str]:
     """A few of the owner's items related to this message, for the prompt's "related" section:
     tasks, notes, projects, automations and other conversations (this one's messages are in the
     window already). Memories are in their own section."""
     kinds = [kind for kind in recall_kinds() if kind != "memories"]
     hits = [
         hit
-        for hit in recall_items(query=text, kinds=kinds, limit=limit + 5, catch_up=False)
+        for hit in recall_items(query=text, kinds=kinds, limit=limit + 5, mode=mode, catch_up=False)
         if hit.score >= RELATED_MIN_SCORE
         and not (hit.kind == "messages" and hit.conversation_id == conversation_id)
     ][:limit]

@@ -17,6 +17,7 @@ from agent.runner.inputs import read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
 from agent.runner.model_loop import model_loop, shared_provider
+from memory import services as memory_services
 from talorys.lib.errors import AppError, database_unavailable
 from talorys.lib.tools import ToolContext
 from talorys.workspace import services as core_services
@@ -178,6 +179,12 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
         "message_id": message_id,
         "status": state.status,
     }
+    # After the answer is out: index this turn's messages (and embed them, when an embedder is
+    # on) for later recall. A failure only leaves them to the next pass or the catch-up.
+    try:
+        await db(memory_services.reindex_recent)()
+    except Exception:
+        logger.exception("Conversation %s: recall index not updated", conversation_id)
 
 
 async def run_turn(

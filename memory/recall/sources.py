@@ -1,8 +1,8 @@
 """The kinds recall indexes. Each registers once, from the app that owns the model.
 
 A source says which of its rows are recallable now (``live``: not in the bin, not superseded,
-not a reply still streaming), how a row reads as a document, and which rows may have changed
-since an instant (``changed_since``, for the lazy pass; the catch-up compares everything).
+not a reply still streaming), how a row reads as a document, and which rows changed since an
+instant, with when (``changed_since``, for the lazy pass; the catch-up compares everything).
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ class RecallSource:
     kind: str  # plural, as /api/search and the hits name it: "memories", "tasks", ...
     live: Callable[[], QuerySet[Any]]
     doc: Callable[[Any], Doc]
-    changed_since: Callable[[dt.datetime], set[int]]
+    # What changed since an instant: the change log's kind ("task") for a kind whose services
+    # record every change there (read for all such kinds in one query), or a function.
+    change_kind: str = ""
+    changed_since: Callable[[dt.datetime], dict[int, dt.datetime]] | None = None
     # Columns enough for ``doc`` (loaded with .only()), so the catch-up reads no more.
     columns: tuple[str, ...] = ()
 

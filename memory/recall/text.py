@@ -13,7 +13,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-import snowballstemmer
+import snowballstemmer  # type: ignore[import-untyped]  # ships no types
 
 _TOKEN = re.compile(r"[^\W_]+")
 _STEMMER = snowballstemmer.stemmer("english")

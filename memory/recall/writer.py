@@ -33,6 +33,7 @@ from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
 from talorys.lib.errors import BudgetExhausted
 from talorys.providers.base import ProviderError
+from talorys.workspace.selectors import changed_since
 
 logger = logging.getLogger(__name__)
 
@@ -94,11 +95,13 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
         }
         seq = state.seq
         created: list[RecallEntry] = []
+        unchanged: list[int] = []
         written = removed = 0
         for doc in docs:
             values = _entry_values(doc)
             row = existing.get(doc.object_id)
             if row is not None and row["live"] and row["content_hash"] == values["content_hash"]:
+                unchanged.append(row["id"])
                 continue
             seq += 1
             written += 1
@@ -118,13 +121,28 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
                 live=False, text="", title="", vector=None, seq=seq, updated_at=timezone.now()
             )
         RecallEntry.objects.bulk_create(created)
+        # Checked and still right: newer than the change that sent the lazy pass here (no seq:
+        # the in-memory copies have nothing to learn).
+        RecallEntry.objects.filter(pk__in=unchanged).update(updated_at=timezone.now())
         if seq != state.seq:
             IndexState.objects.filter(pk=1).update(seq=seq)
     return written, removed
 
 
+def _stale(kind: str, changed: dict[int, dt.datetime]) -> set[int]:
+    """Of the items changed (id -> when), those whose entry is missing or older than the change."""
+    entries = dict(
+        RecallEntry.objects.filter(kind=kind, object_id__in=changed).values_list(
+            "object_id", "updated_at"
+        )
+    )
+    return {pk for pk, when in changed.items() if pk not in entries or entries[pk] < when}
+
+
 def _sync_kind(src: RecallSource, ids: set[int] | None) -> tuple[int, int]:
     """Entries of ``src`` for ``ids`` (None: all) brought in line with the items."""
+    if ids is not None and not ids:
+        return 0, 0
     written = removed = 0
     seen: set[int] = set()
     batch: list[Doc] = []
@@ -155,15 +173,15 @@ def _embed_pending(*, limit: int | None, report: ReindexReport, everything: bool
         return
     if embedder is None:
         return
-    pending = RecallEntry.objects.filter(live=True)
+    entries = RecallEntry.objects.filter(live=True)
     if not everything:
-        pending = pending.filter(
+        entries = entries.filter(
             Q(vector__isnull=True)
             | ~Q(vector_model=embedder.name)
             | ~Q(vector_hash=F("content_hash"))
         )
-    pending = pending.order_by("-seq").values_list("id", "title", "text", "content_hash")
-    todo = list(pending[:limit] if limit is not None else pending)
+    pending = entries.order_by("-seq").values_list("id", "title", "text", "content_hash")
+    todo: list[tuple[int, str, str, str]] = list(pending[:limit] if limit is not None else pending)
     for start in range(0, len(todo), EMBED_BATCH):
         batch = todo[start : start + EMBED_BATCH]
         try:
@@ -220,25 +238,47 @@ def reindex(*, full: bool = False) -> ReindexReport:
     return report
 
 
-def reindex_recent(*, embed_limit: int = RECENT_EMBED_LIMIT) -> ReindexReport:
+def reindex_recent(
+    *, embed_limit: int = RECENT_EMBED_LIMIT, skip: tuple[str, ...] = ()
+) -> ReindexReport:
     """The lazy pass: items changed since the last pass, and a few vectors.
 
-    Cheap when nothing changed (a read of the clock and one query per kind). Whatever it leaves
+    ``skip``: kinds left for a later pass (a turn skips "messages" before its first token: its
+    own new message needs no index yet, and indexing it would cost a commit; the pass after the
+    reply does them). A pass that skips a kind does not move the clock on.
+
+    Cheap when nothing changed (a read of the clock and one or two queries per kind: what
+    changed lately, and whether its entry is already newer). Whatever it leaves
     (more vectors than ``embed_limit``, a change it could not see) the catch-up task finishes.
     """
     report = ReindexReport()
     started = timezone.now()
-    state = IndexState.objects.filter(pk=1).values("recent_since").first()
-    since = (state or {}).get("recent_since")
+    since = IndexState.objects.filter(pk=1).values_list("recent_since", flat=True).first()
     if since is None:
         # Never indexed: the first pass is the whole thing (once per install).
         return reindex()
+    window = since - RECENT_LOOKBACK
+    logged = changed_since(
+        kinds=[src.change_kind for src in sources() if src.change_kind and src.kind not in skip],
+        since=window,
+    )
     for src in sources():
-        ids = src.changed_since(since - RECENT_LOOKBACK)
+        if src.kind in skip:
+            continue
+        changed = (
+            logged[src.change_kind]
+            if src.change_kind
+            else (src.changed_since(window) if src.changed_since else {})
+        )
+        # Re-read only what changed after its entry was written: an entry written before a
+        # late-committing change is caught here (the lookback), one written after it by another
+        # pass from older content is left to the catch-up.
+        ids = _stale(src.kind, changed) if changed else set()
         if ids:
             written, removed = _sync_kind(src, ids)
             report.written += written
             report.removed += removed
     _embed_pending(limit=embed_limit, report=report)
-    IndexState.objects.filter(pk=1, recent_since__lt=started).update(recent_since=started)
+    if not skip:
+        IndexState.objects.filter(pk=1, recent_since__lt=started).update(recent_since=started)
     return report

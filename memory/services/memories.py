@@ -54,10 +54,9 @@ def _record(
     memory: Memory, action: str, *, actor: Actor, before: dict[str, Any] | None = None
 ) -> MemoryRevision:
     fields = item_fields(MEMORY, memory)
-    change_action = {
-        MemoryRevision.Action.SUPERSEDE: Change.Action.UPDATE,
-        MemoryRevision.Action.REINSTATE: Change.Action.UPDATE,
-    }.get(action, action)
+    # In the change log a supersede is an update of the memory (its superseded_by_id).
+    superseding = (MemoryRevision.Action.SUPERSEDE, MemoryRevision.Action.REINSTATE)
+    change_action = Change.Action.UPDATE if action in superseding else action
     change_record(
         kind=MEMORY.name,
         obj=memory,
@@ -152,13 +151,15 @@ def memory_update(
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(f"Memory {memory_id} does not exist.")
-        new = {
+        starts = memory.valid_from if valid_from is _KEEP else valid_from
+        ends = memory.valid_to if valid_to is _KEEP else valid_to
+        _check_validity(starts, ends)
+        new: dict[str, Any] = {
             "text": memory.text if text is None else text,
             "category": memory.category if category is None else category,
-            "valid_from": memory.valid_from if valid_from is _KEEP else valid_from,
-            "valid_to": memory.valid_to if valid_to is _KEEP else valid_to,
+            "valid_from": starts,
+            "valid_to": ends,
         }
-        _check_validity(new["valid_from"], new["valid_to"])
         conflict = memory.conflicts_with_id
         if conflicts_with_id is not _KEEP:
             conflict = conflicts_with_id

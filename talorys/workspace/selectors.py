@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from talorys.providers import local_embedding
@@ -52,12 +52,20 @@ def note_list(*, q: str | None = None) -> QuerySet[Note]:
     return notes
 
 
-def changed_ids(*, kind: str, since: dt.datetime) -> set[int]:
-    """The items of ``kind`` ("task", as the change log names it) with a change recorded since
-    ``since``: made, edited, binned or restored by any service (the recall index's lazy pass)."""
-    return set(
-        Change.objects.filter(kind=kind, created_at__gte=since).values_list("object_id", flat=True)
+def changed_since(*, kinds: list[str], since: dt.datetime) -> dict[str, dict[int, dt.datetime]]:
+    """Per kind ("task", as the change log names it), the items with a change recorded since
+    ``since`` (made, edited, binned or restored by any service) and their latest change's time:
+    the recall index's lazy pass re-reads those whose entry is older. One query."""
+    changed: dict[str, dict[int, dt.datetime]] = {kind: {} for kind in kinds}
+    rows = (
+        Change.objects.filter(kind__in=kinds, created_at__gte=since)
+        .values("kind", "object_id")
+        .annotate(last=Max("created_at"))
+        .values_list("kind", "object_id", "last")
     )
+    for kind, object_id, last in rows:
+        changed[kind][object_id] = last
+    return changed
 
 
 def change_list(*, by_model: bool = True, message_ids: list[int] | None = None) -> QuerySet[Change]:

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_chat_tool_revision_names_the_turn_and_the_history_shows_it(api):
-    from agent.models import Conversation, Message
     from agent.executor import ToolExecutor
+    from agent.models import Conversation, Message
     from talorys.providers.base import ToolCall
 
     conversation = Conversation.objects.create(title="Facts")
@@ -60,7 +60,8 @@ def test_owner_api_token_and_import_writes_name_their_author(api, owner):
 
 def test_validity_dates_are_stored_shown_and_checked(api):
     created = api.post(
-        "/api/memories", {"text": "Lives in Berlin", "category": "place", "valid_from": "2025-03-01"}
+        "/api/memories",
+        {"text": "Lives in Berlin", "category": "place", "valid_from": "2025-03-01"},
     )
     assert created.status_code == 201
     body = created.json()

@@ -73,9 +73,7 @@ def test_an_exact_rare_name_or_number_is_found_among_many():
 def test_binned_and_superseded_items_are_never_recalled_and_a_restored_one_comes_back():
     items = one_of_each("Skopelos")
     newer = memory_services.memory_create(text="Sister Ana lives near Skopelos town")
-    memory_services.memory_supersede(
-        memory_id=items["memories"].pk, by_id=newer.pk, source="owner"
-    )
+    memory_services.memory_supersede(memory_id=items["memories"].pk, by_id=newer.pk, source="owner")
     for kind, item in items.items():
         if kind not in ("memories", "messages"):
             history.item_kind(kind.removesuffix("s")).bin(pk=item.pk, actor=history.OWNER)
@@ -191,7 +189,9 @@ def test_with_an_embeddings_server_recall_is_hybrid_and_vectors_follow_content(f
 
     entry.refresh_from_db()
     assert entry.vector_hash == entry.content_hash
-    assert any("Ferries\nLeave from Rafina" in body["input"] for body in fake_openai.embedding_requests)
+    assert any(
+        "Ferries\nLeave from Rafina" in body["input"] for body in fake_openai.embedding_requests
+    )
 
 
 def test_a_new_embeddings_model_re_embeds_every_vector(fake_openai):

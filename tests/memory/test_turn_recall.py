@@ -82,9 +82,7 @@ def test_done_when_with_a_fake_model_giving_the_verdict(api, fake_openai):
     assert berlin.superseded_by_id is None
 
 
-def test_the_prompt_carries_related_items_but_not_this_conversations_own_messages(
-    api, fake_openai
-):
+def test_the_prompt_carries_related_items_but_not_this_conversations_own_messages(api, fake_openai):
     use_fake(fake_openai)
     services.note_create(title="Skopelos ferries", content="The 9:10 from Volos is the fast one.")
     services.task_create(title="Pay the electricity bill")
