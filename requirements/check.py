@@ -2,7 +2,8 @@
 
 1. Every range in pyproject.toml has an upper bound, and the pin in the lock satisfies it (a
    range changed without `make lock` fails here).
-2. runtime.lock pins exactly what dev.lock pins for the same packages, and is hashed.
+2. runtime.lock and local-embeddings.lock pin exactly what dev.lock pins for the same packages,
+   and are hashed.
 3. Every third-party module the code imports comes from a declared dependency: the apps' from
    [project] dependencies, tests' and benchmarks' from those or the dev extra. An app's import
    under ``if TYPE_CHECKING:`` never runs, so it may come from the dev extra (the type checker's
@@ -157,9 +158,14 @@ def main() -> int:
 
     problems = check_ranges(runtime_reqs, runtime, "runtime.lock")
     problems += check_ranges(runtime_reqs + dev_reqs, dev, "dev.lock")
-    for name, version in runtime.items():
-        if dev.get(name) != version:
-            problems.append(f"runtime.lock pins {name}=={version}, dev.lock {dev.get(name)}")
+    local = read_lock("local-embeddings.lock")
+    for lock, pins in (("runtime.lock", runtime), ("local-embeddings.lock", local)):
+        for name, version in pins.items():
+            if dev.get(name) != version:
+                problems.append(f"{lock} pins {name}=={version}, dev.lock {dev.get(name)}")
+    problems += check_ranges(
+        runtime_reqs + extras["local-embeddings"], local, "local-embeddings.lock"
+    )
 
     declared_runtime = {canonicalize_name(Requirement(r).name) for r in runtime_reqs}
     declared_dev = declared_runtime | {canonicalize_name(Requirement(r).name) for r in dev_reqs}

@@ -13,6 +13,7 @@ keeps both and marks the new one. Nothing is ever deleted by a verdict.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,24 +235,20 @@ def memory_remember(
     category = _check_choice(category, field="category", choices=Memory.Category.values)
     _check_validity(valid_from, valid_to)
     verdict = conflict_check(text=text, category=category)
-    other = _current(verdict.memory_id)
-    if verdict.verdict == "duplicate" and other is not None:
-        return Remembered(memory=other, verdict=verdict, other=other, stored=False)
-    with transaction.atomic():
-        memory = memory_create(
+    return _act_on(
+        verdict,
+        store=lambda contradicted: memory_create(
             text=text,
             category=category,
             source=source,
             actor=actor,
             valid_from=valid_from,
             valid_to=valid_to,
-            conflicts_with_id=other.pk if other and verdict.verdict == "contradicts" else None,
-        )
-        if other is not None and verdict.verdict == "updates":
-            other = memory_supersede(
-                memory_id=other.pk, by_id=memory.pk, source=source, actor=actor
-            )
-    return Remembered(memory=memory, verdict=verdict, other=other)
+            conflicts_with_id=contradicted,
+        ),
+        source=source,
+        actor=actor,
+    )
 
 
 def memory_correct(
@@ -267,24 +264,44 @@ def memory_correct(
     text = clean_memory_text(text)
     current = _current(memory_id)
     if current is None:
-        raise NotFound(f"Memory {memory_id} does not exist.")
+        raise NotFound(f"Memory {memory_id} does not exist, or a newer memory superseded it.")
     verdict = Verdict("unrelated", reason="Unchanged.")
     if text != current.text:
         verdict = conflict_check(
             text=text, category=category or current.category, exclude_id=memory_id
         )
-    other = _current(verdict.memory_id)
-    if verdict.verdict == "duplicate" and other is not None:
-        return Remembered(memory=current, verdict=verdict, other=other, stored=False)
-    with transaction.atomic():
-        memory = memory_update(
+    return _act_on(
+        verdict,
+        store=lambda contradicted: memory_update(
             memory_id=memory_id,
             text=text,
             category=category,
             source=source,
             actor=actor,
-            conflicts_with_id=other.pk if other and verdict.verdict == "contradicts" else None,
-        )
+            conflicts_with_id=contradicted,
+        ),
+        source=source,
+        actor=actor,
+        unchanged=current,
+    )
+
+
+def _act_on(
+    verdict: Verdict,
+    *,
+    store: Callable[[int | None], Memory],
+    source: str,
+    actor: Actor,
+    unchanged: Memory | None = None,
+) -> Remembered:
+    """Carry out a verdict: a duplicate stores nothing (``unchanged`` stays as it is); else
+    ``store(contradicted_id)`` writes the memory, and an update supersedes the older one in the
+    same transaction."""
+    other = _current(verdict.memory_id)
+    if verdict.verdict == "duplicate" and other is not None:
+        return Remembered(memory=unchanged or other, verdict=verdict, other=other, stored=False)
+    with transaction.atomic():
+        memory = store(other.pk if other and verdict.verdict == "contradicts" else None)
         if other is not None and verdict.verdict == "updates":
             other = memory_supersede(
                 memory_id=other.pk, by_id=memory.pk, source=source, actor=actor

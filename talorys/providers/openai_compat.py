@@ -23,12 +23,12 @@ from talorys.providers.base import (
     ProviderEvent,
     TextDelta,
 )
+from talorys.providers.http_errors import status_error, transport_error
 from talorys.providers.openai_wire import (
     MAX_EVENT_BYTES,
     StepState,
     apply_chunk,
     complete_body,
-    error_detail,
     sse_data,
     wire_message,
 )
@@ -126,32 +126,15 @@ class OpenAICompatProvider:
                             yield TextDelta(text)
                         if state.over:
                             raise state.too_long()
-        except httpx.TimeoutException as error:
-            if isinstance(error, httpx.ConnectTimeout):
-                raise ProviderError(
-                    "unreachable",
-                    f"Could not connect to the model server at {self.config.base_url} within "
-                    f"{self.config.connect_timeout:g} s.",
-                ) from error
-            raise ProviderError(
-                "timeout",
-                f"The model server went quiet for more than {self.config.read_timeout:g} s.",
+        except httpx.HTTPError as error:
+            raise transport_error(
+                error,
+                server="model server",
+                base_url=self.config.base_url,
+                connect_timeout=self.config.connect_timeout,
+                read_timeout=self.config.read_timeout,
+                received_headers=received_headers,
             ) from error
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
-            raise ProviderError(
-                "unreachable", f"The model base URL {self.config.base_url!r} is not usable."
-            ) from error
-        except httpx.TransportError as error:
-            if received_headers:
-                raise ProviderError(
-                    "bad_response", f"The model server dropped the stream: {error}."
-                ) from error
-            raise ProviderError(
-                "unreachable",
-                f"Could not reach the model server at {self.config.base_url}: {error}.",
-            ) from error
-        except httpx.RequestError as error:  # e.g. a body that fails to decode
-            raise ProviderError("bad_response", f"The model server's answer: {error}.") from error
 
         if state.chunks == 0:
             raise ProviderError(
@@ -168,23 +151,14 @@ class OpenAICompatProvider:
 async def _raise_for_status(response: httpx.Response) -> None:
     if response.is_success:
         return
-    detail = error_detail(await _read_capped(response))
-    status = response.status_code
-    if status in (401, 403):
-        raise ProviderError(
-            "auth", f"The model server refused the API key ({status}){_suffix(detail)}"
-        )
-    if status == 429:
-        retry_after = response.headers.get("retry-after")
-        wait = f" Try again in {retry_after} s." if retry_after else ""
-        raise ProviderError(
-            "rate_limited", f"The model server is rate limiting requests{_suffix(detail)}{wait}"
-        )
-    raise ProviderError("bad_response", f"The model server answered {status}{_suffix(detail)}")
-
-
-def _suffix(detail: str) -> str:
-    return f": {detail}" if detail else "."
+    error = status_error(
+        response.status_code,
+        await _read_capped(response),
+        server="model server",
+        retry_after=response.headers.get("retry-after"),
+    )
+    if error is not None:
+        raise error
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

@@ -33,10 +33,10 @@ from typing import Any
 import httpx
 
 from talorys.providers.base import ProviderError
+from talorys.providers.http_errors import status_error, transport_error
 
 MAX_DIMENSION = 8192
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-ERROR_EXCERPT_CHARS = 300  # how much of an error body is worth showing the owner
 
 
 @dataclass(frozen=True)
@@ -80,33 +80,14 @@ class OpenAIEmbeddingsClient:
                 received_headers = True
                 raw = self._read_capped(response)
                 _raise_for_status(response, raw)
-        except httpx.TimeoutException as error:
-            if isinstance(error, httpx.ConnectTimeout):
-                raise ProviderError(
-                    "unreachable",
-                    f"Could not connect to the embeddings server at {self.config.base_url} "
-                    f"within {self.config.timeout:g} s.",
-                ) from error
-            raise ProviderError(
-                "timeout",
-                f"The embeddings server went quiet for more than {self.config.timeout:g} s.",
-            ) from error
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
-            raise ProviderError(
-                "unreachable", f"The embeddings base URL {self.config.base_url!r} is not usable."
-            ) from error
-        except httpx.TransportError as error:
-            if received_headers:
-                raise ProviderError(
-                    "bad_response", f"The embeddings server dropped the answer: {error}."
-                ) from error
-            raise ProviderError(
-                "unreachable",
-                f"Could not reach the embeddings server at {self.config.base_url}: {error}.",
-            ) from error
-        except httpx.RequestError as error:  # e.g. a body that fails to decode
-            raise ProviderError(
-                "bad_response", f"The embeddings server's answer: {error}."
+        except httpx.HTTPError as error:
+            raise transport_error(
+                error,
+                server="embeddings server",
+                base_url=self.config.base_url,
+                connect_timeout=self.config.timeout,
+                read_timeout=self.config.timeout,
+                received_headers=received_headers,
             ) from error
         return parse_embeddings(raw, len(texts))
 
@@ -179,38 +160,14 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _raise_for_status(response: httpx.Response, raw: bytes) -> None:
-    if response.is_success:
-        return
-    detail = _error_detail(raw)
-    suffix = f": {detail}" if detail else "."
-    status = response.status_code
-    if status in (401, 403):
-        raise ProviderError("auth", f"The embeddings server refused the API key ({status}){suffix}")
-    if status == 429:
-        retry_after = response.headers.get("retry-after")
-        wait = f" Try again in {retry_after} s." if retry_after else ""
-        raise ProviderError(
-            "rate_limited", f"The embeddings server is rate limiting requests{suffix}{wait}"
-        )
-    raise ProviderError("bad_response", f"The embeddings server answered {status}{suffix}")
-
-
-def _error_detail(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace").strip()
-    try:
-        return _error_message(json.loads(text))[:ERROR_EXCERPT_CHARS]
-    except ValueError:
-        return text[:ERROR_EXCERPT_CHARS]
-
-
-def _error_message(payload: Any) -> str:
-    if isinstance(payload, dict):
-        for key in ("error", "message", "detail"):
-            if key in payload:
-                return _error_message(payload[key])
-    if isinstance(payload, list) and payload:
-        return _error_message(payload[0])
-    return str(payload)
+    error = status_error(
+        response.status_code,
+        raw,
+        server="embeddings server",
+        retry_after=response.headers.get("retry-after"),
+    )
+    if error is not None:
+        raise error
 
 
 def _bad(reason: str) -> ProviderError:

@@ -29,11 +29,10 @@ from talorys.providers.base import (
     Usage,
     without_nul,
 )
+from talorys.providers.http_errors import ERROR_EXCERPT_CHARS, error_message
 
 # One SSE event or a non-streamed body larger than this is not a chat completion chunk.
 MAX_EVENT_BYTES = 1_000_000
-# How much of an error body is worth showing the owner.
-ERROR_EXCERPT_CHARS = 300
 
 _LEGACY_SLOT = "function_call"
 
@@ -150,25 +149,6 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
             ],
         }
     return {"role": message.role, "content": message.content}
-
-
-def error_detail(body: bytes) -> str:
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return text[:ERROR_EXCERPT_CHARS]
-    return error_message(payload)[:ERROR_EXCERPT_CHARS]
-
-
-def error_message(payload: Any) -> str:
-    if isinstance(payload, dict):
-        for key in ("error", "message", "detail"):
-            if key in payload:
-                return error_message(payload[key])
-    if isinstance(payload, list) and payload:
-        return error_message(payload[0])
-    return str(payload)
 
 
 async def sse_data(lines: AsyncIterable[str]) -> AsyncGenerator[str, None]:

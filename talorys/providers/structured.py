@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, without_nul
-from talorys.providers.openai_wire import MAX_EVENT_BYTES, error_detail, wire_message
+from talorys.providers.http_errors import status_error, transport_error
+from talorys.providers.openai_wire import MAX_EVENT_BYTES, wire_message
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -52,23 +53,25 @@ def json_completion(
     try:
         with httpx.Client(timeout=timeout, transport=transport) as client:
             response = client.post(url, json=body, headers=headers)
-    except httpx.TimeoutException as error:
-        raise ProviderError("timeout", f"The model took longer than {timeout:g} s.") from error
     except httpx.HTTPError as error:
-        raise ProviderError("unreachable", f"Could not reach the model server: {error}.") from error
+        raise transport_error(
+            error,
+            server="model server",
+            base_url=config.base_url,
+            connect_timeout=timeout,
+            read_timeout=timeout,
+            received_headers=False,
+        ) from error
     if len(response.content) > MAX_EVENT_BYTES:
         raise ProviderError("bad_response", "The model server sent an oversized body.")
-    if response.status_code in (401, 403):
-        raise ProviderError(
-            "auth", f"The model server refused the API key ({response.status_code})."
-        )
-    if response.status_code == 429:
-        raise ProviderError("rate_limited", "The model server is rate limiting requests.")
-    if not response.is_success:
-        detail = error_detail(response.content)
-        raise ProviderError(
-            "bad_response", f"The model server answered {response.status_code}: {detail}"
-        )
+    failed = status_error(
+        response.status_code,
+        response.content,
+        server="model server",
+        retry_after=response.headers.get("retry-after"),
+    )
+    if failed is not None:
+        raise failed
     try:
         content = response.json()["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as error:

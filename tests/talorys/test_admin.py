@@ -23,6 +23,9 @@ ADD_REFUSED = {
     "agent.Message",
     "automations.AutomationRun",
     "memory.MemoryRevision",
+    # The recall index is derived data, written by memory.services.reindex only.
+    "memory.RecallEntry",
+    "memory.IndexState",
 }
 
 

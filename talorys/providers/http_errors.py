@@ -1,0 +1,82 @@
+"""What an HTTP failure of a model server means, for every client here (chat, structured
+answers, embeddings): one mapping to ProviderError kinds and the owner-readable message.
+
+No Django and no app imports: the embeddings client is used outside a configured project too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from talorys.providers.base import ProviderError
+
+# How much of an error body is worth showing the owner.
+ERROR_EXCERPT_CHARS = 300
+
+
+def error_message(payload: Any) -> str:
+    if isinstance(payload, dict):
+        for key in ("error", "message", "detail"):
+            if key in payload:
+                return error_message(payload[key])
+    if isinstance(payload, list) and payload:
+        return error_message(payload[0])
+    return str(payload)
+
+
+def error_detail(body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return text[:ERROR_EXCERPT_CHARS]
+    return error_message(payload)[:ERROR_EXCERPT_CHARS]
+
+
+def status_error(
+    status: int, body: bytes, *, server: str, retry_after: str | None = None
+) -> ProviderError | None:
+    """None for a success; else the error an answer of ``status`` means."""
+    if 200 <= status < 300:
+        return None
+    detail = error_detail(body)
+    suffix = f": {detail}" if detail else "."
+    if status in (401, 403):
+        return ProviderError("auth", f"The {server} refused the API key ({status}){suffix}")
+    if status == 429:
+        wait = f" Try again in {retry_after} s." if retry_after else ""
+        return ProviderError(
+            "rate_limited", f"The {server} is rate limiting requests{suffix}{wait}"
+        )
+    return ProviderError("bad_response", f"The {server} answered {status}{suffix}")
+
+
+def transport_error(
+    error: httpx.HTTPError,
+    *,
+    server: str,
+    base_url: str,
+    connect_timeout: float,
+    read_timeout: float,
+    received_headers: bool,
+) -> ProviderError:
+    """The error a failed exchange with the server means (connect, silence, a dropped body)."""
+    if isinstance(error, httpx.ConnectTimeout):
+        return ProviderError(
+            "unreachable",
+            f"Could not connect to the {server} at {base_url} within {connect_timeout:g} s.",
+        )
+    if isinstance(error, httpx.TimeoutException):
+        return ProviderError(
+            "timeout", f"The {server} went quiet for more than {read_timeout:g} s."
+        )
+    if isinstance(error, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return ProviderError("unreachable", f"The {server}'s base URL {base_url!r} is not usable.")
+    if isinstance(error, httpx.TransportError):
+        if received_headers:
+            return ProviderError("bad_response", f"The {server} dropped the answer: {error}.")
+        return ProviderError("unreachable", f"Could not reach the {server} at {base_url}: {error}.")
+    return ProviderError("bad_response", f"The {server}'s answer: {error}.")
