@@ -213,15 +213,16 @@ def _store_vectors(model: str, batch: list[tuple[int, str, str, str]], vectors: 
     return stored
 
 
-def reindex(*, full: bool = False) -> ReindexReport:
-    """Bring the whole index up to date, synchronously. ``full`` re-embeds every vector too."""
+def reindex(*, full: bool = False, embed_limit: int | None = None) -> ReindexReport:
+    """Bring the whole index up to date, synchronously. ``full`` re-embeds every vector too;
+    ``embed_limit`` caps how many vectors this call makes (the rest wait for the next)."""
     report = ReindexReport()
     started = timezone.now()
     for src in sources():
         written, removed = _sync_kind(src, None)
         report.written += written
         report.removed += removed
-    _embed_pending(limit=None, report=report, everything=full)
+    _embed_pending(limit=embed_limit, report=report, everything=full)
     with transaction.atomic():
         state = _state_locked()
         # Tombstones every process has had a day to see; one that saw less reloads in full.
@@ -255,8 +256,9 @@ def reindex_recent(
     started = timezone.now()
     since = IndexState.objects.filter(pk=1).values_list("recent_since", flat=True).first()
     if since is None:
-        # Never indexed: the first pass is the whole thing (once per install).
-        return reindex()
+        # Never indexed: the first pass indexes every item's words (once per install); its
+        # vectors, as capped as ever, are the catch-up's to finish.
+        return reindex(embed_limit=embed_limit)
     window = since - RECENT_LOOKBACK
     logged = changed_since(
         kinds=[src.change_kind for src in sources() if src.change_kind and src.kind not in skip],
