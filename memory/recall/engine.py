@@ -84,7 +84,8 @@ def rank(
     failure: the keyword ranking stands, and the error is returned for the caller to show.
     """
     embedder = embeddings.active_embedder() if mode != "keyword" else None
-    vector_model = embedder.name if embedder is not None else ""
+    # Keyword only: keep whichever vectors the copy holds (switching would reload it).
+    vector_model = embedder.name if embedder is not None else (None if mode == "keyword" else "")
     query_vector: np.ndarray | None = None
     error = ""
     if embedder is not None:

@@ -98,8 +98,13 @@ class RecallIndex:
 
     # --- keeping in step with the table ----------------------------------------------------
 
-    def sync(self, *, vector_model: str) -> None:
-        """Apply what the table has that this copy has not. Call with ``lock`` held."""
+    def sync(self, *, vector_model: str | None) -> None:
+        """Apply what the table has that this copy has not. Call with ``lock`` held.
+
+        ``vector_model``: the embedder whose vectors to hold (another one reloads); None keeps
+        the current one (a keyword-only ranking has no say in it)."""
+        if vector_model is None:
+            vector_model = self.vector_model
         state = IndexState.objects.filter(pk=1).values("generation", "seq", "purged_upto").first()
         if state is None:
             if self.generation or self.slot_of:
