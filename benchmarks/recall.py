@@ -354,7 +354,9 @@ def main() -> int:
             notes += [f"N={n:,}: {note}" for note in size_notes]
         quality, info = measure_quality(rs)
         print("\n" + latency_table(rows, options.runs, len(queries)))
-        print("\nIndex reloads when the embedder changes (semantic on, a mode='keyword' call):")
+        print(
+            "\nSemantic on: one mode='keyword' call, then one hybrid call (~load s if it reloads):"
+        )
         print("\n".join(f"- {note}" for note in notes))
         print("\nQuality on benchmarks/recall_set.py (kinds=['messages'], limit=10)\n")
         print("\n".join(info) + "\n")
