@@ -119,12 +119,18 @@ def recallable_messages() -> QuerySet[Message]:
 def messages_changed_since(since: dt.datetime) -> dict[int, dt.datetime]:
     """Messages written since ``since`` (a reply when it ends), and those of conversations
     binned or restored since, each with when."""
-    changed = dict(Message.objects.filter(updated_at__gte=since).values_list("pk", "updated_at"))
+    # No ordering: Message's default (conversation, id) would steer SQLite off the updated_at
+    # index into a scan of every message.
+    changed = dict(
+        Message.objects.filter(updated_at__gte=since).order_by().values_list("pk", "updated_at")
+    )
     conversations = changed_since(kinds=["conversation"], since=since)["conversation"]
     if conversations:
-        for pk, conversation_id in Message.objects.filter(
-            conversation_id__in=conversations
-        ).values_list("pk", "conversation_id"):
+        for pk, conversation_id in (
+            Message.objects.filter(conversation_id__in=conversations)
+            .order_by()
+            .values_list("pk", "conversation_id")
+        ):
             changed[pk] = max(changed.get(pk, since), conversations[conversation_id])
     return changed
 

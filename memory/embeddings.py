@@ -16,6 +16,7 @@ stored vector stale, and the reindex embeds them again.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from typing import Protocol
 
@@ -31,6 +32,8 @@ from talorys.workspace import services as workspace_services
 # about, and small embedding models read no more than that anyway.
 EMBED_CHARS = 2_000
 QUERY_CACHE_SIZE = 256
+# A recall waits for its query's vector: a server slower than this is treated as down.
+HTTP_TIMEOUT = 10.0
 
 
 class Embedder(Protocol):
@@ -99,8 +102,35 @@ def active_embedder() -> Embedder | None:
         return local_embedding.local_embedder()
     endpoint = workspace_selectors.embeddings_endpoint(owner_settings=owner)
     return _http_embedder(
-        EmbeddingsConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key)
+        EmbeddingsConfig(
+            base_url=endpoint.base_url,
+            model=endpoint.model,
+            api_key=endpoint.api_key,
+            timeout=HTTP_TIMEOUT,
+        )
     )
+
+
+# After a failure the embedder is left alone this long (per process): a server that is down
+# would otherwise cost every recall its timeout, twice (the query, the lazy pass).
+PAUSE_AFTER_FAILURE = 60.0
+_paused_until: dict[str, float] = {}
+
+
+def embed_texts(embedder: Embedder, texts: list[str], *, force: bool = False) -> np.ndarray:
+    """``embedder.embed(texts)``, unless it failed less than PAUSE_AFTER_FAILURE ago (``force``:
+    try anyway, as the catch-up and the reindex command do)."""
+    until = _paused_until.get(embedder.name, 0.0)
+    if not force and time.monotonic() < until:
+        raise ProviderError(
+            "unreachable",
+            f"The embedder failed lately; trying again in {until - time.monotonic():.0f} s.",
+        )
+    try:
+        return embedder.embed(texts)
+    except ProviderError:
+        _paused_until[embedder.name] = time.monotonic() + PAUSE_AFTER_FAILURE
+        raise
 
 
 _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -115,7 +145,7 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
         if cached is not None:
             _queries.move_to_end(key)
             return cached
-    vector = embedder.embed([text[:EMBED_CHARS]])[0]
+    vector = embed_texts(embedder, [text[:EMBED_CHARS]])[0]
     with _lock:
         _queries[key] = vector
         while len(_queries) > QUERY_CACHE_SIZE:

@@ -265,10 +265,23 @@ class RecallIndex:
         matrix = np.frombuffer(self.vectors, dtype=np.float32).reshape(rows, self.dim)
         slots = np.frombuffer(self.vector_slots, dtype=np.int32)
         valid = np.frombuffer(self.vector_alive, dtype=np.uint8).astype(bool)
-        sims = matrix[valid] @ query.astype(np.float32)
-        scores[slots[valid]] = sims
+        # Every row, dead ones too, then only the live ones kept: selecting rows first would
+        # copy the whole matrix (150 MB at 100k) on every query.
+        sims = matrix @ query.astype(np.float32)
+        scores[slots[valid]] = sims[valid]
         scores[~self._kind_mask(kinds)] = np.nan
         return scores
+
+    def missing_vectors(self, limit: int) -> list[tuple[str, int]]:
+        """Up to ``limit`` live items, newest first, without a vector from ``vector_model``
+        (call after ``sync`` with that model): what the lazy pass embeds next, found without
+        reading the table."""
+        if len(self.vector_row_of) >= self.live_count or limit <= 0:
+            return []
+        missing = np.frombuffer(self.alive, dtype=np.uint8).astype(bool)
+        missing[list(self.vector_row_of)] = False
+        slots = np.flatnonzero(missing)[::-1][:limit]
+        return [(self.kinds[self.kind_code[slot]], self.object_ids[slot]) for slot in slots]
 
     def keyword(self, query_terms: list[str], *, kinds: list[str] | None, top: int) -> list[Ranked]:
         return self.best(self.keyword_scores(query_terms, kinds=kinds), top)

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.models import IndexState, RecallEntry
+from memory.recall.index import INDEX
 from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
 from talorys.lib.errors import BudgetExhausted
@@ -164,8 +165,13 @@ def _sync_kind(src: RecallSource, ids: set[int] | None) -> tuple[int, int]:
     return written + w, removed + r
 
 
-def _embed_pending(*, limit: int | None, report: ReindexReport, everything: bool = False) -> None:
-    """Vectors for entries that have none from the active embedder for their content."""
+def _embed_pending(
+    *, limit: int | None, report: ReindexReport, everything: bool = False, lazy: bool = False
+) -> None:
+    """Vectors for entries that have none from the active embedder for their content.
+
+    ``lazy`` (the per-recall pass): which ones is asked of this process's in-memory index,
+    which knows without reading the table (a scan of every entry at each recall otherwise)."""
     try:
         embedder = embeddings.active_embedder()
     except (ProviderError, BudgetExhausted) as error:
@@ -174,7 +180,17 @@ def _embed_pending(*, limit: int | None, report: ReindexReport, everything: bool
     if embedder is None:
         return
     entries = RecallEntry.objects.filter(live=True)
-    if not everything:
+    if lazy and limit is not None:
+        with INDEX.lock:
+            INDEX.sync(vector_model=embedder.name)
+            missing = INDEX.missing_vectors(limit)
+        if not missing:
+            return
+        wanted = Q()
+        for kind in {kind for kind, _ in missing}:
+            wanted |= Q(kind=kind, object_id__in=[pk for k, pk in missing if k == kind])
+        entries = entries.filter(wanted)
+    elif not everything:
         entries = entries.filter(
             Q(vector__isnull=True)
             | ~Q(vector_model=embedder.name)
@@ -185,7 +201,9 @@ def _embed_pending(*, limit: int | None, report: ReindexReport, everything: bool
     for start in range(0, len(todo), EMBED_BATCH):
         batch = todo[start : start + EMBED_BATCH]
         try:
-            vectors = embedder.embed([embeddings.document_text(t, x) for _, t, x, _ in batch])
+            vectors = embeddings.embed_texts(
+                embedder, [embeddings.document_text(t, x) for _, t, x, _ in batch], force=not lazy
+            )
         except (ProviderError, BudgetExhausted) as error:
             # Left for the next pass; recall meanwhile ranks these by keyword only.
             logger.warning("Recall: embedding %d entries failed: %s", len(batch), error)
@@ -280,7 +298,7 @@ def reindex_recent(
             written, removed = _sync_kind(src, ids)
             report.written += written
             report.removed += removed
-    _embed_pending(limit=embed_limit, report=report)
+    _embed_pending(limit=embed_limit, report=report, lazy=True)
     if not skip:
         IndexState.objects.filter(pk=1, recent_since__lt=started).update(recent_since=started)
     return report

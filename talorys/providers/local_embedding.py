@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,8 +57,10 @@ def _tokenizer_path() -> Path | None:
     return _VENDORED_TOKENIZER if _VENDORED_TOKENIZER.is_file() else None
 
 
+@lru_cache(maxsize=1)
 def available() -> bool:
-    """True when the extra is installed: the runtime libraries, the model and the tokenizer."""
+    """True when the extra is installed: the runtime libraries, the model and the tokenizer.
+    Looked up once per process (installing the extra needs a restart anyway)."""
     libraries = all(importlib.util.find_spec(name) for name in ("onnxruntime", "tokenizers"))
     return libraries and _model_path() is not None and _tokenizer_path() is not None
 

@@ -221,6 +221,11 @@ def test_when_the_embedder_fails_recall_falls_back_to_keywords(fake_openai):
 
     assert found.mode == "keyword" and "503" in found.error
     assert [hit.id for hit in found.hits] == [task.pk]
+    # Left alone for a while: the next recalls send nothing and say why.
+    sent = len(fake_openai.embedding_requests)
+    again = selectors.recall_search(query="the skopelos ferry times")
+    assert again.mode == "keyword" and "trying again in" in again.error
+    assert len(fake_openai.embedding_requests) == sent
 
 
 def test_an_exhausted_embedding_budget_falls_back_to_keywords_without_a_request(fake_openai):
