@@ -15,10 +15,11 @@ stored vector stale, and the reindex embeds them again.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from talorys.providers.openai_embeddings import EmbeddingsConfig, OpenAIEmbeddin
 from talorys.workspace import selectors as workspace_selectors
 from talorys.workspace import services as workspace_services
 
+logger = logging.getLogger(__name__)
+
 # A vector is made from the start of an item: a title and the first ~400 words say what it is
 # about, and small embedding models read no more than that anyway.
 EMBED_CHARS = 2_000
@@ -36,6 +39,7 @@ QUERY_CACHE_SIZE = 256
 HTTP_TIMEOUT = 10.0
 
 
+@runtime_checkable
 class Embedder(Protocol):
     name: str
 
@@ -92,6 +96,10 @@ def _http_embedder(config: EmbeddingsConfig) -> HttpEmbedder:
         return embedder
 
 
+# "Look the active embedder up" (a caller that has not yet), as a default argument.
+ACTIVE = object()
+
+
 def active_embedder() -> Embedder | None:
     """The embedder recall uses now, or None for keyword recall alone
     (talorys.workspace.selectors.recall_mode says which, for the settings page)."""
@@ -99,7 +107,13 @@ def active_embedder() -> Embedder | None:
     if workspace_selectors.recall_mode(owner_settings=owner) != "hybrid":
         return None
     if workspace_selectors.embeddings_provider_kind(owner_settings=owner) == "local":
-        return local_embedding.local_embedder()
+        try:
+            return local_embedding.local_embedder()
+        except (RuntimeError, ImportError, OSError):
+            # A broken install (a changed model file, a missing library): keyword recall, and
+            # the operator reads why in the log.
+            logger.exception("The local embedder could not be loaded; recall is keyword only")
+            return None
     endpoint = workspace_selectors.embeddings_endpoint(owner_settings=owner)
     return _http_embedder(
         EmbeddingsConfig(

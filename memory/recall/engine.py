@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 from memory import embeddings
+from memory.embeddings import Embedder
 from memory.models import RecallEntry
 from memory.recall.index import INDEX, Ranked
 from memory.recall.sources import check_kinds, source
@@ -79,14 +80,23 @@ def fuse(rankings: list[list[Ranked]], *, k: int = RRF_K) -> list[Ranked]:
 
 
 def rank(
-    query: str, *, kinds: list[str] | None, top: int, mode: Mode | None = None
+    query: str,
+    *,
+    kinds: list[str] | None,
+    top: int,
+    mode: Mode | None = None,
+    embedder: Embedder | None | object = embeddings.ACTIVE,
 ) -> tuple[list[Ranked], Mode, str]:
     """The ranking of ``query`` over the index, best first, at most ``top``.
 
     ``mode`` None: hybrid when an embedder is on, else keyword. Raises nothing for an embedder's
     failure: the keyword ranking stands, and the error is returned for the caller to show.
     """
-    embedder = embeddings.active_embedder() if mode != "keyword" else None
+    if mode == "keyword":
+        embedder = None
+    elif embedder is embeddings.ACTIVE:
+        embedder = embeddings.active_embedder()
+    assert embedder is None or isinstance(embedder, Embedder)
     # Keyword only: keep whichever vectors the copy holds (switching would reload it).
     vector_model = embedder.name if embedder is not None else (None if mode == "keyword" else "")
     query_vector: np.ndarray | None = None
@@ -134,9 +144,11 @@ def recall(
     query = query.strip()
     if not query or limit <= 0:
         return Recall(hits=[], mode="keyword")
+    # Looked up once for both: the owner's settings are a query.
+    embedder = embeddings.active_embedder()
     if catch_up:
-        reindex_recent()
-    ranked, used, error = rank(query, kinds=kinds, top=2 * limit + 5, mode=mode)
+        reindex_recent(embedder=embedder)
+    ranked, used, error = rank(query, kinds=kinds, top=2 * limit + 5, mode=mode, embedder=embedder)
     return Recall(hits=_hits(ranked, query=query, limit=limit), mode=used, error=error)
 
 

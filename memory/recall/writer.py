@@ -28,6 +28,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from memory import embeddings
+from memory.embeddings import Embedder
 from memory.models import IndexState, RecallEntry
 from memory.recall.index import INDEX
 from memory.recall.sources import Doc, RecallSource, sources
@@ -45,6 +46,8 @@ EMBED_BATCH = 64
 RECENT_LOOKBACK = dt.timedelta(minutes=2)
 # How many vectors a turn's lazy pass may make (one embedding request at most).
 RECENT_EMBED_LIMIT = 16
+# How far the lazy pass's clock may lag before it is moved on.
+CLOCK_STEP = dt.timedelta(seconds=30)
 # Tombstones older than this are purged by the catch-up: every live process has long seen them.
 TOMBSTONE_AGE = dt.timedelta(days=1)
 
@@ -166,18 +169,20 @@ def _sync_kind(src: RecallSource, ids: set[int] | None) -> tuple[int, int]:
 
 
 def _embed_pending(
-    *, limit: int | None, report: ReindexReport, everything: bool = False, lazy: bool = False
+    *,
+    limit: int | None,
+    report: ReindexReport,
+    everything: bool = False,
+    lazy: bool = False,
+    embedder: Embedder | None | object = embeddings.ACTIVE,
 ) -> None:
     """Vectors for entries that have none from the active embedder for their content.
 
     ``lazy`` (the per-recall pass): which ones is asked of this process's in-memory index,
     which knows without reading the table (a scan of every entry at each recall otherwise)."""
-    try:
+    if embedder is embeddings.ACTIVE:
         embedder = embeddings.active_embedder()
-    except (ProviderError, BudgetExhausted) as error:
-        report.embed_error = str(error)
-        return
-    if embedder is None:
+    if not isinstance(embedder, embeddings.Embedder):
         return
     entries = RecallEntry.objects.filter(live=True)
     if lazy and limit is not None:
@@ -258,13 +263,17 @@ def reindex(*, full: bool = False, embed_limit: int | None = None) -> ReindexRep
 
 
 def reindex_recent(
-    *, embed_limit: int = RECENT_EMBED_LIMIT, skip: tuple[str, ...] = ()
+    *,
+    embed_limit: int = RECENT_EMBED_LIMIT,
+    skip: tuple[str, ...] = (),
+    embedder: Embedder | None | object = embeddings.ACTIVE,
 ) -> ReindexReport:
     """The lazy pass: items changed since the last pass, and a few vectors.
 
     ``skip``: kinds left for a later pass (a turn skips "messages" before its first token: its
     own new message needs no index yet, and indexing it would cost a commit; the pass after the
-    reply does them). A pass that skips a kind does not move the clock on.
+    reply does them). A pass that skips a kind does not move the clock on. ``embedder``: the
+    active one when the caller already looked it up (None: none is on).
 
     Cheap when nothing changed (a read of the clock and one or two queries per kind: what
     changed lately, and whether its entry is already newer). Whatever it leaves
@@ -298,7 +307,9 @@ def reindex_recent(
             written, removed = _sync_kind(src, ids)
             report.written += written
             report.removed += removed
-    _embed_pending(limit=embed_limit, report=report, lazy=True)
-    if not skip:
+    _embed_pending(limit=embed_limit, report=report, lazy=True, embedder=embedder)
+    # The clock moves on at most every CLOCK_STEP: a write (and a commit) at every recall would
+    # cost more than the few more changes each pass looks at (the lookback covers the step).
+    if not skip and started - since >= CLOCK_STEP:
         IndexState.objects.filter(pk=1, recent_since__lt=started).update(recent_since=started)
     return report
