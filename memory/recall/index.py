@@ -272,6 +272,15 @@ class RecallIndex:
         scores[~self._kind_mask(kinds)] = np.nan
         return scores
 
+    def has_every_vector(self, vector_model: str) -> bool:
+        """True when this copy holds ``vector_model``'s vectors and no live item lacks one (as of
+        its last sync)."""
+        return (
+            bool(self.generation)
+            and self.vector_model == vector_model
+            and len(self.vector_row_of) >= self.live_count
+        )
+
     def missing_vectors(self, limit: int) -> list[tuple[str, int]]:
         """Up to ``limit`` live items, newest first, without a vector from ``vector_model``
         (call after ``sync`` with that model): what the lazy pass embeds next, found without

@@ -187,6 +187,10 @@ def _embed_pending(
     entries = RecallEntry.objects.filter(live=True)
     if lazy and limit is not None:
         with INDEX.lock:
+            # Nothing written by this pass and every item of the copy has a vector: nothing to
+            # make (what another process wrote since shows at the next recall's pass).
+            if not report.written and INDEX.has_every_vector(embedder.name):
+                return
             INDEX.sync(vector_model=embedder.name)
             missing = INDEX.missing_vectors(limit)
         if not missing:
