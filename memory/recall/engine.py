@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -86,6 +86,7 @@ def rank(
     top: int,
     mode: Mode | None = None,
     embedder: Embedder | None | object = embeddings.ACTIVE,
+    state: dict[str, Any] | None = None,
 ) -> tuple[list[Ranked], Mode, str]:
     """The ranking of ``query`` over the index, best first, at most ``top``.
 
@@ -110,7 +111,7 @@ def rank(
             error = str(exc)
     query_terms = terms(query)
     with INDEX.lock:
-        INDEX.sync(vector_model=vector_model)
+        INDEX.sync(vector_model=vector_model, state=state)
         lexical = INDEX.keyword_scores(query_terms, kinds=kinds)
         if query_vector is None or mode == "keyword":
             return INDEX.best(lexical, top), "keyword", error
@@ -146,9 +147,10 @@ def recall(
         return Recall(hits=[], mode="keyword")
     # Looked up once for both: the owner's settings are a query.
     embedder = embeddings.active_embedder()
-    if catch_up:
-        reindex_recent(embedder=embedder)
-    ranked, used, error = rank(query, kinds=kinds, top=2 * limit + 5, mode=mode, embedder=embedder)
+    state = reindex_recent(embedder=embedder).state if catch_up else None
+    ranked, used, error = rank(
+        query, kinds=kinds, top=2 * limit + 5, mode=mode, embedder=embedder, state=state
+    )
     return Recall(hits=_hits(ranked, query=query, limit=limit), mode=used, error=error)
 
 

@@ -36,6 +36,8 @@ TITLE_WEIGHT = 2.0
 MAX_DEAD_SHARE = 0.5
 LOAD_CHUNK = 2000
 
+# IndexState's clock, as sync reads it.
+STATE_COLUMNS = ("generation", "seq", "purged_upto")
 _ENTRY_COLUMNS = (
     "kind",
     "object_id",
@@ -98,14 +100,16 @@ class RecallIndex:
 
     # --- keeping in step with the table ----------------------------------------------------
 
-    def sync(self, *, vector_model: str | None) -> None:
+    def sync(self, *, vector_model: str | None, state: dict[str, Any] | None = None) -> None:
         """Apply what the table has that this copy has not. Call with ``lock`` held.
 
         ``vector_model``: the embedder whose vectors to hold (another one reloads); None keeps
-        the current one (a keyword-only ranking has no say in it)."""
+        the current one (a keyword-only ranking has no say in it). ``state``: IndexState's
+        clock (STATE_COLUMNS) as the caller just read it, when it has written nothing since."""
         if vector_model is None:
             vector_model = self.vector_model
-        state = IndexState.objects.filter(pk=1).values("generation", "seq", "purged_upto").first()
+        if state is None:
+            state = IndexState.objects.filter(pk=1).values(*STATE_COLUMNS).first()
         if state is None:
             if self.generation or self.slot_of:
                 self._reset(generation="", vector_model=vector_model)

@@ -21,6 +21,7 @@ import logging
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from django.db import IntegrityError, transaction
@@ -30,7 +31,7 @@ from django.utils import timezone
 from memory import embeddings
 from memory.embeddings import Embedder
 from memory.models import IndexState, RecallEntry
-from memory.recall.index import INDEX
+from memory.recall.index import INDEX, STATE_COLUMNS
 from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
 from talorys.lib.errors import BudgetExhausted
@@ -59,6 +60,8 @@ class ReindexReport:
     embedded: int = 0
     embed_error: str = ""
     kinds: dict[str, int] = field(default_factory=dict)  # live entries per kind
+    # The lazy pass: IndexState's clock as it read it, when it wrote nothing (index.sync's).
+    state: dict[str, Any] | None = None
 
 
 def _state_locked() -> IndexState:
@@ -285,7 +288,8 @@ def reindex_recent(
     """
     report = ReindexReport()
     started = timezone.now()
-    since = IndexState.objects.filter(pk=1).values_list("recent_since", flat=True).first()
+    clock = IndexState.objects.filter(pk=1).values("recent_since", *STATE_COLUMNS).first()
+    since = clock["recent_since"] if clock else None
     if since is None:
         # Never indexed: the first pass indexes every item's words (once per install); its
         # vectors, as capped as ever, are the catch-up's to finish.
@@ -316,4 +320,7 @@ def reindex_recent(
     # cost more than the few more changes each pass looks at (the lookback covers the step).
     if not skip and started - since >= CLOCK_STEP:
         IndexState.objects.filter(pk=1, recent_since__lt=started).update(recent_since=started)
+    if not (report.written or report.removed or report.embedded):
+        # Unchanged by this pass: the ranking that follows may sync with it, not read it again.
+        report.state = {name: clock[name] for name in STATE_COLUMNS} if clock else None
     return report

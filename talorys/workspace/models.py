@@ -233,6 +233,8 @@ class Change(models.Model):
         indexes = [
             models.Index(fields=["kind", "object_id", "-id"]),
             models.Index(fields=["message_id"]),
+            # What changed lately (the recall index's lazy pass, at every search).
+            models.Index(fields=["created_at"]),
         ]
 
     def __str__(self) -> str:
