@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from memory import embeddings
+from memory.embeddings import Embedder
 from memory.models import Memory, MemoryRevision
 from memory.recall import engine
 from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
+from memory.recall.writer import reindex_recent
 from talorys.lib.errors import NotFound
+from talorys.workspace.models import OwnerSettings
+from talorys.workspace.selectors import recall_mode
+
+logger = logging.getLogger(__name__)
 
 
 def memory_get(*, memory_id: int) -> Memory:
@@ -80,17 +90,60 @@ def current_memories() -> QuerySet[Memory]:
     return Memory.objects.live().filter(superseded_by__isnull=True)
 
 
+@dataclass(frozen=True)
+class TurnRecall:
+    memories: list[str]
+    related: list[str]
+
+
+def recall_for_turn(
+    *, text: str, conversation_id: int | None, owner_settings: OwnerSettings
+) -> TurnRecall:
+    """What a turn's prompt recalls for the owner's message: its memories, and (for a chat
+    turn's ``conversation_id``) the related items. One lazy pass first, without messages (the
+    turn's own message needs no index yet, and indexing it would cost a commit: the pass after
+    the reply does it); the embedder and the index's clock are looked up once for all of it.
+
+    The related items are optional: a failure to recall them (the index, the embedder) leaves
+    them out and never fails the turn (the seed report's rule)."""
+    hybrid = recall_mode(owner_settings=owner_settings) == "hybrid"
+    mode: Mode | None = None if hybrid else "keyword"
+    embedder = embeddings.active_embedder() if hybrid else None
+    state = reindex_recent(skip=("messages",), embedder=embedder).state
+    memories = memories_for_turn(text=text, mode=mode, embedder=embedder, state=state)
+    related: list[str] = []
+    if conversation_id is not None:
+        try:
+            related = related_items_for_turn(
+                text=text,
+                conversation_id=conversation_id,
+                mode=mode,
+                embedder=embedder,
+                state=state,
+            )
+        except Exception:
+            logger.exception("Related items for conversation %s left out", conversation_id)
+    return TurnRecall(memories=memories, related=related)
+
+
 def memories_for_turn(
-    *, text: str, limit: int = MEMORY_LIMIT, mode: Mode | None = None
+    *,
+    text: str,
+    limit: int = MEMORY_LIMIT,
+    mode: Mode | None = None,
+    embedder: Embedder | None | object = embeddings.ACTIVE,
+    state: dict[str, Any] | None = None,
 ) -> list[str]:
-    """(Call after the index's lazy pass: read_inputs makes it.) The memories the model sees
+    """(Call after the index's lazy pass: recall_for_turn makes it.) The memories the model sees
     with this message: the ones recall ranks best for it (hybrid, or keyword when the embedder
     is off or failing), then the most recently changed, so a few standing facts are always
     there. A memory contradicted by another says so.
 
     The ranking is read without recall's hits (no snippets needed); the rows read next are the
     liveness check."""
-    ranked, _mode, _error = engine.rank(text, kinds=["memories"], top=2 * limit, mode=mode)
+    ranked, _mode, _error = engine.rank(
+        text, kinds=["memories"], top=2 * limit, mode=mode, embedder=embedder, state=state
+    )
     ids = [item.object_id for item in ranked if item.score >= MEMORY_MIN_SCORE]
     rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}
     ids = [pk for pk in ids if pk in rows][:limit]
@@ -150,7 +203,13 @@ def _open_conflicts(memories: Iterable[Memory]) -> dict[int, int]:
 
 
 def related_items_for_turn(
-    *, text: str, conversation_id: int | None, limit: int = 5, mode: Mode | None = None
+    *,
+    text: str,
+    conversation_id: int | None,
+    limit: int = 5,
+    mode: Mode | None = None,
+    embedder: Embedder | None | object = embeddings.ACTIVE,
+    state: dict[str, Any] | None = None,
 ) -> list[str]:
     """A few of the owner's items related to this message, for the prompt's "related" section:
     tasks, notes, projects, automations and other conversations (this one's messages are in the
@@ -158,7 +217,15 @@ def related_items_for_turn(
     kinds = [kind for kind in recall_kinds() if kind != "memories"]
     hits = [
         hit
-        for hit in recall_items(query=text, kinds=kinds, limit=limit + 5, mode=mode, catch_up=False)
+        for hit in engine.recall(
+            query=text,
+            kinds=kinds,
+            limit=limit + 5,
+            mode=mode,
+            catch_up=False,
+            embedder=embedder,
+            state=state,
+        ).hits
         if hit.score >= RELATED_MIN_SCORE
         and not (hit.kind == "messages" and hit.conversation_id == conversation_id)
     ][:limit]

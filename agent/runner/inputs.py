@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
@@ -12,13 +11,9 @@ from django.utils import timezone
 from agent import context, prompt, selectors, services
 from agent.models import Conversation, Message
 from memory import selectors as memory_selectors
-from memory import services as memory_services
-from memory.recall.engine import Mode
 from talorys.providers.base import ProviderConfig
 from talorys.workspace import services as core_services
-from talorys.workspace.selectors import provider_config, recall_mode
-
-logger = logging.getLogger(__name__)
+from talorys.workspace.selectors import provider_config
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
 OUTCOME_ROUNDS = 4
@@ -53,18 +48,6 @@ class TurnInputs:
         )
 
 
-def _related(text: str, conversation_id: int, mode: Mode | None) -> list[str]:
-    """The prompt's related items, or none: the section is optional, and a failure to recall
-    them (the index, the embedder) must not fail the turn (the seed report's rule)."""
-    try:
-        return memory_selectors.related_items_for_turn(
-            text=text, conversation_id=conversation_id, mode=mode
-        )
-    except Exception:
-        logger.exception("Related items for conversation %s left out", conversation_id)
-        return []
-
-
 def read_inputs(
     *,
     text: str,
@@ -75,18 +58,18 @@ def read_inputs(
     """The owner's settings, clock and the memories recalled for ``text``; with ``related_to``
     (a chat turn's conversation), the related items too.
 
-    The recall index first catches up with what changed since the last turn (a capped lazy
-    pass; messages are indexed after each reply, and the catch-up task does the rest)."""
+    Recall first catches up with what changed since the last turn (memory.selectors.
+    recall_for_turn; messages are indexed after each reply, the catch-up task does the rest)."""
     owner = core_services.owner_settings_get()
-    memory_services.reindex_recent(skip=("messages",))
-    # Read once here: recall need not look the owner's settings up again to know it is keyword.
-    mode: Mode | None = None if recall_mode(owner_settings=owner) == "hybrid" else "keyword"
+    recalled = memory_selectors.recall_for_turn(
+        text=text, conversation_id=related_to, owner_settings=owner
+    )
     return TurnInputs(
         provider=provider_config(owner),
         local_now=timezone.now().astimezone(ZoneInfo(owner.time_zone)),
         time_zone=owner.time_zone,
-        memories=memory_selectors.memories_for_turn(text=text, mode=mode),
-        related=_related(text, related_to, mode) if related_to is not None else [],
+        memories=recalled.memories,
+        related=recalled.related,
         summary=summary,
         history=history or [],
         max_steps=max(1, owner.max_steps_per_turn),

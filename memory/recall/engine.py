@@ -138,16 +138,21 @@ def recall(
     limit: int = 10,
     mode: Mode | None = None,
     catch_up: bool = True,
+    embedder: Embedder | None | object = embeddings.ACTIVE,
+    state: dict[str, Any] | None = None,
 ) -> Recall:
     """``catch_up``: first index what changed since the last pass (reindex_recent), so an item
-    made a moment ago is found; a caller that just did it passes False."""
+    made a moment ago is found; a caller that just did it passes False (with the ``embedder``
+    it looked up and the clock ``state`` the pass returned, to spare the queries)."""
     kinds = check_kinds(kinds)
     query = query.strip()
     if not query or limit <= 0:
         return Recall(hits=[], mode="keyword")
     # Looked up once for both: the owner's settings are a query.
-    embedder = embeddings.active_embedder()
-    state = reindex_recent(embedder=embedder).state if catch_up else None
+    if embedder is embeddings.ACTIVE:
+        embedder = embeddings.active_embedder()
+    if catch_up:
+        state = reindex_recent(embedder=embedder).state
     ranked, used, error = rank(
         query, kinds=kinds, top=2 * limit + 5, mode=mode, embedder=embedder, state=state
     )
