@@ -4,14 +4,13 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('workspace', '0001_initial'),
+        ("workspace", "0001_initial"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='change',
-            index=models.Index(fields=['created_at'], name='talorys_cha_created_7b471f_idx'),
+            model_name="change",
+            index=models.Index(fields=["created_at"], name="talorys_cha_created_7b471f_idx"),
         ),
     ]
