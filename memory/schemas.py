@@ -86,7 +86,9 @@ class SearchQuery(Schema):
 
     q: QueryText = Field(min_length=1, max_length=QUERY_MAX)
     kinds: str | None = Field(
-        None, description="Comma-separated: memories, tasks, notes, projects, automations, messages"
+        None,
+        max_length=200,
+        description="Comma-separated: memories, tasks, notes, projects, automations, messages",
     )
     limit: int = Field(20, ge=1, le=50)
 
