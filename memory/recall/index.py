@@ -5,7 +5,8 @@ first reads the index's clock (IndexState: one query) and applies the entries wr
 last seq it saw, so a write in any process (web, worker, the command) is seen by the next
 recall in every process. Writes commit in seq order (memory.services assigns seq under
 IndexState's row lock), so "seq > last seen" misses nothing. A new generation (a fresh
-database, a rolled-back one, a full reindex) or purged tombstones past what it saw reload it.
+database, or one whose IndexState row was rolled back or removed) or purged tombstones past
+what it saw reload it, and so does another embedder or too many dead slots.
 
 Why in memory and not the database's full-text engine: one ranking on SQLite and PostgreSQL
 alike, and real BM25 (PostgreSQL's ts_rank has no inverse document frequency, which is what
