@@ -55,6 +55,14 @@ class Memory(models.Model):
     class Meta:
         ordering = ["-updated_at", "id"]
         verbose_name_plural = "memories"
+        indexes = [
+            # The contradiction marks, read at every turn: few, found without a scan.
+            models.Index(
+                fields=["conflicts_with"],
+                name="memory_conflict_marks",
+                condition=Q(conflicts_with__isnull=False),
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(valid_from__isnull=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from memory import embeddings
 from memory.embeddings import Embedder
@@ -180,16 +180,17 @@ def _validity(memory: Memory) -> str:
 def _open_conflicts(memories: Iterable[Memory]) -> dict[int, int]:
     """memory id -> the id of a current memory it contradicts, or that contradicts it.
 
-    Marks are rare: one query finds the marked current memories touching these (the index on
-    ``conflicts_with``), a second, only when there are some, keeps the pairs whose other end
-    is current too."""
-    ids = [m.pk for m in memories]
-    pairs = list(
-        current_memories()
+    Marks are rare: one query reads every mark of a current memory (a partial index holds
+    only them), a second, only when some touch these, keeps the pairs whose other end is
+    current too."""
+    ids = {m.pk for m in memories}
+    pairs = [
+        (newer, older)
+        for newer, older in current_memories()
         .filter(conflicts_with__isnull=False)
-        .filter(Q(pk__in=ids) | Q(conflicts_with__in=ids))
         .values_list("pk", "conflicts_with")
-    )
+        if newer in ids or older in ids
+    ]
     if not pairs:
         return {}
     ends = {pk for pair in pairs for pk in pair}
