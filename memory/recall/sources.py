@@ -48,7 +48,8 @@ class RecallSource:
             yield self.doc(row)
 
     def live_ids(self, ids: set[int]) -> set[int]:
-        return set(self.live().filter(pk__in=ids).values_list("pk", flat=True))
+        # No ordering: a model's default one only costs the database a sort here.
+        return set(self.live().filter(pk__in=ids).order_by().values_list("pk", flat=True))
 
 
 _SOURCES: dict[str, RecallSource] = {}
