@@ -28,6 +28,7 @@ from talorys.providers.base import ProviderError
 from talorys.providers.openai_embeddings import EmbeddingsConfig, OpenAIEmbeddingsClient
 from talorys.workspace import selectors as workspace_selectors
 from talorys.workspace import services as workspace_services
+from talorys.workspace.models import OwnerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -100,10 +101,11 @@ def _http_embedder(config: EmbeddingsConfig) -> HttpEmbedder:
 ACTIVE = object()
 
 
-def active_embedder() -> Embedder | None:
+def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder | None:
     """The embedder recall uses now, or None for keyword recall alone
-    (talorys.workspace.selectors.recall_mode says which, for the settings page)."""
-    owner = workspace_services.owner_settings_get()
+    (talorys.workspace.selectors.recall_mode says which, for the settings page). A caller that
+    has the owner's settings at hand passes them."""
+    owner = owner_settings or workspace_services.owner_settings_get()
     if workspace_selectors.recall_mode(owner_settings=owner) != "hybrid":
         return None
     if workspace_selectors.embeddings_provider_kind(owner_settings=owner) == "local":

@@ -79,11 +79,6 @@ class Memory(models.Model):
     def __str__(self) -> str:
         return self.text[:80]
 
-    @property
-    def is_current(self) -> bool:
-        """Recallable: neither in the bin nor superseded."""
-        return self.deleted_at is None and self.superseded_by_id is None
-
 
 class MemoryRevision(models.Model):
     """The memory as it was after one change, and who made the change."""

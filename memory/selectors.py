@@ -18,7 +18,6 @@ from memory.recall.sources import recall_kinds
 from memory.recall.writer import reindex_recent
 from talorys.lib.errors import NotFound
 from talorys.workspace.models import OwnerSettings
-from talorys.workspace.selectors import recall_mode
 
 logger = logging.getLogger(__name__)
 
@@ -106,9 +105,8 @@ def recall_for_turn(
 
     The related items are optional: a failure to recall them (the index, the embedder) leaves
     them out and never fails the turn (the seed report's rule)."""
-    hybrid = recall_mode(owner_settings=owner_settings) == "hybrid"
-    mode: Mode | None = None if hybrid else "keyword"
-    embedder = embeddings.active_embedder() if hybrid else None
+    embedder = embeddings.active_embedder(owner_settings=owner_settings)
+    mode: Mode | None = None if embedder is not None else "keyword"
     state = reindex_recent(skip=("messages",), embedder=embedder).state
     memories = memories_for_turn(text=text, mode=mode, embedder=embedder, state=state)
     related: list[str] = []

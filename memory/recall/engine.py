@@ -35,6 +35,7 @@ from memory.recall.sources import check_kinds, source
 from memory.recall.text import fold, terms
 from memory.recall.writer import reindex_recent
 from talorys.lib.errors import BudgetExhausted
+from talorys.lib.search import window
 from talorys.providers.base import ProviderError
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,6 @@ logger = logging.getLogger(__name__)
 Mode = Literal["keyword", "vector", "hybrid"]
 HYBRID_WEIGHT = 0.7
 RRF_K = 60
-SNIPPET_CHARS = 160
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -195,13 +195,11 @@ def _hits(ranked: list[Ranked], *, query: str, limit: int) -> list[Hit]:
     return hits
 
 
-def snippet(text: str, query_terms: set[str], width: int = SNIPPET_CHARS) -> str:
+def snippet(text: str, query_terms: set[str]) -> str:
     """A window of ``text`` around its first word that matches a query term ("" if none)."""
     flat = " ".join(text.split())
     for match in _TOKEN.finditer(flat[:50_000]):
         word = match.group()
         if fold(word) in query_terms or any(term in query_terms for term in terms(word)):
-            start = max(0, match.start() - width // 3)
-            piece = flat[start : start + width]
-            return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
+            return window(flat, match.start())
     return ""
