@@ -1,16 +1,21 @@
+"""Every URL: the owner's pages (each app's ``urls.py``), the API, the admin, login."""
+
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from talorys.accounts import views as accounts_views
 from talorys.api import api
-from talorys.notifications import views as notifications_views
-from talorys.workspace import views as workspace_views
 
 urlpatterns = [
-    path("", workspace_views.home, name="home"),
     path("login/", accounts_views.login_page, name="login"),
     path("logout/", accounts_views.logout_page, name="logout"),
-    path("sw.js", notifications_views.service_worker, name="service-worker"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("", include("talorys.notifications.urls")),
+    path("", include("agent.urls")),
+    path("", include("talorys.workspace.urls")),
+    path("", include("talorys.workspace.views.settings_urls")),
+    path("", include("memory.urls")),
+    path("", include("approvals.urls")),
+    path("", include("automations.urls")),
 ]

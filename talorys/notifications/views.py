@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
@@ -22,4 +24,38 @@ def service_worker(request: HttpRequest) -> HttpResponse:
     response["Service-Worker-Allowed"] = "/"
     # Browsers check the worker for updates on navigation; never answer from a stale cache.
     response["Cache-Control"] = "no-cache"
+    return response
+
+
+# The web app manifest: the app installs on a phone's home screen and opens without the
+# browser's bars. Public, like the icons it names (the browser fetches it without cookies).
+MANIFEST = {
+    "name": "Talorys",
+    "short_name": "Talorys",
+    "description": "Your personal assistant",
+    "start_url": "/",
+    "scope": "/",
+    "display": "standalone",
+    "background_color": "#f6f7f9",
+    "theme_color": "#2f5bea",
+    "icons": [
+        {"src": "/static/talorys/icons/icon-192.png", "sizes": "192x192", "type": "image/png"},
+        {"src": "/static/talorys/icons/icon-512.png", "sizes": "512x512", "type": "image/png"},
+        {
+            "src": "/static/talorys/icons/icon-512.png",
+            "sizes": "512x512",
+            "type": "image/png",
+            "purpose": "maskable",
+        },
+        {"src": "/static/talorys/icons/icon.svg", "sizes": "any", "type": "image/svg+xml"},
+    ],
+}
+
+
+@require_GET
+def manifest(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(
+        json.dumps(MANIFEST), content_type="application/manifest+json; charset=utf-8"
+    )
+    response["Cache-Control"] = "public, max-age=3600"
     return response

@@ -1,9 +1,21 @@
-"""The browser fixture: Debian's Chromium through Playwright (never a downloaded browser)."""
+"""The browser fixtures: Debian's Chromium through Playwright (never a downloaded browser).
+
+``page`` is a fresh desktop page (1280×800) and ``phone`` a phone one (390×844, touch); both
+record CSP violations in ``.csp_violations``. ``signed_in`` and ``signed_in_phone`` are the same
+pages with the owner logged in (on the live daphne of ``live_server_url``). A test that fails
+saves a screenshot of each of its pages under ``.artifacts/browser/`` (CI keeps the folder).
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from django.db import connections
+
+from tests.conftest import OWNER_PASSWORD
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -13,23 +25,50 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "browser"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.browser_failed = report.failed
+    return report
 
 
 @pytest.fixture
-def page(chromium, live_server_url, monkeypatch):
+def browser(chromium, monkeypatch):
     from playwright.sync_api import expect, sync_playwright
 
     # Playwright's sync API keeps an event loop in this thread, so Django takes the test's plain
     # ORM calls for calls from async code; they are not, nothing else runs on that loop.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
-
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        page = context.new_page()
         # Generous waits: CI runs these beside the rest of the suite on two cores.
-        page.set_default_timeout(15_000)
         expect.set_options(timeout=15_000)
+        yield browser
+        browser.close()
+    # The ORM calls made while Playwright runs got connections of their own: close them.
+    connections.close_all()
+
+
+@pytest.fixture
+def new_page(browser, request) -> Iterator:
+    """``new_page(viewport=..., mobile=False)``: a page in a context of its own."""
+    pages = []
+
+    def make(viewport: dict | None = None, *, mobile: bool = False, time_zone: str | None = None):
+        options: dict = {"viewport": viewport or DESKTOP}
+        if mobile:
+            options |= {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+        if time_zone:
+            options["timezone_id"] = time_zone
+        context = browser.new_context(**options)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
         page.csp_violations = []
         page.on(
             "console",
@@ -37,7 +76,46 @@ def page(chromium, live_server_url, monkeypatch):
                 "Content Security Policy" in msg.text and page.csp_violations.append(msg.text)
             ),
         )
-        yield page
-        browser.close()
-        # The ORM calls made while Playwright runs got connections of their own: close them.
-        connections.close_all()
+        pages.append(page)
+        return page
+
+    yield make
+    if getattr(request.node, "browser_failed", False):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^\w.-]+", "_", request.node.nodeid)[-150:]
+        for n, page in enumerate(pages):
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"{name}-{n}.png"), full_page=True)
+            except Exception:  # noqa: BLE001 - a closed page has no screenshot to give
+                pass
+
+
+@pytest.fixture
+def page(new_page, live_server_url):
+    return new_page(DESKTOP)
+
+
+@pytest.fixture
+def phone(new_page, live_server_url):
+    return new_page(PHONE, mobile=True)
+
+
+def log_in(page, url: str) -> None:
+    """Sign the owner in through the login page and wait for the chat."""
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill(OWNER_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/(c/\d+/)?$"))
+
+
+@pytest.fixture
+def signed_in(page, live_server_url):
+    log_in(page, live_server_url)
+    return page
+
+
+@pytest.fixture
+def signed_in_phone(phone, live_server_url):
+    log_in(phone, live_server_url)
+    return phone

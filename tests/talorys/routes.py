@@ -28,7 +28,9 @@ PUBLIC_API = {
 }
 # /sw.js is the Web Push service worker: one static script with no data in it, which the browser
 # re-fetches for updates whether or not the session is still alive (talorys/notifications/views.py).
-PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js"}
+# /manifest.webmanifest names the app and its icons for installing it; the browser fetches it
+# without cookies, and it holds nothing of the owner's.
+PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js", "/manifest.webmanifest"}
 # The API's root answers 404 to everyone: it exists only so that ninja can reverse its own URLs.
 NOTHING_HERE = {"/api/"}
 

@@ -1,0 +1,91 @@
+"""What every owner page shares: the decorator, a page of a list, and running a form's action.
+
+A page is an edge like an API handler: it validates, calls one service or selector and shapes
+the answer. Forms post back to the page (POST, redirect, GET), so a reload never re-sends one.
+A service's ``AppError`` becomes a message above the page and, because services change state
+in one transaction, a refused action has changed nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any, TypeVar
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Page, Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods
+
+from talorys.lib.errors import AppError
+
+PER_PAGE = 50
+T = TypeVar("T")
+View = Callable[..., HttpResponse]
+
+
+def owner_page(*methods: str) -> Callable[[View], View]:
+    """The owner's session only (anyone else is sent to the login page), these methods only."""
+    allowed = list(methods or ("GET",))
+
+    def decorate(view: View) -> View:
+        return wraps(view)(login_required(require_http_methods(allowed)(view)))
+
+    return decorate
+
+
+def page_of(request: HttpRequest, items: Iterable[T], *, per_page: int = PER_PAGE) -> Page:
+    """The ``?page=`` page of ``items`` (a queryset is counted once and sliced, never loaded).
+
+    A page number that is not a number, or past the end, shows the last page that exists."""
+    paginator = Paginator(items, per_page)  # type: ignore[arg-type]
+    return paginator.get_page(request.GET.get("page"))
+
+
+def back_to(request: HttpRequest, default: str) -> str:
+    """The form's ``next`` when it is a path on this site, else ``default``."""
+    target = request.POST.get("next") or ""
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default
+
+
+def run_action(
+    request: HttpRequest,
+    action: Callable[[], Any],
+    *,
+    back: str,
+    done: str | Callable[[Any], str] | None = None,
+) -> HttpResponse:
+    """Call ``action``; say ``done`` (or the error) above the page at ``next`` or ``back``.
+
+    Both answers are a 303 to the page, where the message is shown once."""
+    target = back_to(request, back)
+    try:
+        result = action()
+    except AppError as err:
+        messages.error(request, err.message)
+    else:
+        if done:
+            messages.success(request, done(result) if callable(done) else done)
+    response = HttpResponseRedirect(target)
+    response.status_code = 303
+    return response
+
+
+def form_text(request: HttpRequest, name: str) -> str:
+    """A text field of the form, stripped (missing is empty)."""
+    return (request.POST.get(name) or "").strip()
+
+
+def form_int(request: HttpRequest, name: str) -> int | None:
+    """A whole-number field of the form, or None when empty or not a number."""
+    value = form_text(request, name)
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None

@@ -1,0 +1,21 @@
+"""What the header of every page shows: which model answers, and the owner's zone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+
+from talorys.workspace.selectors import model_endpoint, model_provider_kind
+
+
+def owner_header(request: HttpRequest) -> dict[str, Any]:
+    owner_settings = getattr(request, "owner_settings", None)
+    if owner_settings is None:
+        return {}
+    demo = model_provider_kind(owner_settings=owner_settings) == "demo"
+    return {
+        "owner_settings": owner_settings,
+        "model_is_demo": demo,
+        "model_label": "Demo model" if demo else model_endpoint(owner_settings=owner_settings).model,
+    }

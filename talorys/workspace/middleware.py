@@ -1,0 +1,32 @@
+"""The owner's time zone for every page: dates on the pages are shown in it, as in the chat."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from zoneinfo import ZoneInfo
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from talorys.workspace.services.settings import owner_settings_get
+
+
+class OwnerTimeZoneMiddleware:
+    """Activates the owner's zone for a signed-in page request and keeps the settings row on the
+    request (``request.owner_settings``) for the header. The API answers in UTC ISO times and
+    skips the read."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated or request.path.startswith("/api/"):
+            return self.get_response(request)
+        owner_settings = owner_settings_get()
+        request.owner_settings = owner_settings  # type: ignore[attr-defined]
+        timezone.activate(ZoneInfo(owner_settings.time_zone))
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()
