@@ -31,39 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._database import create_database, drop_database  # noqa: E402
+
 TARGET_P50_MS = 15.0
 QUESTION = "Can you remind me what I planned for the garden this weekend?"
-
-
-def _postgres_admin_url() -> str | None:
-    try:
-        import psycopg
-
-        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=2):
-            return "postgresql://postgres@127.0.0.1:5432/postgres"
-    except Exception:
-        return None
-
-
-def _create_database(use_sqlite: bool, data_dir: str) -> tuple[str, str | None]:
-    """The DATABASE_URL to use, and the PostgreSQL database to drop afterwards."""
-    admin = None if use_sqlite else _postgres_admin_url()
-    if admin is None:
-        return f"sqlite:///{data_dir}/bench.sqlite3", None
-    import psycopg
-
-    name = f"talorys_bench_{os.getpid()}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"postgres://postgres@127.0.0.1:5432/{name}", name
-
-
-def _drop_database(name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(_postgres_admin_url() or "", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _seed(base_url: str) -> int:
@@ -172,7 +143,7 @@ def main() -> None:
     options = parser.parse_args()
 
     data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
-    database_url, pg_name = _create_database(options.sqlite, data_dir)
+    database_url, pg_name = create_database(options.sqlite, data_dir)
     os.environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "talorys.settings",
@@ -206,7 +177,7 @@ def main() -> None:
         server.stop()
         connections.close_all()
         if pg_name:
-            _drop_database(pg_name)
+            drop_database(pg_name)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+"""What the benchmarks share: a throwaway database (PostgreSQL at 127.0.0.1:5432 when it
+answers, else SQLite in a temporary directory), created before Django is set up."""
+
+from __future__ import annotations
+
+import os
+
+
+def postgres_admin_url() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", connect_timeout=2):
+            return "postgresql://postgres@127.0.0.1:5432/postgres"
+    except Exception:
+        return None
+
+
+def create_database(use_sqlite: bool, data_dir: str) -> tuple[str, str | None]:
+    """The DATABASE_URL to use, and the PostgreSQL database to drop afterwards."""
+    admin = None if use_sqlite else postgres_admin_url()
+    if admin is None:
+        return f"sqlite:///{data_dir}/bench.sqlite3", None
+    import psycopg
+
+    name = f"talorys_bench_{os.getpid()}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgres://postgres@127.0.0.1:5432/{name}", name
+
+
+def drop_database(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(postgres_admin_url() or "", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
