@@ -39,7 +39,9 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture
-def browser(chromium, monkeypatch):
+def browser(chromium, live_server_url, monkeypatch):
+    # After the live server (so torn down before it): an open chat socket would hold daphne's
+    # shutdown until its timeout.
     from playwright.sync_api import expect, sync_playwright
 
     # Playwright's sync API keeps an event loop in this thread, so Django takes the test's plain

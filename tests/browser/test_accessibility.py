@@ -138,7 +138,7 @@ def test_the_theme_toggle_switches_and_is_remembered(new_page, live_server_url):
     page.get_by_role("button", name="Switch between light and dark").click()
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
-    page.goto(f"{live_server_url}/tasks/")
+    page.reload()
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == background
     assert background != "rgb(246, 247, 249)"  # the light background
