@@ -75,4 +75,3 @@ def render_markdown(text: str) -> str:
         set_tag_attribute_values={"a": {"target": "_blank"}},
         strip_comments=True,
     )
-

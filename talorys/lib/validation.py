@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 from talorys.lib.errors import ValidationFailed
 
@@ -36,3 +37,28 @@ def day_in_range(value: dt.date) -> dt.date:
     if not DATE_MIN.date() <= value < DATE_MAX.date():
         raise ValueError(DATE_RANGE_TEXT)
     return value
+
+
+def local_datetime(value: str, zone: ZoneInfo, *, field: str) -> dt.datetime | None:
+    """A wall-clock time as a page's ``<input type="datetime-local">`` sends it
+    ("2026-03-14T09:00"), read in ``zone``: None when empty, else the aware instant.
+
+    Read like schedules read wall times (``fold=0``, automations/schedules.py): a repeated time
+    is its first occurrence, a time in a daylight-saving gap is shifted by the gap. A value that
+    carries its own offset keeps it. Anything else, or a date out of range, is ValidationFailed.
+    """
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        wall = dt.datetime.fromisoformat(value)
+    except ValueError:
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        raise ValidationFailed(
+            f"{field}: “{shown}” is not a date and time; write it like 2026-03-14T09:00."
+        ) from None
+    instant = wall if wall.tzinfo else wall.replace(tzinfo=zone, fold=0)
+    try:
+        return date_in_range(instant)
+    except ValueError:
+        raise ValidationFailed(f"{field} {DATE_RANGE_TEXT}.") from None

@@ -13,4 +13,4 @@ register = template.Library()
 @register.filter(name="markdown")
 def markdown_filter(text: str | None) -> SafeString:
     """Markdown as sanitised HTML (talorys/lib/markdown.py), safe to insert as it is."""
-    return mark_safe(render_markdown(text or ""))  # noqa: S308 - nh3 has sanitised it
+    return mark_safe(render_markdown(text or ""))  # nh3 has sanitised it

@@ -17,5 +17,7 @@ def owner_header(request: HttpRequest) -> dict[str, Any]:
     return {
         "owner_settings": owner_settings,
         "model_is_demo": demo,
-        "model_label": "Demo model" if demo else model_endpoint(owner_settings=owner_settings).model,
+        "model_label": "Demo model"
+        if demo
+        else model_endpoint(owner_settings=owner_settings).model,
     }

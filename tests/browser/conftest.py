@@ -8,6 +8,7 @@ saves a screenshot of each of its pages under ``.artifacts/browser/`` (CI keeps 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,10 +87,9 @@ def new_page(browser, request) -> Iterator:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^\w.-]+", "_", request.node.nodeid)[-150:]
         for n, page in enumerate(pages):
-            try:
+            # A page the test closed has no screenshot to give.
+            with contextlib.suppress(Exception):
                 page.screenshot(path=str(ARTIFACTS / f"{name}-{n}.png"), full_page=True)
-            except Exception:  # noqa: BLE001 - a closed page has no screenshot to give
-                pass
 
 
 @pytest.fixture

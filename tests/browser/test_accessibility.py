@@ -95,7 +95,9 @@ def scan(page, url: str, source: str) -> list[str]:
     found = []
     for path in PAGES:
         response = page.goto(f"{url}{path}")
-        assert response is not None and response.status == 200, f"{path}: {response and response.status}"
+        assert response is not None and response.status == 200, (
+            f"{path}: {response and response.status}"
+        )
         page.wait_for_load_state("networkidle")
         found += violations(page, source)
     return found
@@ -148,8 +150,10 @@ def test_screenshots_of_the_chat_and_the_tasks_page(new_page, live_server_url):
     """Saved under .artifacts/screenshots/; with TALORYS_UPDATE_SCREENSHOTS=1 into
     docs/screenshots/ (the ones the README shows)."""
     seed(live_server_url)
-    target = SCREENSHOTS if os.environ.get("TALORYS_UPDATE_SCREENSHOTS") == "1" else (
-        ARTIFACTS.parent / "screenshots"
+    target = (
+        SCREENSHOTS
+        if os.environ.get("TALORYS_UPDATE_SCREENSHOTS") == "1"
+        else (ARTIFACTS.parent / "screenshots")
     )
     target.mkdir(parents=True, exist_ok=True)
     for label, viewport, mobile in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
