@@ -1,0 +1,73 @@
+"""What every page shares: the header, the owner's zone, the manifest and icons."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.template import Context, Template
+from django.utils import timezone
+
+from talorys.workspace.services import owner_settings_update
+
+
+@pytest.fixture
+def owner_client(client, owner):
+    client.force_login(owner)
+    return client
+
+
+def test_the_header_names_the_demo_model_and_links_every_page(owner_client):
+    html = owner_client.get("/").content.decode()
+    assert 'class="model-badge demo-badge"' in html and "Demo model" in html
+    for path in ("/tasks/", "/projects/", "/notes/", "/memories/", "/automations/",
+                 "/approvals/", "/changes/", "/notifications/", "/bin/", "/usage/",
+                 "/backup/", "/settings/"):  # fmt: skip
+        assert f'href="{path}"' in html
+    assert 'aria-current="page">Chat' in html
+
+
+def test_the_header_names_a_configured_model(owner_client):
+    owner_settings_update(model_base_url="http://127.0.0.1:9/v1", model_name="qwen2.5:7b")
+    html = owner_client.get("/").content.decode()
+    assert "qwen2.5:7b" in html and "demo-badge" not in html
+
+
+def test_pages_show_times_in_the_owners_zone(rf, owner_client):
+    owner_settings_update(time_zone="Asia/Tokyo")
+    response = owner_client.get("/")
+    assert 'data-time-zone="Asia/Tokyo"' in response.content.decode()
+    # The zone is active while the page renders, and only then.
+    assert timezone.get_current_timezone_name() == "UTC"
+
+
+def test_the_zone_is_active_while_a_page_renders(owner_client, monkeypatch):
+    owner_settings_update(time_zone="America/New_York")
+    seen = {}
+    from agent import views
+
+    real = views.render
+
+    def spy(request, template, context=None, **kw):
+        moment = dt.datetime(2026, 7, 1, 12, 0, tzinfo=dt.UTC)
+        seen["shown"] = Template('{{ m|date:"H:i" }}').render(Context({"m": moment}))
+        return real(request, template, context, **kw)
+
+    monkeypatch.setattr(views, "render", spy)
+    owner_client.get("/")
+    assert seen["shown"] == "08:00"  # 12:00 UTC is 08:00 in New York in July
+
+
+def test_the_manifest_and_icons_are_public(client):
+    manifest = client.get("/manifest.webmanifest")
+    assert manifest.status_code == 200
+    assert manifest["Content-Type"].startswith("application/manifest+json")
+    body = manifest.json()
+    assert body["start_url"] == "/" and body["display"] == "standalone"
+    sizes = {icon["sizes"] for icon in body["icons"]}
+    assert {"192x192", "512x512"} <= sizes
+
+
+def test_a_signed_out_visitor_is_sent_to_the_login_page(client):
+    response = client.get("/tasks/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
