@@ -1,19 +1,43 @@
 """Django admin for automations. Edits go through automations/services/crud.py like the API's, so a
-new schedule re-arms ``next_run_at`` and voids queued runs; the dispatcher's bookkeeping and the
-run receipts are read-only here.
+new schedule re-arms ``next_run_at`` and voids queued runs; the schedule is edited with the owner's
+schedule form (automations/forms.py), not as JSON; the dispatcher's bookkeeping and the run
+receipts are read-only here.
+
+django-celery-beat's tables are not shown: beat keeps only the project's fixed periodic jobs
+there (settings.CELERY_BEAT_SCHEDULE, re-installed at every beat start), and the automations'
+schedules are not in them: the dispatcher reads ``Automation.next_run_at``. A row edited there
+would be overwritten, or would stop the dispatcher itself.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django.apps import apps
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
+from automations import selectors
+from automations.forms import SCHEDULE_FIELDS, AutomationAdminForm
 from automations.models import Automation, AutomationRun
 from automations.services import crud
+from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.workspace.admin import ServiceAdmin
+from talorys.lib.service_admin import ServiceAdmin
+from talorys.workspace.services import owner_zone
+
+for _model in apps.get_app_config("django_celery_beat").get_models():
+    # INSTALLED_APPS loads django_celery_beat's admin before this one.
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+
+
+def _zone(request: HttpRequest) -> ZoneInfo:
+    # The owner's settings, which the zone middleware keeps on every signed-in page request.
+    owner_settings = getattr(request, "owner_settings", None)
+    return ZoneInfo(owner_settings.time_zone) if owner_settings else owner_zone()
 
 
 class AutomationRunInline(admin.TabularInline):
@@ -31,21 +55,23 @@ class AutomationRunInline(admin.TabularInline):
 
 @admin.register(Automation)
 class AutomationAdmin(ServiceAdmin):
+    form = AutomationAdminForm
     list_display = (
         "name",
         "kind",
-        "enabled",
+        "state",
+        "schedule_words",
         "origin",
         "next_run_at",
         "run_count",
         "last_status",
-        "cancelled_at",
     )
     list_filter = ("kind", "enabled", "origin", "last_status")
     search_fields = ("name", "message")
     # The dispatcher's bookkeeping: editing it by hand would break the one-run-per-slot rule.
     # next_run_at follows the schedule and the enabled switch (the services re-arm it).
     readonly_fields = (
+        "upcoming",
         "origin",
         "next_run_at",
         "version",
@@ -60,15 +86,69 @@ class AutomationAdmin(ServiceAdmin):
         "created_at",
         "updated_at",
     )
-    fields = ("name", "kind", "message", "schedule", "enabled", *readonly_fields)
+    fieldsets = (
+        (None, {"fields": ("name", "kind", "message", "enabled")}),
+        (
+            "Schedule",
+            {
+                "fields": (*SCHEDULE_FIELDS, "upcoming"),
+                "description": "In the owner's time zone. Fill in the fields the kind of "
+                "schedule needs: once a date and a time, daily a time, weekly days and a time, "
+                "monthly a day and a time, cron an expression; the others are ignored.",
+            },
+        ),
+        ("Dispatcher (read-only)", {"fields": readonly_fields[1:]}),
+    )
     inlines = [AutomationRunInline]
+
+    @admin.display(description="state")
+    def state(self, obj: Automation) -> str:
+        # A binned automation keeps ``enabled`` (restore re-arms it) but never runs.
+        if obj.deleted_at is not None:
+            return "In the bin"
+        if obj.cancelled_at is not None:
+            return "Cancelled"
+        return "Active" if obj.enabled else "Paused"
+
+    @admin.display(description="schedule")
+    def schedule_words(self, obj: Automation) -> str:
+        return selectors.schedule_text(obj)  # get_list_display gives the list one zone for all
+
+    @admin.display(description="next runs")
+    def upcoming(self, obj: Automation) -> str:
+        if obj.pk is None:
+            return "Shown once saved."
+        zone = owner_zone()
+        try:
+            runs = selectors.schedule_upcoming(schedule=obj.schedule, zone=zone)
+        except ValidationFailed as exc:  # an old row's schedule that no longer parses
+            return exc.message
+        if not runs:
+            return "None to come."
+        return format_html(
+            "<ol>{}</ol>",
+            format_html_join(
+                "", "<li>{}</li>", ((f"{r.astimezone(zone):%a %d %b %Y %H:%M}",) for r in runs)
+            ),
+        )
+
+    def get_list_display(self, request: HttpRequest) -> list[Any]:
+        zone = _zone(request)  # read once for the whole list, not once per row
+
+        @admin.display(description="schedule")
+        def schedule(obj: Automation) -> str:
+            return selectors.schedule_text(obj, zone)
+
+        shown = super().get_list_display(request)
+        return [schedule if name == "schedule_words" else name for name in shown]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Automation | None = None) -> Any:
         # What an automation does is fixed once made (automation_update keeps its kind).
         return ("kind", *self.readonly_fields) if obj is not None else self.readonly_fields
 
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Automation:
-        return crud.automation_create(**data, actor=self.actor(request))
+        arguments = {key: data[key] for key in ("name", "kind", "message", "schedule", "enabled")}
+        return crud.automation_create(**arguments, actor=self.actor(request))
 
     def service_update(
         self, request: HttpRequest, obj: Automation, changes: dict[str, Any]

@@ -268,6 +268,19 @@ def next_after(schedule: Schedule, after: dt.datetime, tz: ZoneInfo | str) -> dt
     return best
 
 
+def upcoming(
+    schedule: Schedule, after: dt.datetime, tz: ZoneInfo | str, count: int
+) -> list[dt.datetime]:
+    """The next ``count`` occurrences strictly after ``after`` (fewer for a ``once``), in UTC:
+    what the owner is shown before saving a schedule."""
+    runs: list[dt.datetime] = []
+    slot = next_after(schedule, after, tz)
+    while slot is not None and len(runs) < count:
+        runs.append(slot)
+        slot = next_after(schedule, slot, tz)
+    return runs
+
+
 def describe(schedule: Schedule, tz: ZoneInfo | str) -> str:
     """A short owner-readable description, e.g. "every Mon, Thu at 18:00 (Europe/Paris)"."""
     zone = _zone(tz)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
-from automations.schedules import describe, schedule_parse
+from automations.schedules import Schedule, describe, schedule_parse, upcoming
 from memory.recall.sources import Doc, RecallSource
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.workspace.services import owner_zone
@@ -39,11 +42,27 @@ def automation_run_list(*, automation_id: int) -> QuerySet[AutomationRun]:
 
 def schedule_text(automation: Automation, zone: ZoneInfo | None = None) -> str:
     """The automation's schedule in words, in the owner's time zone."""
+    return schedule_describe(schedule=automation.schedule, zone=zone or owner_zone())
+
+
+def schedule_describe(*, schedule: Schedule | dict[str, Any], zone: ZoneInfo) -> str:
+    """A schedule in words, in ``zone``: "every Mon, Thu at 18:00 (Europe/Paris)"."""
     try:
-        schedule = schedule_parse(automation.schedule)
-    except ValidationFailed as exc:  # a hand edit in the admin; the dispatcher pauses it
+        parsed = schedule_parse(schedule)
+    except ValidationFailed as exc:  # a hand edit of an old row; the dispatcher pauses it
         return f"invalid schedule ({exc.message})"
-    return describe(schedule, zone or owner_zone())
+    return describe(parsed, zone)
+
+
+# How many coming runs the pages show under a schedule.
+UPCOMING = 5
+
+
+def schedule_upcoming(
+    *, schedule: Schedule | dict[str, Any], zone: ZoneInfo, count: int = UPCOMING
+) -> list[dt.datetime]:
+    """The schedule's next runs from now (UTC); ValidationFailed when it does not parse."""
+    return upcoming(schedule_parse(schedule), timezone.now(), zone, count)
 
 
 def automation_recall_source() -> RecallSource:

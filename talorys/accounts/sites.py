@@ -45,11 +45,42 @@ class OwnerAdminLoginForm(AdminAuthenticationForm):
         return self.cleaned_data
 
 
+# The admin's sections in the order an operator looks for them: the owner's data first, then
+# what acts on it, then the machinery and the accounts. Within a section, models in this order;
+# anything not named comes after, alphabetically, as Django lists it.
+SECTIONS: dict[str, list[str]] = {
+    "workspace": ["Task", "Project", "Note", "Change", "OwnerSettings", "UsageDay"],
+    "memory": ["Memory", "MemoryRevision", "RecallEntry", "IndexState"],
+    "automations": ["Automation", "AutomationRun"],
+    "approvals": ["PendingAction", "ApprovalEvent"],
+    "agent": ["Conversation", "Message"],
+    "notifications": ["Notification", "PushSubscription", "PushDelivery"],
+    "accounts": ["ApiToken"],
+    "auth": ["User", "Group"],
+}
+
+
+def _place(order: list[str], name: str) -> tuple[int, str]:
+    return (order.index(name) if name in order else len(order), name)
+
+
 class OwnerAdminSite(AdminSite):
     """The admin site (talorys.apps.OwnerAdminConfig): a throttled login answers 429 with
-    Retry-After, as the API and /login/ do."""
+    Retry-After, as the API and /login/ do. Its sections are grouped as ``SECTIONS`` says."""
 
     login_form = OwnerAdminLoginForm
+    site_header = "Talorys administration"
+    site_title = "Talorys admin"
+    index_title = "The operator's view: inspect and repair"
+
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[Any]:
+        apps = super().get_app_list(request, app_label)
+        labels = list(SECTIONS)
+        apps.sort(key=lambda app: _place(labels, app["app_label"]))
+        for app in apps:
+            order = SECTIONS.get(app["app_label"], [])
+            app["models"].sort(key=lambda model: _place(order, model["object_name"]))
+        return apps
 
     def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         response = super().login(request, extra_context)

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
+from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.notifications.models import Notification, PushDelivery, PushSubscription
 
 
@@ -34,7 +35,9 @@ class PushSubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(PushDelivery)
-class PushDeliveryAdmin(admin.ModelAdmin):
+class PushDeliveryAdmin(ReadOnlyAdmin):
+    """The outbox of Web Push: its status and attempts are the flush task's to move (push.py)."""
+
     list_display = (
         "id",
         "notification",

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from talorys.workspace.services.settings import owner_settings_get
+from talorys.workspace.models import OwnerSettings
 
 
 class OwnerTimeZoneMiddleware:
@@ -23,7 +23,9 @@ class OwnerTimeZoneMiddleware:
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated or request.path.startswith("/api/"):
             return self.get_response(request)
-        owner_settings = owner_settings_get()
+        # Read, never created here: a page view must not write (the row's defaults stand in
+        # until the first settings change makes it).
+        owner_settings = OwnerSettings.objects.filter(pk=1).first() or OwnerSettings(pk=1)
         request.owner_settings = owner_settings  # type: ignore[attr-defined]
         timezone.activate(ZoneInfo(owner_settings.time_zone))
         try:

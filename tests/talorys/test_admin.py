@@ -26,6 +26,10 @@ ADD_REFUSED = {
     # The recall index is derived data, written by memory.services.reindex only.
     "memory.RecallEntry",
     "memory.IndexState",
+    # Counters, the change log and the push outbox: moved by the services only.
+    "workspace.UsageDay",
+    "workspace.Change",
+    "notifications.PushDelivery",
 }
 
 
@@ -216,3 +220,18 @@ def test_owner_settings_stay_one_row(operator):
     services.owner_settings_get()
     assert operator.get(url("workspace.OwnerSettings", "add")).status_code == 403
     assert operator.get(url("workspace.OwnerSettings", "delete", 1)).status_code == 403
+
+
+def test_the_celery_beat_tables_are_not_in_the_admin(operator):
+    # The dispatcher reads Automation.next_run_at; beat's rows are re-installed from settings.
+    assert not [label for label in registered() if label.startswith("django_celery_beat.")]
+    assert b"Periodic tasks" not in operator.get(reverse("admin:index")).content
+
+
+def test_the_admin_index_lists_the_owner_data_first(operator):
+    sections = [
+        app["app_label"] for app in operator.get(reverse("admin:index")).context["app_list"]
+    ]
+
+    assert sections[:4] == ["workspace", "memory", "automations", "approvals"]
+    assert sections[-2:] == ["accounts", "auth"]

@@ -26,7 +26,7 @@ from automations.services.crud import automation_create
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
 from talorys.workspace import services
-from talorys.workspace.models import Note, OwnerSettings, Project, Task
+from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
 
 
 @pytest.fixture
@@ -202,11 +202,7 @@ def daily(db) -> Automation:
 def test_a_schedule_edited_in_the_admin_re_arms_and_voids_queued_runs(operator, daily):
     before = Automation.objects.get(pk=daily.pk)
 
-    response = post(
-        operator,
-        url(Automation, "change", daily.pk),
-        schedule=json.dumps({"type": "daily", "time": "21:30"}),
-    )
+    response = post(operator, url(Automation, "change", daily.pk), schedule_time="21:30")
 
     assert response.status_code == 302, errors_of(response)
     after = Automation.objects.get(pk=daily.pk)
@@ -234,15 +230,58 @@ def test_pausing_in_the_admin_disarms_and_a_bad_schedule_changes_nothing(operato
     after_pause = Automation.objects.get(pk=daily.pk)
     assert (after_pause.enabled, after_pause.next_run_at) == (False, None)
 
-    response = post(
-        operator,
-        url(Automation, "change", daily.pk),
-        schedule=json.dumps({"type": "daily", "time": "25:00"}),
-    )
+    response = post(operator, url(Automation, "change", daily.pk), schedule_time="25:00")
 
     assert response.status_code == 200
-    assert "time" in errors_of(response)
+    assert "valid time" in " ".join(response.context["adminform"].form.errors["schedule_time"])
     assert Automation.objects.get(pk=daily.pk).schedule == after_pause.schedule
+
+
+def test_the_schedule_widget_saves_a_weekly_schedule_through_the_service(operator, daily):
+    page = operator.get(url(Automation, "change", daily.pk)).content.decode()
+    assert 'name="schedule"' not in page  # no raw JSON
+    assert 'name="schedule_time" value="08:00"' in page
+
+    response = operator.post(
+        url(Automation, "change", daily.pk),
+        form_of(operator, url(Automation, "change", daily.pk))
+        | {"schedule_type": "weekly", "schedule_days": ["fri", "mon"], "schedule_time": "18:15"},
+    )
+
+    assert response.status_code == 302, errors_of(response)
+    after = Automation.objects.get(pk=daily.pk)
+    assert after.schedule == {"type": "weekly", "days": ["mon", "fri"], "time": "18:15"}
+    assert after.version == daily.version + 1  # re-armed by automation_update
+    assert after.next_run_at.strftime("%a %H:%M") in ("Mon 18:15", "Fri 18:15")
+    assert Change.objects.filter(kind="automation", source="admin:operator").exists()
+
+
+def test_an_automation_added_in_the_admin_takes_the_schedule_fields(operator):
+    response = post(
+        operator,
+        url(Automation, "add"),
+        name="Rent",
+        kind="reminder",
+        schedule_type="monthly",
+        schedule_day="32",
+        schedule_time="09:00",
+    )
+    assert response.status_code == 200
+    assert "31" in " ".join(response.context["adminform"].form.errors["schedule_day"])
+    assert not Automation.objects.exists()
+
+    made = post(
+        operator,
+        url(Automation, "add"),
+        name="Rent",
+        kind="reminder",
+        schedule_type="monthly",
+        schedule_day="1",
+        schedule_time="09:00",
+    )
+
+    assert made.status_code == 302, errors_of(made)
+    assert Automation.objects.get().schedule == {"type": "monthly", "day": 1, "time": "09:00"}
 
 
 # --- tasks, notes, projects: through the services ----------------------------------------------
@@ -361,6 +400,19 @@ def test_binned_rows_are_marked_filterable_and_read_only(operator):
     assert refused.status_code == 403
     assert Note.objects.get(pk=binned.pk).title == "Old list"
     assert operator.post(url(Note, "change", live.pk), {"title": "Recipes 2"}).status_code == 302
+
+
+def test_a_binned_task_is_listed_as_in_the_bin_not_as_open(operator):
+    services.task_create(title="Pay rent")
+    binned = services.task_create(title="Old errand")
+    services.task_delete(task_id=binned.pk)
+
+    listing = operator.get(url(Task, "changelist")).content.decode()
+    open_ = operator.get(url(Task, "changelist"), {"status__exact": "open"}).content.decode()
+
+    row = listing[listing.index("Old errand") :].split("</tr>")[0]
+    assert "In the bin" in row and "Open" not in row
+    assert "Pay rent" in open_ and "Old errand" not in open_
 
 
 @pytest.mark.parametrize("model", [Task, Project, Note, Memory, Automation, Conversation])

@@ -1,0 +1,268 @@
+"""The schedule form: the fields a person fills in (once, daily, weekly, monthly, cron, in the
+owner's time zone), turned into the schedule spec the API and the services take.
+
+The form only gathers the fields each kind needs and says which are missing; whether a schedule
+is valid is automations/schedules.py's to say (``schedule_parse``), and whether it can be armed
+(a ``once`` in the past) the services'. Their messages name the spec's field
+("schedule.days: ..."); ``place_error`` puts each next to the field the owner filled in.
+The owner's pages (automations/views.py) and the admin (automations/admin.py) share it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django import forms
+
+from automations.models import Automation
+from automations.schedules import WEEKDAYS, Once, schedule_dump, schedule_parse
+from talorys.lib.errors import ValidationFailed
+from talorys.workspace.services import owner_zone
+
+SCHEDULE_TYPES = [
+    ("once", "Once"),
+    ("daily", "Every day"),
+    ("weekly", "Every week"),
+    ("monthly", "Every month"),
+    ("cron", "Cron expression"),
+]
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+KIND_LABELS: dict[str, str] = {
+    Automation.Kind.REMINDER: "Reminder: a notification with your text",
+    Automation.Kind.AGENT_PROMPT: "Prompt: the assistant runs it and tells you",
+    Automation.Kind.TASK_DIGEST: "Task digest: your open tasks",
+}
+
+# The fields each kind of schedule reads, and what to say when one is left empty.
+NEEDS = {
+    "once": ("schedule_date", "schedule_time"),
+    "daily": ("schedule_time",),
+    "weekly": ("schedule_days", "schedule_time"),
+    "monthly": ("schedule_day", "schedule_time"),
+    "cron": ("schedule_cron",),
+}
+MISSING = {
+    "schedule_date": "Pick a date.",
+    "schedule_time": "Give a time, e.g. 08:30.",
+    "schedule_days": "Pick at least one day of the week.",
+    "schedule_day": "Give a day of the month (1-31).",
+    "schedule_cron": "Give a cron expression, e.g. 0 9 * * 1-5.",
+}
+SCHEDULE_FIELDS = ("schedule_type", *MISSING)
+# The spec's field named in a message from schedules.py or the services → the form's field.
+FIELD_OF = {
+    "": "schedule_type",
+    "type": "schedule_type",
+    "at": "schedule_date",
+    "time": "schedule_time",
+    "days": "schedule_days",
+    "day": "schedule_day",
+    "expression": "schedule_cron",
+}
+_SCHEDULE_MESSAGE = re.compile(r"schedule(?:\.(\w+))?: ")
+_FIELD_MESSAGE = re.compile(r"[a-z_]+")
+# schedules.py joins its messages with "; ", and a message may hold one itself.
+_PARTS = re.compile(r"; (?=schedule[.:])")
+
+
+def schedule_initial(schedule: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
+    """The form's fields for a stored schedule (nothing for one that no longer parses)."""
+    try:
+        parsed = schedule_parse(schedule)
+    except ValidationFailed:
+        return {}
+    initial: dict[str, Any] = {"schedule_type": parsed.type}
+    if isinstance(parsed, Once):
+        try:
+            local = parsed.at.astimezone(zone)
+        except OverflowError:  # only a row written before dates were bounded
+            return initial
+        return initial | {"schedule_date": local.date(), "schedule_time": local.time()}
+    spec = schedule_dump(parsed)
+    names = {"time": "schedule_time", "days": "schedule_days", "day": "schedule_day"}
+    initial |= {form_name: spec[key] for key, form_name in names.items() if key in spec}
+    if "expression" in spec:
+        initial["schedule_cron"] = spec["expression"]
+    return initial
+
+
+class ScheduleForm(forms.Form):
+    """The schedule's fields; ``cleaned_data["schedule"]`` is the validated spec."""
+
+    schedule_type = forms.ChoiceField(label="Repeats", choices=SCHEDULE_TYPES, initial="daily")
+    schedule_date = forms.DateField(
+        label="Date", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    schedule_time = forms.TimeField(
+        label="Time",
+        required=False,
+        initial="09:00",
+        widget=forms.TimeInput(attrs={"type": "time"}, format="%H:%M"),
+    )
+    schedule_days = forms.MultipleChoiceField(
+        label="Days of the week",
+        required=False,
+        choices=list(zip(WEEKDAYS, WEEKDAY_NAMES, strict=True)),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    # No bounds here: the range of days is schedules.py's rule, and its message says it.
+    schedule_day = forms.IntegerField(
+        label="Day of the month",
+        required=False,
+        help_text="29, 30 or 31 mean the last day in shorter months.",
+    )
+    schedule_cron = forms.CharField(
+        label="Cron expression",
+        required=False,
+        help_text="minute hour day-of-month month day-of-week, e.g. 0 9 * * 1-5",
+    )
+
+    def __init__(self, *args: Any, zone: ZoneInfo | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.zone = zone or owner_zone()
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or self.cleaned_data
+        kind = cleaned.get("schedule_type")
+        if kind not in NEEDS:
+            return cleaned
+        for name in NEEDS[kind]:
+            if name not in self.errors and cleaned.get(name) in (None, "", []):
+                self.add_error(name, MISSING[name])
+        if any(name in self.errors for name in NEEDS[kind]):
+            return cleaned
+        try:
+            cleaned["schedule"] = schedule_dump(schedule_parse(self._spec(kind, cleaned)))
+        except ValidationFailed as exc:
+            self.place_error(exc.message)
+        return cleaned
+
+    def _spec(self, kind: str, cleaned: dict[str, Any]) -> dict[str, Any]:
+        time = cleaned.get("schedule_time")
+        hhmm = time.strftime("%H:%M") if time is not None else ""
+        if kind == "once":
+            assert time is not None  # clean() asked for it
+            # The wall-clock time in the owner's zone with its offset; fold=0 is the rule of
+            # schedules.wall_to_instant (a repeated time is its first occurrence).
+            at = dt.datetime.combine(cleaned["schedule_date"], time, tzinfo=self.zone)
+            return {"type": "once", "at": at.isoformat()}
+        if kind == "daily":
+            return {"type": "daily", "time": hhmm}
+        if kind == "weekly":
+            return {"type": "weekly", "days": cleaned["schedule_days"], "time": hhmm}
+        if kind == "monthly":
+            return {"type": "monthly", "day": cleaned["schedule_day"], "time": hhmm}
+        return {"type": "cron", "expression": cleaned["schedule_cron"]}
+
+    def place_error(self, message: str) -> None:
+        """Show a message of the schedules or a service next to the field it is about."""
+        for part in _PARTS.split(message):
+            field: str | None = None
+            match = _SCHEDULE_MESSAGE.match(part)
+            if match:
+                field = FIELD_OF.get(match.group(1) or "")
+                part = part[match.end() :]
+                part = part[:1].upper() + part[1:]
+            else:
+                word = _FIELD_MESSAGE.match(part)
+                field = word.group() if word and word.group() in self.fields else None
+            self.add_error(field, part)
+
+    def schedule_rows(self) -> list[dict[str, Any]]:
+        """The schedule's fields after the kind, each with the kinds that read it and whether
+        the chosen kind does (the page shows only those; automations.js follows a change)."""
+        kind = self["schedule_type"].value()
+        rows = []
+        for name in MISSING:
+            kinds = [k for k, names in NEEDS.items() if name in names]
+            rows.append({"field": self[name], "needs": " ".join(kinds), "shown": kind in kinds})
+        return rows
+
+
+class AutomationForm(ScheduleForm):
+    """The owner's page form: what the automation does, and when."""
+
+    name = forms.CharField(label="Name", max_length=Automation.NAME_MAX)
+    kind = forms.ChoiceField(
+        label="What it does", choices=list(KIND_LABELS.items()), widget=forms.RadioSelect
+    )
+    message = forms.CharField(
+        label="Text or prompt",
+        required=False,
+        max_length=Automation.MESSAGE_MAX,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="A reminder's text, the prompt the assistant runs, or a digest's heading.",
+    )
+    field_order = ["name", "kind", "message", *SCHEDULE_FIELDS]
+
+    def __init__(self, *args: Any, automation: Automation | None = None, **kwargs: Any) -> None:
+        if automation is not None:
+            kwargs.setdefault("initial", {})
+            kwargs["initial"] = {
+                "name": automation.name,
+                "kind": automation.kind,
+                "message": automation.message,
+                **kwargs["initial"],
+            }
+        super().__init__(*args, **kwargs)
+        self.automation = automation
+        if automation is not None:
+            self.initial.update(schedule_initial(automation.schedule, self.zone))
+            # What an automation does is fixed once made (automation_update keeps its kind).
+            self.fields["kind"].disabled = True
+
+    def create_arguments(self) -> dict[str, Any]:
+        """automation_create's arguments. Call after is_valid()."""
+        return {key: self.cleaned_data[key] for key in ("name", "kind", "message", "schedule")}
+
+    def changes(self) -> dict[str, Any]:
+        """What automation_update should change: only what differs, so that renaming keeps the
+        queued run (a new schedule voids it and re-arms). Call after is_valid()."""
+        assert self.automation is not None
+        current = self.automation
+        changes = {
+            key: self.cleaned_data[key]
+            for key in ("name", "message")
+            if self.cleaned_data[key] != getattr(current, key)
+        }
+        if schedule_changed(current.schedule, self.cleaned_data["schedule"]):
+            changes["schedule"] = self.cleaned_data["schedule"]
+        return changes
+
+
+def schedule_changed(stored: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether ``new`` is another schedule than ``stored`` (the same instant written with
+    another offset is the same ``once``)."""
+    try:
+        return schedule_parse(stored) != schedule_parse(new)
+    except ValidationFailed:  # a stored schedule that no longer parses: anything is a change
+        return True
+
+
+class AutomationAdminForm(ScheduleForm, forms.ModelForm):
+    """The admin's form: the schedule's fields instead of the raw JSON (automations/admin.py).
+
+    ``changed_data`` names ``schedule`` (not its fields) when the schedule is another one, so the
+    admin hands automation_update exactly what the owner's edit page would."""
+
+    class Meta:
+        model = Automation
+        fields = ["name", "kind", "message", "enabled"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial.update(schedule_initial(self.instance.schedule, self.zone))
+
+    @property
+    def changed_data(self) -> list[str]:
+        changed = [name for name in super().changed_data if name not in SCHEDULE_FIELDS]
+        new = self.cleaned_data.get("schedule")
+        if new is not None and (
+            self.instance.pk is None or schedule_changed(self.instance.schedule, new)
+        ):
+            changed.append("schedule")
+        return changed

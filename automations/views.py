@@ -1,0 +1,199 @@
+"""The owner's automation pages: ``/automations/`` (the list), ``/automations/new/``,
+``/automations/<id>/`` (the schedule, the next runs, the run history), its edit page, the
+pause/resume/delete actions, and ``/automations/preview/`` (the next runs of the schedule being
+edited, as JSON for automations.js).
+
+Edges like the API's: each view reads the form (automations/forms.py), calls one selector or
+service, and renders. A create or edit form the services refuse is shown again as posted, with
+each message at its field, so the owner does not type it all again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.utils.formats import date_format
+
+from automations import selectors
+from automations.forms import KIND_LABELS, AutomationForm, ScheduleForm
+from automations.models import Automation
+from automations.services import crud
+from talorys.lib.errors import AppError, NotFound, ValidationFailed
+from talorys.lib.pages import owner_page, page_of, run_action
+
+LIST = "/automations/"
+# How a coming run reads on the pages: "Mon 3 Mar 2026 08:30", in the owner's zone.
+WHEN = "D j M Y H:i"
+
+
+def _zone(request: HttpRequest) -> ZoneInfo:
+    return ZoneInfo(request.owner_settings.time_zone)  # type: ignore[attr-defined]
+
+
+def _automation(automation_id: int) -> Automation:
+    try:
+        return selectors.automation_get(automation_id=automation_id)
+    except NotFound as exc:  # binned or never made: the page's ordinary 404
+        raise Http404(exc.message) from exc
+
+
+def _detail_url(automation_id: int) -> str:
+    return f"/automations/{automation_id}/"
+
+
+def _see_other(url: str) -> HttpResponse:
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def _labels(runs: list[dt.datetime], zone: ZoneInfo) -> list[dict[str, str]]:
+    return [
+        {"at": run.isoformat(), "label": date_format(timezone.localtime(run, zone), WHEN)}
+        for run in runs
+    ]
+
+
+def _upcoming(schedule: dict[str, Any] | None, zone: ZoneInfo) -> list[dict[str, str]]:
+    if schedule is None:
+        return []
+    try:
+        return _labels(selectors.schedule_upcoming(schedule=schedule, zone=zone), zone)
+    except ValidationFailed:  # a hand-edited row that no longer parses
+        return []
+
+
+@owner_page("GET")
+def automation_list(request: HttpRequest) -> HttpResponse:
+    zone = _zone(request)
+    page = page_of(request, selectors.automation_list())
+    rows = [
+        {
+            "automation": automation,
+            "what": KIND_LABELS.get(automation.kind, automation.kind).split(":")[0],
+            "schedule": selectors.schedule_text(automation, zone),
+        }
+        for automation in page
+    ]
+    return render(request, "automations/list.html", {"page": page, "rows": rows})
+
+
+def _form_page(request: HttpRequest, form: AutomationForm, *, status: int = 200) -> HttpResponse:
+    if form.is_bound:
+        schedule = form.cleaned_data.get("schedule")
+    elif form.automation is not None:
+        schedule = form.automation.schedule
+    else:
+        schedule = {"type": "daily", "time": form.fields["schedule_time"].initial}
+    automation = form.automation
+    context = {
+        "form": form,
+        "automation": automation,
+        "what": KIND_LABELS.get(automation.kind, automation.kind) if automation else "",
+        "schedule_rows": form.schedule_rows(),
+        "schedule_text": (
+            selectors.schedule_describe(schedule=schedule, zone=form.zone) if schedule else ""
+        ),
+        "upcoming": _upcoming(schedule, form.zone),
+    }
+    return render(request, "automations/form.html", context, status=status)
+
+
+def _save(request: HttpRequest, form: AutomationForm, save: Any, done: str) -> HttpResponse:
+    """Call the service with the valid form; a refusal shows the form again, nothing saved."""
+    if not form.is_valid():
+        return _form_page(request, form, status=400)
+    try:
+        automation = save()
+    except AppError as exc:
+        form.place_error(exc.message)
+        return _form_page(request, form, status=400)
+    messages.success(request, done)
+    return _see_other(_detail_url(automation.pk))
+
+
+@owner_page("GET", "POST")
+def automation_new(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return _form_page(request, AutomationForm(zone=_zone(request)))
+    form = AutomationForm(request.POST, zone=_zone(request))
+    return _save(
+        request,
+        form,
+        lambda: crud.automation_create(**form.create_arguments()),
+        "Automation created.",
+    )
+
+
+@owner_page("GET", "POST")
+def automation_edit(request: HttpRequest, automation_id: int) -> HttpResponse:
+    automation = _automation(automation_id)
+    if request.method != "POST":
+        return _form_page(request, AutomationForm(automation=automation, zone=_zone(request)))
+    form = AutomationForm(request.POST, automation=automation, zone=_zone(request))
+    return _save(
+        request,
+        form,
+        lambda: crud.automation_update(automation_id=automation.pk, **form.changes()),
+        "Automation saved.",
+    )
+
+
+@owner_page("GET")
+def automation_detail(request: HttpRequest, automation_id: int) -> HttpResponse:
+    zone = _zone(request)
+    automation = _automation(automation_id)
+    runs = selectors.automation_run_list(automation_id=automation_id)
+    context = {
+        "automation": automation,
+        "what": KIND_LABELS.get(automation.kind, automation.kind),
+        "schedule": selectors.schedule_text(automation, zone),
+        "upcoming": _upcoming(automation.schedule, zone),
+        "page": page_of(request, runs.select_related("notification")),
+    }
+    return render(request, "automations/detail.html", context)
+
+
+# The buttons of the list and detail pages: the service, and what to say when it is done.
+ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "pause": (crud.automation_pause, "Paused: it will not run until you resume it."),
+    "resume": (crud.automation_resume, "Resumed from now on."),
+    "delete": (crud.automation_delete, "Moved to the bin."),
+}
+
+
+@owner_page("POST")
+def automation_action(request: HttpRequest, automation_id: int, action: str) -> HttpResponse:
+    """Pause, resume or delete (to the bin), then back to the page it was pressed on (a binned
+    automation's own page is gone: the list)."""
+    service, done = ACTIONS[action]
+    return run_action(
+        request,
+        lambda: service(automation_id=automation_id),
+        back=LIST if action == "delete" else _detail_url(automation_id),
+        done=done,
+    )
+
+
+@owner_page("GET")
+def schedule_preview(request: HttpRequest) -> JsonResponse:
+    """The schedule in words and its next runs, for the fields in the query (automations.js)."""
+    zone = _zone(request)
+    form = ScheduleForm(request.GET, zone=zone)
+    if not form.is_valid():
+        errors = {name: [str(e) for e in errs] for name, errs in form.errors.items()}
+        return JsonResponse({"errors": errors}, status=400)
+    schedule = form.cleaned_data["schedule"]
+    return JsonResponse(
+        {
+            "text": selectors.schedule_describe(schedule=schedule, zone=zone),
+            "runs": _upcoming(schedule, zone),
+        }
+    )
