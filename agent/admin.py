@@ -34,6 +34,8 @@ class MessageInline(admin.TabularInline):
         "content",
         "tool_activity",
         "error_code",
+        "error_message",
+        "replaced_at",
     )
     extra = 0
     can_delete = False  # a transcript is kept whole; the conversation goes to the bin with it
@@ -51,6 +53,7 @@ class ConversationAdmin(BinAdmin):
     # A stuck turn can be released by clearing turn_id and turn_lease_until.
     fields = [
         "title",
+        "title_source",
         "origin",
         "turn_id",
         "turn_lease_until",
@@ -60,7 +63,14 @@ class ConversationAdmin(BinAdmin):
         "created_at",
         "updated_at",
     ]
-    readonly_fields = ["origin", "summary", "summary_upto", "created_at", "updated_at"]
+    readonly_fields = [
+        "title_source",
+        "origin",
+        "summary",
+        "summary_upto",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [MessageInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import Router, Status
+from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from agent import selectors, services
@@ -18,7 +18,10 @@ from agent.schemas import (
     ChatCancelOut,
     ChatIn,
     ConversationDetailOut,
+    ConversationFilters,
     ConversationOut,
+    ConversationPatch,
+    turn_request,
 )
 from agent.services import TurnStart
 from talorys.accounts.auth import request_actor
@@ -29,7 +32,10 @@ router = Router(tags=["agent"])
 _SSE_DOC = {
     "responses": {
         200: {
-            "description": "Server-sent events: title, start, text, tool, error, done.",
+            "description": (
+                "Server-sent events: title, start, text, tool, error, done; after a new "
+                "conversation's first reply, possibly a second title (the model's)."
+            ),
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         }
     }
@@ -76,9 +82,7 @@ async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
 async def chat(request: HttpRequest, payload: ChatIn) -> StreamingHttpResponse:
     # Claimed before the response starts, so a refusal (CONFLICT, NOT_FOUND, VALIDATION) is
     # answered as a plain JSON error with its status, not as an event.
-    start = await begin_turn(
-        conversation_id=payload.conversation_id, text=payload.text, retry=payload.retry
-    )
+    start = await begin_turn(**turn_request(payload))
     return StreamingHttpResponse(
         _event_stream(start),
         content_type="text/event-stream",
@@ -93,13 +97,22 @@ def chat_cancel(request: HttpRequest, payload: ChatCancelIn) -> dict[str, Any]:
 
 @router.get("/conversations", response=list[ConversationOut])
 @paginate(Pagination)
-def conversation_list(request: HttpRequest):
-    return selectors.conversation_list()
+def conversation_list(request: HttpRequest, filters: Query[ConversationFilters]):
+    return selectors.conversation_list(q=filters.q)
 
 
 @router.get("/conversations/{int:conversation_id}", response=ConversationDetailOut)
 def conversation_get(request: HttpRequest, conversation_id: int) -> Conversation:
     return selectors.conversation_with_messages(conversation_id=conversation_id)
+
+
+@router.patch("/conversations/{int:conversation_id}", response=ConversationOut)
+def conversation_rename(
+    request: HttpRequest, conversation_id: int, payload: ConversationPatch
+) -> Conversation:
+    return services.conversation_rename(
+        conversation_id=conversation_id, title=payload.title, actor=request_actor(request)
+    )
 
 
 @router.delete("/conversations/{int:conversation_id}", response={204: None})

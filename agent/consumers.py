@@ -1,6 +1,7 @@
 """The chat WebSocket (/ws/chat/): transport only. Frames in, runner events out.
 
-Frames: ``{"type": "send", "text", "conversation_id"?, "retry"?}`` starts a turn;
+Frames: ``{"type": "send", "text", "conversation_id"?, "retry"?, "regenerate"?, "edit"?,
+"message_id"?}`` starts a turn (schemas.SendFrame);
 ``{"type": "cancel", "conversation_id"}`` stops one (in whichever process runs it). Every event
 carries its ``conversation_id``, so one socket can follow several turns. Closing the socket
 cancels the turns it started.
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 from agent import services
 from agent.runner import begin_turn, stream_turn
 from agent.runner.events import error_event
-from agent.schemas import CancelFrame, SendFrame, frame_adapter
+from agent.schemas import CancelFrame, SendFrame, frame_adapter, turn_request
 from talorys.accounts.auth import (
     WEBSOCKET_SESSION_ENDED,
     WEBSOCKET_UNAUTHENTICATED,
@@ -114,9 +115,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         # Django does at the start of each HTTP request.
         await database_sync_to_async(close_old_connections)()
         try:
-            start = await begin_turn(
-                conversation_id=frame.conversation_id, text=frame.text, retry=frame.retry
-            )
+            start = await begin_turn(**turn_request(frame))
         except AppError as error:
             await self.send_json(error_event(error.code, error.message, frame.conversation_id))
             return

@@ -14,14 +14,27 @@ if TYPE_CHECKING:
 
 class Origin(models.TextChoices):
     """Where a conversation or a message came from. An imported one was never typed into this
-    chat: its messages are data, never retried as live input (services._retry_target)."""
+    chat: its messages are data, never retried as live input (rerun.retry_target)."""
 
     LIVE = "live"
     IMPORT = "import"
 
 
 class Conversation(models.Model):
-    title = models.CharField(max_length=200, blank=True, default="")
+    TITLE_MAX = 200
+
+    class TitleSource(models.TextChoices):
+        """Who wrote the title: a new conversation's is its first words; the model may give it a
+        better one once, after the first reply (runner/title.py); the owner's rename is final."""
+
+        MESSAGE = "message"
+        MODEL = "model"
+        OWNER = "owner"
+
+    title = models.CharField(max_length=TITLE_MAX, blank=True, default="")
+    title_source = models.CharField(
+        max_length=8, choices=TitleSource.choices, default=TitleSource.MESSAGE
+    )
     # Running summary of messages evicted from the context window, up to and including
     # the message with id ``summary_upto``.
     summary = models.TextField(blank=True, default="")
@@ -67,6 +80,11 @@ class Message(models.Model):
     #   "action_id": int?}]
     tool_activity = models.JSONField(default=list, blank=True)
     error_code = models.CharField(max_length=32, blank=True, default="")
+    # What the owner was told when the reply failed (the live ``error`` event's message).
+    error_message = models.TextField(blank=True, default="")
+    # Set by a regenerate or an edit (services.turn_begin): the message is kept, but out of the
+    # model's history, the conversation's page and recall. Nothing is deleted.
+    replaced_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Set by every write, the reply's end included: the recall index re-reads what changed.
     updated_at = models.DateTimeField(auto_now=True)

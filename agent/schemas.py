@@ -8,17 +8,27 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from agent.models import Message, Origin
+from agent.activity import ShownActivity, shown_activity
+from agent.models import Conversation, Message, Origin
 from agent.services import MAX_MESSAGE_CHARS
-from talorys.lib.schemas import In
+from talorys.lib.markdown import render_markdown
+from talorys.lib.schemas import Id, In, QueryText
+from talorys.lib.search import QUERY_MAX
 from talorys.workspace.schemas import ChangeOut
 
 
 class ChatIn(In):
     conversation_id: int | None = None
-    # Ignored when retrying: a retry re-runs the last owner message.
+    # Ignored by a retry and a regenerate: both re-run the last owner message. An edit's new text.
     text: str = Field("", max_length=MAX_MESSAGE_CHARS)
+    # At most one of these (services.turn_begin): retry a failed or stopped last reply,
+    # regenerate a complete one, or edit the owner's last message and run it again.
     retry: bool = False
+    regenerate: bool = False
+    edit: bool = False
+    # With regenerate or edit, optional: the reply regenerated or the owner message edited,
+    # refused unless it is the last one.
+    message_id: Id | None = None
 
 
 class ChatCancelIn(In):
@@ -27,6 +37,14 @@ class ChatCancelIn(In):
 
 class ChatCancelOut(Schema):
     cancelled: bool
+
+
+class ConversationPatch(In):
+    title: str = Field(min_length=1, max_length=Conversation.TITLE_MAX)
+
+
+class ConversationFilters(Schema):
+    q: QueryText | None = Field(None, max_length=QUERY_MAX)
 
 
 class ConversationOut(Schema):
@@ -42,12 +60,27 @@ class MessageOut(Schema):
     role: Message.Role
     content: str
     status: Message.Status
+    # Each with its ``sentence`` for the owner (agent/activity.py), as the live ``tool`` event.
     tool_activity: list[dict[str, Any]]
     origin: Origin
     error_code: str
+    # Why a failed reply failed, as the live ``error`` event said it.
+    error_message: str
+    # A reply's content rendered (talorys.lib.markdown); "" for the owner's, shown as text.
+    html: str
     created_at: dt.datetime
     # What the model changed in this reply's turn, oldest first (each revertable).
     changes: list[ChangeOut] = []
+
+    @staticmethod
+    def resolve_html(obj: Message) -> str:
+        if obj.role != Message.Role.ASSISTANT or not obj.content.strip():
+            return ""
+        return render_markdown(obj.content)
+
+    @staticmethod
+    def resolve_tool_activity(obj: Message) -> list[ShownActivity]:
+        return [shown_activity(activity) for activity in obj.tool_activity or []]
 
 
 class ConversationDetailOut(ConversationOut):
@@ -65,7 +98,11 @@ class SendFrame(_Frame):
     type: Literal["send"]
     text: str = Field("", max_length=MAX_MESSAGE_CHARS)
     conversation_id: int | None = None
+    # As ChatIn's.
     retry: bool = False
+    regenerate: bool = False
+    edit: bool = False
+    message_id: Id | None = None
 
 
 class CancelFrame(_Frame):
@@ -74,4 +111,13 @@ class CancelFrame(_Frame):
 
 
 Frame = Annotated[SendFrame | CancelFrame, Field(discriminator="type")]
+
+_TURN_FIELDS = {"conversation_id", "text", "retry", "regenerate", "edit", "message_id"}
+
+
+def turn_request(body: ChatIn | SendFrame) -> dict[str, Any]:
+    """What runner.begin_turn takes from a chat request, over either transport."""
+    return body.model_dump(include=_TURN_FIELDS)
+
+
 frame_adapter: TypeAdapter[SendFrame | CancelFrame] = TypeAdapter(Frame)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from agent.context import HistoryEntry
 from agent.models import Conversation, Message
@@ -18,17 +18,28 @@ from talorys.workspace.selectors import change_list, changed_since
 HISTORY_LIMIT = 200
 
 
-def conversation_list() -> QuerySet[Conversation]:
-    return Conversation.objects.live()
+def shown_messages() -> QuerySet[Message]:
+    """Messages a regenerate or an edit has not replaced: what the page and the model see."""
+    return Message.objects.filter(replaced_at__isnull=True)
+
+
+def conversation_list(*, q: str | None = None) -> QuerySet[Conversation]:
+    """Conversations not in the bin, newest exchange first; with ``q``, those whose title or a
+    shown message holds it (any case)."""
+    conversations = Conversation.objects.live()
+    if q:
+        said = shown_messages().filter(conversation=OuterRef("pk"), content__icontains=q)
+        conversations = conversations.filter(Q(title__icontains=q) | Exists(said))
+    return conversations
 
 
 def conversation_with_messages(*, conversation_id: int) -> Conversation:
-    """The conversation with its messages, each carrying ``changes``: what the model changed in
+    """The conversation with its shown messages, each carrying ``changes``: what the model changed in
     that reply's turn (revertable from /api/changes/{id}/revert)."""
     conversation = (
         Conversation.objects.live()
         .filter(pk=conversation_id)
-        .prefetch_related(Prefetch("messages", queryset=Message.objects.order_by("id")))
+        .prefetch_related(Prefetch("messages", queryset=shown_messages().order_by("id")))
         .first()
     )
     if conversation is None:
@@ -44,10 +55,11 @@ def conversation_with_messages(*, conversation_id: int) -> Conversation:
 
 def conversation_history(*, conversation_id: int, after_id: int | None) -> list[HistoryEntry]:
     """The newest messages a turn may show the model, oldest first: owner messages and complete
-    replies after the running summary, at most HISTORY_LIMIT of them. A reply that proposed a
+    replies after the running summary (none replaced), at most HISTORY_LIMIT of them. A reply that proposed a
     destructive action carries a note of that action's outcome as it stands now."""
     rows = list(
-        Message.objects.filter(conversation_id=conversation_id, id__gt=after_id or 0)
+        shown_messages()
+        .filter(conversation_id=conversation_id, id__gt=after_id or 0)
         .filter(
             Q(role=Message.Role.USER)
             | Q(role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE)
@@ -73,6 +85,33 @@ def conversation_history(*, conversation_id: int, after_id: int | None) -> list[
             content = "\n\n".join([content, *notes]) if content else "\n\n".join(notes)
         entries.append(HistoryEntry(id=pk, role=Message.Role(role), content=content))
     return entries
+
+
+def first_exchange(*, conversation_id: int, message_id: int) -> tuple[str, str] | None:
+    """The owner's message and the reply ``message_id`` to it, when that reply is the
+    conversation's first complete one and the title is still the first words (runner/title.py)."""
+    if (
+        not Conversation.objects.live()
+        .filter(pk=conversation_id, title_source=Conversation.TitleSource.MESSAGE)
+        .exists()
+    ):
+        return None
+    conversation = shown_messages().filter(conversation_id=conversation_id)
+    first_reply = (
+        conversation.filter(role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE)
+        .order_by("id")
+        .values_list("pk", "content")
+        .first()
+    )
+    if first_reply is None or first_reply[0] != message_id:
+        return None
+    owner_text = (
+        conversation.filter(role=Message.Role.USER, pk__lt=message_id)
+        .order_by("-id")
+        .values_list("content", flat=True)
+        .first()
+    )
+    return (owner_text or "", first_reply[1])
 
 
 _OUTCOMES = {
@@ -110,10 +149,13 @@ def outcome_note(action: PendingAction) -> str:
 
 
 def recallable_messages() -> QuerySet[Message]:
-    """The owner's messages and complete replies of conversations not in the bin."""
-    return Message.objects.filter(
-        conversation__deleted_at__isnull=True, status=Message.Status.COMPLETE
-    ).exclude(content="")
+    """The owner's messages and complete replies of conversations not in the bin, unless a
+    regenerate or an edit replaced them."""
+    return (
+        shown_messages()
+        .filter(conversation__deleted_at__isnull=True, status=Message.Status.COMPLETE)
+        .exclude(content="")
+    )
 
 
 def messages_changed_since(since: dt.datetime) -> dict[int, dt.datetime]:

@@ -19,9 +19,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.executor import ToolActivity
-from agent.models import Conversation, Message, Origin
+from agent.models import Conversation, Message
+from agent.rerun import check_rerun, edit_target, regenerate_target, retry_target
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.validation import clean_text
 from talorys.providers.base import without_nul
 from talorys.workspace.history import ItemKind, bin_restore, change_record, register_kind
 from talorys.workspace.models import Change
@@ -34,6 +36,7 @@ TITLE_WORDS = 8
 TITLE_CHARS = 60
 
 BUSY = "A response is already being generated in this conversation."
+INTERRUPTED = "This reply was interrupted before it finished. Retry it."
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class TurnStart:
     assistant_message_id: int
     text: str
     title: str | None = None
+    # What a regenerate or an edit took out of the conversation (kept, marked replaced).
+    replaced_message_ids: tuple[int, ...] = ()
 
 
 def conversation_title(*, text: str) -> str:
@@ -105,6 +110,51 @@ def conversation_delete(*, conversation_id: int, actor: Actor = OWNER) -> None:
         )
 
 
+def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNER) -> Conversation:
+    """The owner's title, recorded in the change log (and revertable there). Final: the model's
+    generated title never replaces it (conversation_title_generated)."""
+    title = clean_text(title, field="title", max_length=Conversation.TITLE_MAX)
+    if "\x00" in title:
+        raise ValidationFailed("title must not contain NUL characters.")
+    with transaction.atomic():
+        # Locked: a generated title landing at the same moment is either overwritten or refused.
+        conversation = (
+            Conversation.objects.live().select_for_update().filter(pk=conversation_id).first()
+        )
+        if conversation is None:
+            raise NotFound(f"Conversation {conversation_id} does not exist.")
+        before = conversation.title
+        conversation.title = title
+        conversation.title_source = Conversation.TitleSource.OWNER
+        # Not updated_at: the list is ordered by the last exchange, and a rename is not one.
+        Conversation.objects.filter(pk=conversation_id).update(
+            title=title, title_source=Conversation.TitleSource.OWNER
+        )
+        change_record(
+            kind=CONVERSATION.name,
+            obj=conversation,
+            action=Change.Action.UPDATE,
+            actor=actor,
+            before={"title": before},
+            after={"title": title},
+        )
+    return conversation
+
+
+def conversation_title_generated(*, conversation_id: int, title: str) -> bool:
+    """Store the model's title for a conversation that still has its first-words title; False
+    when the owner renamed it meanwhile (or binned it). One conditional UPDATE, so a rename
+    racing it wins either way."""
+    title = without_nul(title).strip()[: Conversation.TITLE_MAX]
+    if not title:
+        return False
+    return bool(
+        Conversation.objects.live()
+        .filter(pk=conversation_id, title_source=Conversation.TitleSource.MESSAGE)
+        .update(title=title, title_source=Conversation.TitleSource.MODEL)
+    )
+
+
 def _conversation_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
     with transaction.atomic():
         bin_restore(model=Conversation, pk=pk)
@@ -125,6 +175,9 @@ CONVERSATION = ItemKind(
     title=lambda conversation: str(conversation),
     restore=_conversation_restore,
     bin=lambda *, pk, actor: conversation_delete(conversation_id=pk, actor=actor),
+    apply=lambda *, pk, values, actor: conversation_rename(
+        conversation_id=pk, title=values["title"], actor=actor
+    ),
 )
 register_kind(CONVERSATION)
 
@@ -166,39 +219,33 @@ def turn_release(*, conversation_id: int, turn_id: str) -> None:
     )
 
 
-def _retry_target(*, conversation_id: int) -> Message:
-    """The owner message a retry re-runs; drops a non-complete final reply. Needs the lease."""
-    last = Message.objects.filter(conversation_id=conversation_id).order_by("-id").first()
-    if last is not None and last.role == Message.Role.ASSISTANT:
-        if last.status == Message.Status.COMPLETE:
-            raise ValidationFailed(
-                "The last reply is complete, so there is nothing to retry; send a new message."
-            )
-        last.delete()
-    owner_message = (
-        Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER)
-        .order_by("-id")
-        .first()
-    )
-    if owner_message is None:
-        raise ValidationFailed("There is no message of yours to retry in this conversation.")
-    if owner_message.origin == Origin.IMPORT:
-        # An imported message was never typed into this chat: it is data, not an instruction.
-        raise ValidationFailed("An imported message cannot be retried; send it as a new message.")
-    return owner_message
-
-
-def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -> TurnStart:
+def turn_begin(
+    *,
+    conversation_id: int | None,
+    text: str,
+    retry: bool = False,
+    regenerate: bool = False,
+    edit: bool = False,
+    message_id: int | None = None,
+) -> TurnStart:
     """Claim the conversation (making it when new), save the owner's message and allocate the
     assistant's. Raises ValidationFailed, NotFound or Conflict before any change is kept.
 
-    A retry re-runs the last owner message after dropping a non-complete final reply.
+    A retry re-runs the last owner message after dropping a non-complete final reply. A
+    regenerate re-runs it when the last reply is complete, and an edit runs ``text`` in place of
+    the owner's last message; both keep what they replace, marked ``replaced_at`` (out of the
+    history and the page). ``message_id``, when given, must be the reply regenerated or the
+    owner message edited, so a page that is behind cannot replace what it has not seen.
     """
+    check_rerun(
+        conversation_id=conversation_id,
+        retry=retry,
+        regenerate=regenerate,
+        edit=edit,
+        message_id=message_id,
+    )
     turn_id = secrets.token_hex(16)
-    if retry:
-        if conversation_id is None:
-            raise ValidationFailed("A retry needs the conversation_id of the reply to retry.")
-    else:
+    if not (retry or regenerate):
         text = _clean_owner_text(text)
 
     if conversation_id is None:
@@ -225,6 +272,7 @@ def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -
         )
 
     turn_claim(conversation_id=conversation_id, turn_id=turn_id)
+    replaced: tuple[int, ...] = ()
     try:
         with transaction.atomic():
             # With the lease held, no reply here can still be streaming: one that is was left by
@@ -232,10 +280,21 @@ def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -
             Message.objects.filter(
                 conversation_id=conversation_id, status=Message.Status.STREAMING
             ).update(
-                status=Message.Status.ERROR, error_code="INTERRUPTED", updated_at=timezone.now()
+                status=Message.Status.ERROR,
+                error_code="INTERRUPTED",
+                error_message=INTERRUPTED,
+                updated_at=timezone.now(),
             )
             if retry:
-                owner_message = _retry_target(conversation_id=conversation_id)
+                owner_message = retry_target(conversation_id=conversation_id)
+            elif regenerate:
+                owner_message, replaced = regenerate_target(
+                    conversation_id=conversation_id, message_id=message_id
+                )
+            elif edit:
+                owner_message, replaced = edit_target(
+                    conversation_id=conversation_id, text=text, message_id=message_id
+                )
             else:
                 owner_message = Message.objects.create(
                     conversation_id=conversation_id, role=Message.Role.USER, content=text
@@ -254,6 +313,7 @@ def turn_begin(*, conversation_id: int | None, text: str, retry: bool = False) -
         user_message_id=owner_message.pk,
         assistant_message_id=reply.pk,
         text=owner_message.content,
+        replaced_message_ids=replaced,
     )
 
 
@@ -295,6 +355,7 @@ def turn_finish(
     tool_activity: list[ToolActivity],
     status: Message.Status,
     error_code: str = "",
+    error_message: str = "",
 ) -> Message.Status:
     """Save the assistant's reply with its final status and give the conversation back.
 
@@ -318,6 +379,7 @@ def turn_finish(
             tool_activity=without_nul(tool_activity),
             status=status,
             error_code=without_nul(error_code),
+            error_message=without_nul(error_message),
             updated_at=timezone.now(),
         )
         Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(

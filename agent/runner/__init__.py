@@ -4,7 +4,8 @@
 unknown conversation, CONFLICT) is an AppError raised before any event; ``stream_turn`` then
 yields the turn's events (events.py), where failures become an ``error`` event and a saved error
 reply. ``run_turn`` is the two in one generator. Events, in order: ``title`` (new conversation
-only), ``start``, ``text`` and ``tool`` as they come, ``error`` (on failure), ``done``.
+only), ``start``, ``text`` and ``tool`` as they come, ``error`` (on failure), ``done``, and after
+a conversation's first complete reply possibly a second ``title``: the model's (title.py).
 
 The turn polls its lease about twice a second (cancel from any process, lease.py). A consumer
 that stops iterating (``aclose()``, task cancellation, client disconnect) ends the turn
@@ -13,7 +14,8 @@ each its own short transaction at most: no transaction is ever open across a pro
 
 The rooms: chat.py (the turn, start to saved reply), inputs.py (what it reads first),
 messages.py (system prompt, window and running summary), model_loop.py (steps of model and
-tools), lease.py, events.py, and scheduled.py (an automation's prompt, no conversation).
+tools), lease.py, events.py, title.py (the model's title for a new conversation), and
+scheduled.py (an automation's prompt, no conversation).
 """
 
 from agent.runner.chat import begin_turn, run_turn, stream_turn

@@ -5,20 +5,24 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import aclosing, suppress
+from typing import Any
 
 from asgiref.sync import sync_to_async
 
 from agent import services
+from agent.activity import shown_activity
 from agent.executor import ToolExecutor
 from agent.models import Message
 from agent.runner.db import db
 from agent.runner.events import TurnEvent, TurnState, error_event
-from agent.runner.inputs import read_chat_inputs
+from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
 from agent.runner.model_loop import model_loop, shared_provider
+from agent.runner.title import generated_title
 from memory import services as memory_services
 from talorys.lib.errors import AppError, database_unavailable
+from talorys.lib.markdown import render_markdown
 from talorys.lib.tools import ToolContext
 from talorys.workspace import services as core_services
 
@@ -26,18 +30,17 @@ logger = logging.getLogger(__name__)
 
 
 def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
-    """Save the reply and give the lease back; the status it was saved with."""
-    content = state.text
-    if state.status == Message.Status.ERROR and not content.strip():
-        content = state.error_message
+    """Save the reply and give the lease back; the status it was saved with. A failure's reason
+    goes in ``error_message``: ``content`` is only ever what the model said."""
     return services.turn_finish(
         conversation_id=start.conversation_id,
         turn_id=start.turn_id,
         message_id=start.assistant_message_id,
-        content=content,
+        content=state.text,
         tool_activity=state.tool_activity,
         status=state.status,
         error_code=state.error_code,
+        error_message=state.error_message,
     )
 
 
@@ -54,16 +57,18 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
             state.fail(busy.code, busy.message)
         else:
             state.fail("INTERNAL", "The reply could not be saved. Try again.")
+        state.text = ""  # not saved, so not shown either (the done event's html)
         try:
             # Only the error: what streamed may be what the database refused.
             await db(services.turn_finish)(
                 conversation_id=start.conversation_id,
                 turn_id=start.turn_id,
                 message_id=start.assistant_message_id,
-                content=state.error_message,
+                content="",
                 tool_activity=[],
                 status=Message.Status.ERROR,
                 error_code=state.error_code,
+                error_message=state.error_message,
             )
         except Exception:
             logger.exception("Conversation %s: could not save the error", start.conversation_id)
@@ -82,14 +87,26 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
 
 
 async def begin_turn(
-    *, conversation_id: int | None = None, text: str = "", retry: bool = False
+    *,
+    conversation_id: int | None = None,
+    text: str = "",
+    retry: bool = False,
+    regenerate: bool = False,
+    edit: bool = False,
+    message_id: int | None = None,
 ) -> services.TurnStart:
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
-    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``."""
+    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. The flags are
+    services.turn_begin's."""
     # Not db(): the request's response phase (its session save) reuses this connection, where a
     # pool found empty would be a 500; stream_turn's first trip, on the same thread, gives it back.
     return await sync_to_async(services.turn_begin)(
-        conversation_id=conversation_id, text=text, retry=retry
+        conversation_id=conversation_id,
+        text=text,
+        retry=retry,
+        regenerate=regenerate,
+        edit=edit,
+        message_id=message_id,
     )
 
 
@@ -101,6 +118,7 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
     it ends (a never-started one leaves the lease to expire).
     """
     state = TurnState()
+    inputs: TurnInputs | None = None
     lease = TurnLease(start)
     conversation_id = start.conversation_id
     message_id = start.assistant_message_id
@@ -112,6 +130,7 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
             "conversation_id": conversation_id,
             "message_id": message_id,
             "user_message_id": start.user_message_id,
+            "replaced_message_ids": list(start.replaced_message_ids),
         }
         inputs = await db(read_chat_inputs)(start)
         provider = shared_provider(inputs.provider)
@@ -148,7 +167,7 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
                         "type": "tool",
                         "conversation_id": conversation_id,
                         "message_id": message_id,
-                        "activity": said,
+                        "activity": shown_activity(said),
                     }
         # Saved complete unless a cancel was accepted meanwhile: turn_finish decides that under
         # the conversation's row lock, so a cancel answered True always ends the reply cancelled.
@@ -178,7 +197,18 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
         "conversation_id": conversation_id,
         "message_id": message_id,
         "status": state.status,
+        "html": render_markdown(state.text) if state.text.strip() else "",
     }
+    if state.status == Message.Status.COMPLETE and inputs is not None:
+        try:
+            titled = await generated_title(
+                inputs.provider, conversation_id=conversation_id, message_id=message_id
+            )
+        except Exception:  # the reply is out and saved; the first words stay the title
+            logger.exception("Conversation %s: title not generated", conversation_id)
+            titled = None
+        if titled is not None:
+            yield titled
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
     # on) for later recall. A failure only leaves them to the next pass or the catch-up.
     try:
@@ -187,11 +217,10 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
         logger.exception("Conversation %s: recall index not updated", conversation_id)
 
 
-async def run_turn(
-    *, conversation_id: int | None = None, text: str = "", retry: bool = False
-) -> AsyncGenerator[TurnEvent, None]:
-    """``begin_turn`` then ``stream_turn``: a refusal raises from the first ``anext()``."""
-    start = await begin_turn(conversation_id=conversation_id, text=text, retry=retry)
+async def run_turn(**begin: Any) -> AsyncGenerator[TurnEvent, None]:
+    """``begin_turn`` with these arguments, then ``stream_turn``: a refusal raises from the
+    first ``anext()``."""
+    start = await begin_turn(**begin)
     async with aclosing(stream_turn(start)) as events:
         async for event in events:
             yield event

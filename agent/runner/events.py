@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
+from agent.activity import ShownActivity
 from agent.executor import ToolActivity
 from agent.models import Message
 
 
 class TitleEvent(TypedDict):
-    """A new conversation's title (the first words of the owner's message)."""
+    """A new conversation's title (the first words of the owner's message), first; after the
+    first reply's ``done``, possibly another: the title the model gave it (runner/title.py)."""
 
     type: Literal["title"]
     conversation_id: int
@@ -27,6 +29,8 @@ class StartEvent(TypedDict):
     conversation_id: int
     message_id: int  # the reply's
     user_message_id: int
+    # Taken out by a regenerate or an edit (kept in the database, no longer shown), oldest first.
+    replaced_message_ids: list[int]
 
 
 class TextEvent(TypedDict):
@@ -40,7 +44,7 @@ class ToolEvent(TypedDict):
     type: Literal["tool"]
     conversation_id: int
     message_id: int
-    activity: ToolActivity
+    activity: ShownActivity  # with its sentence for the owner (agent/activity.py)
 
 
 class ErrorEvent(TypedDict):
@@ -57,6 +61,7 @@ class DoneEvent(TypedDict):
     conversation_id: int
     message_id: int
     status: Message.Status
+    html: str  # the reply as saved, rendered (talorys.lib.markdown), to replace the streamed text
 
 
 TurnEvent = TitleEvent | StartEvent | TextEvent | ToolEvent | ErrorEvent | DoneEvent

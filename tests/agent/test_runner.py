@@ -123,6 +123,7 @@ def test_multi_step_tool_turn_creates_a_task_and_streams_the_answer(db, fake_ope
         "conversation_id": reply.conversation_id,
         "message_id": reply.pk,
         "status": "complete",
+        "html": "<p>Let me check.</p>\n<p>Added “Call the plumber”.</p>\n",
     }
     # The model saw its own tool call and the tool's result before its next step.
     third = fake_openai.requests[2]["messages"]
@@ -134,7 +135,9 @@ def test_multi_step_tool_turn_creates_a_task_and_streams_the_answer(db, fake_ope
     conversation = Conversation.objects.get()
     assert conversation.turn_id == ""
     usage = UsageDay.objects.get()
-    assert usage.ai_requests == 3
+    # Three steps, and the title question after the first reply (answered with no title here).
+    assert usage.ai_requests == 4
+    assert len(fake_openai.json_requests) == 1
     assert usage.input_tokens == 20 + 12  # the first reply reported no usage
 
 
@@ -226,7 +229,8 @@ def test_exhausted_budget_gives_an_error_event_and_a_saved_error_reply(db, fake_
     assert fake_openai.requests == []
     reply = reply_of(result)
     assert (reply.status, reply.error_code) == ("error", "BUDGET_EXHAUSTED")
-    assert "budget" in reply.content
+    assert "budget" in reply.error_message
+    assert reply.error_message == result[2]["message"] and reply.content == ""
     # The owner's message is kept, so the turn can be retried tomorrow.
     assert Message.objects.filter(role="user", content="hello").exists()
     assert Conversation.objects.get().turn_id == ""
@@ -264,7 +268,7 @@ def test_provider_errors_become_error_events_and_saved_replies(db, fake_openai, 
     assert result[2]["code"] == code
     saved = reply_of(result)
     assert (saved.status, saved.error_code) == ("error", code)
-    assert saved.content == result[2]["message"]
+    assert saved.error_message == result[2]["message"]
 
 
 def test_a_stream_cut_short_keeps_the_partial_text_in_the_error_reply(db, fake_openai):

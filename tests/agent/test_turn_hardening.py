@@ -84,6 +84,7 @@ def test_no_tool_call_starts_after_an_accepted_cancel(db, fake_openai):
         "conversation_id": received[-1]["conversation_id"],
         "message_id": received[-1]["message_id"],
         "status": "cancelled",
+        "html": "<p>On it.</p>\n",
     }
     reply = reply_of(received)
     assert (reply.status, reply.content) == ("cancelled", "On it. ")
@@ -209,7 +210,8 @@ def test_a_save_that_fails_ends_the_turn_with_a_saved_error(refuse_saving_poison
     assert received[-1]["status"] == "error"
     reply = Message.objects.get(pk=received[-1]["message_id"])
     assert (reply.status, reply.error_code) == ("error", "INTERNAL")
-    assert "could not be saved" in reply.content
+    assert "could not be saved" in reply.error_message
+    assert reply.content == received[-1]["html"] == ""
     # The conversation is free at once (not a 409 for the lease's minute).
     conversation = Conversation.objects.get(pk=received[-1]["conversation_id"])
     assert conversation.turn_id == ""

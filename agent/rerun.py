@@ -1,0 +1,108 @@
+"""What a retry, a regenerate or an edit re-runs, under the turn's lease (services.turn_begin).
+
+Called inside turn_begin's transaction, so a refusal (ValidationFailed) changes nothing. A retry
+drops the failed or stopped final reply; a regenerate and an edit replace instead of deleting:
+the messages they take out keep their rows, marked ``replaced_at``, and every read of the
+conversation (the model's history, the page, recall) leaves them out.
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from agent.models import Message, Origin
+from talorys.lib.errors import ValidationFailed
+
+
+def _live_messages(conversation_id: int) -> QuerySet[Message]:
+    """The conversation's messages that a regenerate or an edit has not replaced."""
+    return Message.objects.filter(conversation_id=conversation_id, replaced_at__isnull=True)
+
+
+def _last_owner_message(*, conversation_id: int, verb: str, done: str) -> Message:
+    owner_message = (
+        _live_messages(conversation_id).filter(role=Message.Role.USER).order_by("-id").first()
+    )
+    if owner_message is None:
+        raise ValidationFailed(f"There is no message of yours to {verb} in this conversation.")
+    if owner_message.origin == Origin.IMPORT:
+        # An imported message was never typed into this chat: it is data, not an instruction.
+        raise ValidationFailed(f"An imported message cannot be {done}; send a new message.")
+    return owner_message
+
+
+def _replace(messages: QuerySet[Message]) -> tuple[int, ...]:
+    """Take messages out of the conversation without deleting them; their ids, oldest first.
+    ``updated_at`` moves too: the recall index re-reads them and drops them."""
+    ids = tuple(messages.order_by("id").values_list("pk", flat=True))
+    now = timezone.now()
+    Message.objects.filter(pk__in=ids).update(replaced_at=now, updated_at=now)
+    return ids
+
+
+def retry_target(*, conversation_id: int) -> Message:
+    """The owner message a retry re-runs; drops a non-complete final reply. Needs the lease."""
+    last = _live_messages(conversation_id).order_by("-id").first()
+    if last is not None and last.role == Message.Role.ASSISTANT:
+        if last.status == Message.Status.COMPLETE:
+            raise ValidationFailed(
+                "The last reply is complete, so there is nothing to retry; send a new message."
+            )
+        last.delete()
+    return _last_owner_message(conversation_id=conversation_id, verb="retry", done="retried")
+
+
+def regenerate_target(
+    *, conversation_id: int, message_id: int | None
+) -> tuple[Message, tuple[int, ...]]:
+    """The owner message a regenerate re-runs, and the complete reply it replaces (kept)."""
+    last = _live_messages(conversation_id).order_by("-id").first()
+    if last is None or last.role != Message.Role.ASSISTANT:
+        raise ValidationFailed("There is no reply to regenerate in this conversation.")
+    if last.status != Message.Status.COMPLETE:
+        raise ValidationFailed("The last reply did not complete: retry it instead.")
+    if message_id is not None and message_id != last.pk:
+        raise ValidationFailed("Only the last reply can be regenerated.")
+    owner_message = _last_owner_message(
+        conversation_id=conversation_id, verb="regenerate", done="regenerated"
+    )
+    replies = _live_messages(conversation_id).filter(pk__gt=owner_message.pk)
+    return owner_message, _replace(replies)
+
+
+def edit_target(
+    *, conversation_id: int, text: str, message_id: int | None
+) -> tuple[Message, tuple[int, ...]]:
+    """The owner's last message with its new text, saved as a new message; the old one and its
+    reply are replaced (kept). Any other message is refused."""
+    last = _last_owner_message(conversation_id=conversation_id, verb="edit", done="edited")
+    if message_id is not None and message_id != last.pk:
+        raise ValidationFailed("Only your last message can be edited.")
+    replaced = _replace(_live_messages(conversation_id).filter(pk__gte=last.pk))
+    owner_message = Message.objects.create(
+        conversation_id=conversation_id, role=Message.Role.USER, content=text
+    )
+    return owner_message, replaced
+
+
+def check_rerun(
+    *,
+    conversation_id: int | None,
+    retry: bool,
+    regenerate: bool,
+    edit: bool,
+    message_id: int | None,
+) -> None:
+    chosen = [
+        name for name, on in (("retry", retry), ("regenerate", regenerate), ("edit", edit)) if on
+    ]
+    if len(chosen) > 1:
+        raise ValidationFailed(
+            f"Ask for one of retry, regenerate or edit, not {' and '.join(chosen)}."
+        )
+    if chosen and conversation_id is None:
+        article = "An" if chosen[0] == "edit" else "A"
+        raise ValidationFailed(f"{article} {chosen[0]} needs the conversation_id it applies to.")
+    if message_id is not None and not (regenerate or edit):
+        raise ValidationFailed("message_id goes with regenerate or edit.")
