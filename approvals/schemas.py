@@ -1,9 +1,12 @@
 import datetime as dt
+from typing import Literal
 
 from ninja import Schema
 from pydantic import Field
 
+from approvals import selectors
 from approvals.models import PendingAction
+from talorys.lib.diff import DiffRun
 
 # A status of PendingAction, or "all".
 _STATUS_FILTER = f"^({'|'.join([*PendingAction.Status.values, 'all'])})$"
@@ -16,6 +19,11 @@ class ApprovalFilters(Schema):
 
 class AuditFilters(Schema):
     action_id: int | None = None
+
+
+class DiffRunOut(Schema):
+    op: Literal["eq", "del", "ins"]
+    text: str
 
 
 class PendingActionOut(Schema):
@@ -33,6 +41,14 @@ class PendingActionOut(Schema):
     decided_at: dt.datetime | None
     undo_until: dt.datetime | None
     undone_at: dt.datetime | None
+    diff: list[DiffRunOut] = Field(
+        default_factory=list,
+        description="For a rewrite: the word diff of the current text and the proposed one.",
+    )
+
+    @staticmethod
+    def resolve_diff(action: PendingAction) -> list[DiffRun]:
+        return selectors.pending_action_diff(action=action)
 
 
 class ApprovalEventOut(Schema):

@@ -1,19 +1,71 @@
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Case, OuterRef, QuerySet, Subquery, TextField, Value, When
 
 from approvals.models import ApprovalEvent, PendingAction
+from talorys.lib.diff import DiffRun, text_diff
+from talorys.workspace.models import Note
+
+# The tools whose action replaces a text: the model and field the text lives in. The new text
+# is the payload's ``content`` (what ``prepare`` stored); after the commit the old text is the
+# result's ``previous_content`` (what ``commit`` kept for undo).
+REWRITES = {"rewrite_note": (Note, "content")}
+
+
+def _with_current_text(actions: QuerySet[PendingAction]) -> QuerySet[PendingAction]:
+    """Each rewrite's target text as it is now, read in the same query (no query per row)."""
+    whens = [
+        When(
+            tool=tool,
+            then=Subquery(model.objects.filter(pk=OuterRef("target_id")).values(field)[:1]),
+        )
+        for tool, (model, field) in REWRITES.items()
+    ]
+    return actions.annotate(
+        current_text=Case(*whens, default=Value(None), output_field=TextField())
+    )
 
 
 def pending_action_list(
-    *, status: str | None = None, conversation_id: int | None = None
+    *,
+    status: str | None = None,
+    statuses: list[str] | None = None,
+    conversation_id: int | None = None,
 ) -> QuerySet[PendingAction]:
     actions = PendingAction.objects.all()
     if status:
         actions = actions.filter(status=status)
+    if statuses:
+        actions = actions.filter(status__in=statuses)
     if conversation_id is not None:
         actions = actions.filter(conversation_id=conversation_id)
-    return actions
+    return _with_current_text(actions)
+
+
+def pending_action_diff(*, action: PendingAction) -> list[DiffRun]:
+    """The word diff of the text an action rewrites: the target's text against the proposed one.
+
+    Before the commit the target's text is what it holds now (an approval of a changed target
+    fails, so that is what the owner would replace); once committed (and after an undo) it is
+    the text the commit replaced. Empty for an action that rewrites no text, or whose target
+    is gone for good."""
+    if action.tool not in REWRITES:
+        return []
+    after = (action.payload or {}).get("content")
+    if not isinstance(after, str):
+        return []
+    before = (action.result or {}).get("previous_content")
+    if not isinstance(before, str):
+        before = _current_text(action)
+    return [] if before is None else text_diff(before, after)
+
+
+def _current_text(action: PendingAction) -> str | None:
+    annotated = action.__dict__
+    if "current_text" in annotated:  # read with the list (pending_action_list)
+        return annotated["current_text"]
+    model, field = REWRITES[action.tool]
+    return model.objects.filter(pk=action.target_id).values_list(field, flat=True).first()
 
 
 def pending_action_outcomes(*, action_ids: list[int]) -> dict[int, PendingAction]:

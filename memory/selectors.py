@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Case, Exists, OuterRef, QuerySet, When
 
 from memory import embeddings
 from memory.embeddings import Embedder
@@ -17,7 +18,7 @@ from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
 from memory.recall.writer import reindex_recent
 from talorys.lib.errors import NotFound
-from talorys.workspace.models import OwnerSettings
+from talorys.workspace.models import Change, OwnerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -29,19 +30,89 @@ def memory_get(*, memory_id: int) -> Memory:
     return memory
 
 
-def memory_list(*, q: str | None = None, superseded: bool = False) -> QuerySet[Memory]:
-    """Current memories (or with ``superseded``, the superseded ones), most recently changed
-    first; ``q`` keeps those whose text contains it."""
+def memory_list(
+    *, q: str | None = None, superseded: bool = False, by_category: bool = False
+) -> QuerySet[Memory]:
+    """Current memories (or with ``superseded``, the superseded ones, with what replaced them),
+    most recently changed first (``by_category``: within each category, in the order they are
+    declared); ``q`` keeps those whose text contains it."""
     memories = Memory.objects.live().filter(superseded_by__isnull=not superseded)
+    if superseded:
+        memories = memories.select_related("superseded_by")
     if q and q.strip():
         memories = memories.filter(text__icontains=q.strip())
+    if by_category:
+        order = Case(
+            *[When(category=value, then=n) for n, value in enumerate(Memory.Category.values)],
+            default=len(Memory.Category.values),
+        )
+        memories = memories.order_by(order, "-updated_at", "id")
     return memories
+
+
+def memory_contradictions() -> QuerySet[Memory]:
+    """The contradictions waiting for the owner: current memories marked as contradicting
+    another current one (``conflicts_with``, read with it), newest first."""
+    return (
+        current_memories()
+        .filter(
+            conflicts_with__isnull=False,
+            conflicts_with__deleted_at__isnull=True,
+            conflicts_with__superseded_by__isnull=True,
+        )
+        .select_related("conflicts_with")
+        .order_by("-created_at", "-id")
+    )
 
 
 def memory_history(*, memory_id: int) -> QuerySet[MemoryRevision]:
     """The memory's revisions, newest first. Raises NotFound for a memory that is gone."""
     memory = memory_get(memory_id=memory_id)
     return memory.revisions.order_by("-created_at", "-id")
+
+
+# A revision and its change are written in one call (memory/services/memories.py, _record),
+# the change first: the one a revision goes with was made at most this long before it.
+_PAIR_WINDOW = dt.timedelta(seconds=2)
+_CHANGE_ACTION: dict[str, str] = {
+    MemoryRevision.Action.SUPERSEDE: Change.Action.UPDATE,
+    MemoryRevision.Action.REINSTATE: Change.Action.UPDATE,
+}
+
+
+def memory_revision_changes(
+    *, memory_id: int, revisions: Iterable[MemoryRevision]
+) -> dict[int, Change]:
+    """revision id -> the change recorded with it (``reverted`` annotated: whether a revert was
+    made of it), for the revisions that have one: what the history's Revert undoes through
+    talorys.workspace.history.change_revert. One query for a page of revisions."""
+    revisions = list(revisions)
+    if not revisions:
+        return {}
+    changes = list(
+        Change.objects.filter(
+            kind="memory",
+            object_id=memory_id,
+            created_at__gte=min(r.created_at for r in revisions) - _PAIR_WINDOW,
+            created_at__lte=max(r.created_at for r in revisions),
+        )
+        .annotate(reverted=Exists(Change.objects.filter(reverts=OuterRef("pk"))))
+        .order_by("-created_at", "-id")
+    )
+    paired: dict[int, Change] = {}
+    taken: set[int] = set()
+    for revision in sorted(revisions, key=lambda r: (r.created_at, r.pk), reverse=True):
+        action = _CHANGE_ACTION.get(revision.action, revision.action)
+        for change in changes:
+            if (
+                change.pk not in taken
+                and change.action == action
+                and revision.created_at - _PAIR_WINDOW <= change.created_at <= revision.created_at
+            ):
+                paired[revision.pk] = change
+                taken.add(change.pk)
+                break
+    return paired
 
 
 # --- recall (memory/recall/) ---------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""Every change to memories (memories.py) and to the recall index (index.py)."""
+"""Every change to memories (memories.py), the owner's settling of a contradiction
+(contradictions.py) and the recall index (memory/recall/writer.py)."""
 
 from memory.recall.writer import ReindexReport, reindex, reindex_recent
+from memory.services.contradictions import memory_contradiction_keep, memory_contradiction_keep_both
 from memory.services.memories import (
     MEMORY,
     Remembered,
@@ -23,6 +25,8 @@ __all__ = [
     "clean_memory_text",
     "memory_bin",
     "memory_bin_purge",
+    "memory_contradiction_keep",
+    "memory_contradiction_keep_both",
     "memory_correct",
     "memory_create",
     "memory_delete",

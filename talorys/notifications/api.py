@@ -29,6 +29,15 @@ def notification_list(
     return selectors.notification_list(unread=filters.unread)
 
 
+class MarkedReadOut(Schema):
+    marked: int = Field(description="How many were unread.")
+
+
+@notifications_router.post("/read-all", response=MarkedReadOut)
+def notification_mark_all_read(request: HttpRequest) -> dict:
+    return {"marked": services.notification_mark_all_read()}
+
+
 @notifications_router.post("/{int:notification_id}/read", response=NotificationOut)
 def notification_mark_read(request: HttpRequest, notification_id: int) -> Notification:
     return services.notification_mark_read(notification_id=notification_id)

@@ -208,3 +208,8 @@ def notification_mark_read(*, notification_id: int) -> Notification:
     if notification is None:
         raise NotFound(f"Notification {notification_id} does not exist.")
     return notification
+
+
+def notification_mark_all_read() -> int:
+    """Mark every unread notification read; returns how many were unread."""
+    return Notification.objects.filter(read_at__isnull=True).update(read_at=timezone.now())

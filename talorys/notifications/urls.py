@@ -5,4 +5,11 @@ from talorys.notifications import views
 urlpatterns = [
     path("sw.js", views.service_worker, name="service-worker"),
     path("manifest.webmanifest", views.manifest, name="manifest"),
+    path("notifications/", views.notifications_page, name="notifications"),
+    path("notifications/read-all/", views.notifications_read_all, name="notifications-read-all"),
+    path(
+        "notifications/<int:notification_id>/read/",
+        views.notification_read,
+        name="notification-read",
+    ),
 ]

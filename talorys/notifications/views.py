@@ -1,4 +1,5 @@
-"""The Web Push service worker, served at the site's root."""
+"""The Web Push service worker and the manifest, served at the site's root; the owner's
+notifications page."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import json
 
 from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
+
+from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.notifications import selectors, services
+from talorys.notifications.models import Notification
 
 
 @require_GET
@@ -59,3 +65,54 @@ def manifest(request: HttpRequest) -> HttpResponse:
     )
     response["Cache-Control"] = "public, max-age=3600"
     return response
+
+
+# --- the notifications page (/notifications/) -------------------------------------------------
+
+# What a notification's source names, and the page that shows it ("approval:<id>" ...).
+_LINKS = {
+    "approval": lambda ref: f"/approvals/#approval-{ref}",
+    "automation": lambda ref: "/automations/",
+}
+
+
+def notification_link(notification: Notification) -> str | None:
+    """The page a notification refers to, when its source names one."""
+    kind, _, ref = notification.source.partition(":")
+    link = _LINKS.get(kind)
+    return link(ref) if link and ref.isdigit() else None
+
+
+@owner_page("GET")
+def notifications_page(request: HttpRequest) -> HttpResponse:
+    unread = {"unread": True, "read": False}.get(request.GET.get("show") or "")
+    page = page_of(request, selectors.notification_list(unread=unread))
+    return render(
+        request,
+        "notifications/list.html",
+        {
+            "page": page,
+            "show": request.GET.get("show") or "",
+            "rows": [(n, notification_link(n)) for n in page.object_list],
+        },
+    )
+
+
+@owner_page("POST")
+def notification_read(request: HttpRequest, notification_id: int) -> HttpResponse:
+    return run_action(
+        request,
+        lambda: services.notification_mark_read(notification_id=notification_id),
+        back="/notifications/",
+        done="Marked as read.",
+    )
+
+
+@owner_page("POST")
+def notifications_read_all(request: HttpRequest) -> HttpResponse:
+    return run_action(
+        request,
+        services.notification_mark_all_read,
+        back="/notifications/",
+        done=lambda marked: f"{marked} marked as read." if marked else "Nothing was unread.",
+    )

@@ -1,0 +1,94 @@
+"""The approvals page (/approvals/): what waits for the owner, what was decided, the audit trail.
+Approve, reject and undo post here and call the same services as the API (session only, as the
+API's deciding routes are)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from approvals import selectors, services
+from approvals.models import PendingAction
+from talorys.lib.errors import AppError
+from talorys.lib.pages import owner_page, page_of, run_action
+
+BACK = "/approvals/"
+Status = PendingAction.Status
+# The states in the owner's words (the chat's approval card says the same).
+STATE_WORDS = {
+    Status.PENDING: "Waiting for you",
+    Status.COMMITTED: "Done",
+    Status.REJECTED: "Rejected",
+    Status.EXPIRED: "Expired",
+    Status.FAILED: "Failed",
+    Status.UNDONE: "Undone",
+}
+STATE_TAGS = {Status.COMMITTED: "ok", Status.FAILED: "err", Status.PENDING: "warn"}
+TABS = {"waiting": "Waiting", "decided": "Decided", "audit": "Audit trail"}
+
+
+def state_words(action: PendingAction) -> str:
+    words = STATE_WORDS.get(Status(action.status), action.status)
+    return f"{words}: {action.error}" if action.status == Status.FAILED and action.error else words
+
+
+@owner_page("GET")
+def approvals_page(request: HttpRequest) -> HttpResponse:
+    # As the API's list does: an expiry that is due shows as expired on every read.
+    services.pending_actions_expire()
+    tab = request.GET.get("show") if request.GET.get("show") in TABS else "waiting"
+    context: dict = {"tab": tab, "tabs": TABS.items(), "now": timezone.now()}
+    if tab == "audit":
+        context["page"] = page_of(request, selectors.approval_event_list())
+    else:
+        if tab == "waiting":
+            actions = selectors.pending_action_list(status=Status.PENDING)
+        else:
+            decided = [value for value in Status.values if value != Status.PENDING]
+            actions = selectors.pending_action_list(statuses=decided).order_by("-decided_at", "-id")
+        page = page_of(request, actions)
+        context["page"] = page
+        context["cards"] = [
+            {
+                "action": action,
+                "state": state_words(action),
+                "tag": STATE_TAGS.get(Status(action.status), ""),
+                "diff": selectors.pending_action_diff(action=action),
+            }
+            for action in page.object_list
+        ]
+    return render(request, "approvals/list.html", context)
+
+
+def _decide(
+    request: HttpRequest, decide: Callable[..., PendingAction], action_id: int
+) -> HttpResponse:
+    def act() -> PendingAction:
+        action = decide(action_id=action_id, user=request.user)
+        # A commit that failed is recorded as failed (the service's transaction is over): the
+        # owner is told it as an error, with its reason.
+        if action.status == Status.FAILED:
+            raise AppError(state_words(action))
+        return action
+
+    return run_action(
+        request, act, back=BACK, done=lambda action: f"{state_words(action)}: {action.summary}"
+    )
+
+
+@owner_page("POST")
+def approval_approve(request: HttpRequest, action_id: int) -> HttpResponse:
+    return _decide(request, services.pending_action_approve, action_id)
+
+
+@owner_page("POST")
+def approval_reject(request: HttpRequest, action_id: int) -> HttpResponse:
+    return _decide(request, services.pending_action_reject, action_id)
+
+
+@owner_page("POST")
+def approval_undo(request: HttpRequest, action_id: int) -> HttpResponse:
+    return _decide(request, services.pending_action_undo, action_id)
