@@ -6,6 +6,7 @@ scoped, can list and restore but never delete for good or undo the model's work.
 """
 
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -21,6 +22,8 @@ from talorys.workspace.schemas import (
     BinEmptyOut,
     BinItemOut,
     ChangeOut,
+    ConnectionTestIn,
+    ConnectionTestOut,
     NoteIn,
     NoteOut,
     NotePatch,
@@ -35,6 +38,7 @@ from talorys.workspace.schemas import (
     TaskPatch,
     UsageOut,
 )
+from talorys.workspace.services.connection import ConnectionResult, model_connection_test
 
 projects_router = Router(tags=["projects"])
 tasks_router = Router(tags=["tasks"])
@@ -88,6 +92,9 @@ def task_list(request: HttpRequest, filters: Query[TaskFilters]) -> QuerySet[Tas
         project_id=filters.project,
         due_before=filters.due_before,
         due_after=filters.due_after,
+        due=filters.due,
+        # The days of a due filter are the owner's.
+        zone=services.owner_zone() if filters.due else ZoneInfo("UTC"),
         q=filters.q,
     )
 
@@ -216,6 +223,12 @@ def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut
     return _settings_out(
         services.owner_settings_update(by_token=request_by_token(request), **changes)
     )
+
+
+# Session only, like the provider settings: a token must not send the stored key anywhere.
+@settings_router.post("/test-connection", response=ConnectionTestOut, auth=owner_session_auth)
+def settings_test_connection(request: HttpRequest, payload: ConnectionTestIn) -> ConnectionResult:
+    return model_connection_test(**payload.model_dump())
 
 
 @usage_router.get("", response=UsageOut)

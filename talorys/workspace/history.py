@@ -28,7 +28,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import AppError, Conflict, NotFound, ValidationFailed
 from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, snapshot_hash
 from talorys.workspace.models import Change, LiveQuerySet
 
@@ -243,6 +243,31 @@ def bin_purge(*, older_than: dt.timedelta = BIN_RETENTION, kinds: list[str] | No
 # --- revisions ---------------------------------------------------------------------------------
 
 
+def revert_refusal(
+    *, change: Change, spec: ItemKind, obj: Any, last: Change | None
+) -> AppError | None:
+    """Why ``change`` cannot be reverted now (an error to raise), or None when it can.
+
+    ``obj`` is the item's row (None once purged), ``last`` the item's latest change. The one
+    rule, read by ``change_revert`` under the item's lock and by the pages (through
+    ``change_log.change_revert_refusals``), so Revert is offered exactly when it would be tried.
+    """
+    if obj is None:
+        return Conflict(f"The {change.kind} was deleted for good; nothing to revert.")
+    binned = obj.deleted_at is not None
+    if change.action == Change.Action.DELETE:
+        if not binned or last is None or last.pk != change.pk:
+            return Conflict(f"The {change.kind} changed since; nothing was reverted.")
+        return None
+    # On the fields the change kept: one made before a field was tracked still reverts.
+    current = item_fields(spec, obj)
+    if binned or any(current.get(name) != value for name, value in (change.after or {}).items()):
+        return Conflict(f"The {change.kind} changed since this change, so nothing was reverted.")
+    if change.action not in (Change.Action.CREATE, Change.Action.RESTORE) and spec.apply is None:
+        return ValidationFailed(f"A {change.kind} change cannot be reverted.")
+    return None
+
+
 def change_revert(*, change_id: int, actor: Actor = OWNER) -> list[Change]:
     """Undo one change while the item still holds what the change wrote; else Conflict.
 
@@ -258,29 +283,22 @@ def change_revert(*, change_id: int, actor: Actor = OWNER) -> list[Change]:
             raise Conflict("This change was already reverted.")
         spec = item_kind(change.kind)
         obj = rows_of(spec.model).select_for_update().filter(pk=change.object_id).first()
-        if obj is None:
-            raise Conflict(f"The {change.kind} was deleted for good; nothing to revert.")
-        binned = obj.deleted_at is not None
-        last = Change.objects.filter(kind=change.kind, object_id=obj.pk).order_by("-id").first()
+        last = (
+            Change.objects.filter(kind=change.kind, object_id=change.object_id)
+            .order_by("-id")
+            .first()
+        )
+        refusal = revert_refusal(change=change, spec=spec, obj=obj, last=last)
+        if refusal is not None:
+            raise refusal
+        assert obj is not None  # a purged item is refused above
         if change.action == Change.Action.DELETE:
-            if not binned or last is None or last.pk != change.pk:
-                raise Conflict(f"The {change.kind} changed since; nothing was reverted.")
             spec.restore(pk=obj.pk, actor=actor, change=change)
+        elif change.action in (Change.Action.CREATE, Change.Action.RESTORE):
+            spec.bin(pk=obj.pk, actor=actor)
         else:
-            # On the fields the change kept: one made before a field was tracked still reverts.
-            current = item_fields(spec, obj)
-            if binned or any(
-                current.get(name) != value for name, value in (change.after or {}).items()
-            ):
-                raise Conflict(
-                    f"The {change.kind} changed since this change, so nothing was reverted."
-                )
-            if change.action in (Change.Action.CREATE, Change.Action.RESTORE):
-                spec.bin(pk=obj.pk, actor=actor)
-            elif spec.apply is None:
-                raise ValidationFailed(f"A {change.kind} change cannot be reverted.")
-            else:
-                spec.apply(pk=obj.pk, values=change.before or {}, actor=actor)
+            assert spec.apply is not None  # checked by revert_refusal
+            spec.apply(pk=obj.pk, values=change.before or {}, actor=actor)
         made = Change.objects.filter(
             kind=change.kind, object_id=obj.pk, pk__gt=last.pk if last else 0
         )

@@ -145,6 +145,9 @@ class OwnerSettings(models.Model):
     time_zone = models.CharField(
         max_length=TIME_ZONE_MAX, default="UTC", validators=[validate_time_zone]
     )
+    # Whether the owner (or the browser, at the first run) chose the zone: until then the pages
+    # take it from the browser once (static/talorys/js/first-run.js). Set by the settings service.
+    time_zone_confirmed = models.BooleanField(default=False)
     model_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
     model_name = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
     model_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")

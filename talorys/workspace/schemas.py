@@ -11,7 +11,12 @@ from pydantic import Field
 from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, OwnerSettings, Project, Task
-from talorys.workspace.selectors import EmbeddingsProviderKind, ModelProviderKind, RecallMode
+from talorys.workspace.selectors import (
+    EmbeddingsProviderKind,
+    ModelProviderKind,
+    RecallMode,
+    TaskDue,
+)
 
 # The limits and choices are the models': these read them, never restate them.
 TaskStatus = Annotated[Task.Status, one_of(Task.Status)]
@@ -57,6 +62,7 @@ class TaskFilters(Schema):
     project: Id | None = None
     due_before: BoundedDatetime | None = None
     due_after: BoundedDatetime | None = None
+    due: TaskDue | None = None
     q: QueryText | None = Field(None, max_length=QUERY_MAX)
 
 
@@ -122,6 +128,8 @@ class SettingsOut(Schema):
     """The owner's settings. API keys never leave the server: only whether one is set."""
 
     time_zone: str
+    # False until the owner (or the browser, at the first run) chose the zone.
+    time_zone_confirmed: bool
     provider: ModelProviderKind
     model_base_url: str
     model_name: str
@@ -143,6 +151,27 @@ class SettingsOut(Schema):
     quiet_hours_start: dt.time | None
     quiet_hours_end: dt.time | None
     updated_at: dt.datetime
+
+
+class ConnectionTestIn(In):
+    """What to test, unsaved; each one left out is the stored setting's. No key: the stored
+    key, and only when the URL is the stored one."""
+
+    base_url: str | None = Field(None, max_length=OwnerSettings.URL_MAX)
+    model: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
+    api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
+
+
+class ConnectionTestOut(Schema):
+    ok: bool
+    provider: str
+    base_url: str
+    model: str
+    reply: str
+    kind: str = Field(description="On failure: the provider error's kind (timeout, auth...).")
+    code: str = Field(description="On failure: PROVIDER_<KIND>.")
+    message: str
+    elapsed_ms: int
 
 
 class UsageCountersOut(Schema):

@@ -4,16 +4,47 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, get_args
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db.models import Exists, Max, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.db.models.functions import Substr
 from django.utils import timezone
 
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.search import SNIPPET_CHARS
 from talorys.providers import local_embedding
 from talorys.providers.base import ProviderConfig
 from talorys.workspace.history import MODEL_SOURCES
 from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task, UsageDay
+
+# The named due filters (the tasks page, /api/tasks?due=), read in the owner's zone.
+TaskDue = Literal["overdue", "today", "week", "none"]
+TASK_DUE_LABELS: dict[TaskDue, str] = {
+    "overdue": "Overdue",
+    "today": "Due today",
+    "week": "Due this week",
+    "none": "No due date",
+}
+
+
+def _due_filter(due: str, zone: ZoneInfo) -> Q:
+    """Overdue: open and due before now. Today: the owner's calendar day. Week: Monday to
+    Sunday of the owner's current week (overdue ones of it included)."""
+    if due not in get_args(TaskDue):
+        raise ValidationFailed(f"due must be one of {', '.join(get_args(TaskDue))}.")
+    now = timezone.now()
+    if due == "none":
+        return Q(due_at__isnull=True)
+    if due == "overdue":
+        return Q(due_at__lt=now, status=Task.Status.OPEN)
+    today = timezone.localtime(now, zone).date()
+    first = today if due == "today" else today - dt.timedelta(days=today.weekday())
+    after = first + dt.timedelta(days=1 if due == "today" else 7)
+    # Midnight in the zone, read as schedules read wall times (fold=0).
+    start, end = (dt.datetime.combine(day, dt.time(), tzinfo=zone) for day in (first, after))
+    return Q(due_at__gte=start, due_at__lt=end)
 
 
 def task_list(
@@ -23,7 +54,10 @@ def task_list(
     due_before: dt.datetime | None = None,
     due_after: dt.datetime | None = None,
     q: str | None = None,
+    due: str | None = None,
+    zone: ZoneInfo = ZoneInfo("UTC"),
 ) -> QuerySet[Task]:
+    """``due`` is one of TaskDue, its days read in ``zone`` (the owner's)."""
     tasks = Task.objects.live().select_related("project")
     if status:
         tasks = tasks.filter(status=status)
@@ -33,22 +67,36 @@ def task_list(
         tasks = tasks.filter(due_at__lt=due_before)
     if due_after is not None:
         tasks = tasks.filter(due_at__gte=due_after)
+    if due:
+        tasks = tasks.filter(_due_filter(due, zone))
     if q:
         tasks = tasks.filter(Q(title__icontains=q) | Q(details__icontains=q))
     return tasks
 
 
-def project_list(*, q: str | None = None) -> QuerySet[Project]:
-    projects = Project.objects.live()
+def project_list(*, q: str | None = None, with_task_counts: bool = False) -> QuerySet[Project]:
+    """``with_task_counts``: each project's live tasks (``task_count``) and open ones
+    (``open_count``), counted in the same query."""
+    projects: QuerySet[Project] = Project.objects.live()
     if q:
         projects = projects.filter(Q(name__icontains=q) | Q(description__icontains=q))
+    if with_task_counts:
+        live = Q(tasks__deleted_at__isnull=True)
+        projects = projects.annotate(
+            task_count=Count("tasks", filter=live),
+            open_count=Count("tasks", filter=live & Q(tasks__status=Task.Status.OPEN)),
+        ).order_by(*(Project._meta.ordering or ()))  # a GROUP BY drops the model's ordering
     return projects
 
 
-def note_list(*, q: str | None = None) -> QuerySet[Note]:
-    notes = Note.objects.live()
+def note_list(*, q: str | None = None, previews: bool = False) -> QuerySet[Note]:
+    """``previews``: the content is left unread but its start (``preview``), enough for a
+    snippet: a page of long notes reads a few hundred characters of each, not all of it."""
+    notes: QuerySet[Note] = Note.objects.live()
     if q:
         notes = notes.filter(Q(title__icontains=q) | Q(content__icontains=q))
+    if previews:
+        notes = notes.defer("content").annotate(preview=Substr("content", 1, SNIPPET_CHARS * 2))
     return notes
 
 
@@ -68,10 +116,16 @@ def changed_since(*, kinds: list[str], since: dt.datetime) -> dict[str, dict[int
     return changed
 
 
-def change_list(*, by_model: bool = True, message_ids: list[int] | None = None) -> QuerySet[Change]:
+def change_list(
+    *,
+    by_model: bool = True,
+    message_ids: list[int] | None = None,
+    kind: str | None = None,
+    object_id: int | None = None,
+) -> QuerySet[Change]:
     """Revisions, newest first, each marked ``reverted`` when a revert points at it. By default
     only what the model changed (in chat or a scheduled run); ``message_ids`` keeps the changes
-    those replies made."""
+    those replies made; ``kind`` and ``object_id`` one item's history."""
     changes = Change.objects.annotate(
         reverted=Exists(Change.objects.filter(reverts=OuterRef("pk")))
     ).order_by("-id")
@@ -79,6 +133,10 @@ def change_list(*, by_model: bool = True, message_ids: list[int] | None = None) 
         changes = changes.filter(MODEL_SOURCES)
     if message_ids is not None:
         changes = changes.filter(message_id__in=message_ids)
+    if kind is not None:
+        changes = changes.filter(kind=kind)
+    if object_id is not None:
+        changes = changes.filter(object_id=object_id)
     return changes
 
 

@@ -1,3 +1,22 @@
-from django.urls import path  # noqa: F401
+"""The owner's pages over tasks, projects and notes (talorys/workspace/views/)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from talorys.workspace.views import notes, projects, tasks
+
+urlpatterns = [
+    path("tasks/", tasks.task_list, name="tasks"),
+    path("tasks/<int:task_id>/", tasks.task_detail, name="task"),
+    path("tasks/<int:task_id>/complete/", tasks.task_complete, name="task-complete"),
+    path("tasks/<int:task_id>/reopen/", tasks.task_reopen, name="task-reopen"),
+    path("tasks/<int:task_id>/delete/", tasks.task_delete, name="task-delete"),
+    path("projects/", projects.project_list, name="projects"),
+    path("projects/<int:project_id>/", projects.project_detail, name="project"),
+    path("projects/<int:project_id>/delete/", projects.project_delete, name="project-delete"),
+    path("notes/", notes.note_list, name="notes"),
+    path("notes/<int:note_id>/", notes.note_detail, name="note"),
+    path("notes/<int:note_id>/preview/", notes.note_preview, name="note-preview"),
+    path("notes/<int:note_id>/rename/", notes.note_rename, name="note-rename"),
+    path("notes/<int:note_id>/delete/", notes.note_delete, name="note-delete"),
+    path("notes/<int:note_id>/revert/<int:change_id>/", notes.note_revert, name="note-revert"),
+]

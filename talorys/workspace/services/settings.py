@@ -28,11 +28,12 @@ def owner_zone() -> ZoneInfo:
     return ZoneInfo(owner_settings_get().time_zone)
 
 
-# Every owner setting is settable, except the row's id and its timestamp.
+# Every owner setting is settable, except the row's id, its timestamp and whether the zone was
+# chosen (set with the zone itself: any change of ``time_zone`` confirms it).
 SETTINGS_FIELDS = frozenset(
     field.name
     for field in OwnerSettings._meta.concrete_fields
-    if field.name not in {"id", "updated_at"}
+    if field.name not in {"id", "updated_at", "time_zone_confirmed"}
 )
 
 
@@ -89,6 +90,7 @@ def owner_settings_update(*, by_token: bool = False, **changes: Any) -> OwnerSet
     """Apply the given settings, all or none. An empty or null key clears it.
 
     by_token: the change comes with an API token, which may not touch SESSION_ONLY_SETTINGS.
+    Setting ``time_zone`` (even to the zone it holds) marks it chosen: the first run stops asking.
     Changing a provider URL without sending its key clears the stored key (PROVIDER_URL_KEYS).
     """
     if by_token and SESSION_ONLY_SETTINGS & set(changes):
@@ -114,6 +116,8 @@ def owner_settings_update(*, by_token: bool = False, **changes: Any) -> OwnerSet
             if value is None and isinstance(getattr(row, key), str):
                 value = ""
             setattr(row, key, value.strip() if isinstance(value, str) else value)
+        if "time_zone" in changes:
+            row.time_zone_confirmed = True
         try:
             row.full_clean()
         except ValidationError as exc:

@@ -1,0 +1,130 @@
+"""Test connection: one tiny request to a model server, so the owner learns that the provider
+settings work (or why not) before a chat depends on them.
+
+The request goes through the provider the chat uses (``talorys.providers.provider_for``), with
+short timeouts and no tools. It spends one request of the day's ordinary budget, reserved first
+like every other provider call. Call it outside any transaction: it waits on the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from asgiref.sync import async_to_sync
+
+from talorys.lib.errors import ValidationFailed
+from talorys.providers import provider_for
+from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, TextDelta, Usage
+from talorys.workspace.selectors import model_endpoint
+from talorys.workspace.services.settings import owner_settings_check, owner_settings_get
+from talorys.workspace.services.usage import usage_record_tokens, usage_reserve
+
+# Short: the owner is waiting at the settings page, and a chat's 120 s are for long replies.
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 10.0
+TOTAL_TIMEOUT = 15.0
+REPLY_TOKENS = 32
+# Kept to a few words: enough to show the server answered with this model.
+PROMPT = "This is a connection test. Reply with the single word OK."
+REPLY_SHOWN_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ConnectionResult:
+    ok: bool
+    provider: str  # "demo" or "openai-compatible"
+    base_url: str
+    model: str
+    reply: str = ""
+    # On failure: the ProviderError's kind and code (PROVIDER_<KIND>) and its message.
+    kind: str = ""
+    code: str = ""
+    message: str = ""
+    elapsed_ms: int = 0
+
+
+async def _ask(config: ProviderConfig) -> tuple[str, Usage]:
+    provider = provider_for(config)
+    text, usage = "", Usage()
+    try:
+        async with asyncio.timeout(TOTAL_TIMEOUT):
+            stream = provider.stream(
+                messages=[ChatMessage(role="user", content=PROMPT)],
+                tools=[],
+                max_tokens=REPLY_TOKENS,
+                tool_choice="none",
+            )
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text += event.text
+                elif isinstance(event, Usage):
+                    usage = event
+    except TimeoutError as error:
+        raise ProviderError(
+            "timeout", f"The model server did not finish a short reply within {TOTAL_TIMEOUT:g} s."
+        ) from error
+    finally:
+        await provider.aclose()
+    return text, usage
+
+
+def model_connection_test(
+    *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
+) -> ConnectionResult:
+    """Ask the model server one short question, with the given settings where sent (not saved)
+    and the stored ones (over the environment's) for the rest.
+
+    The stored key goes only to the server it belongs to (as ``model_endpoint`` decides): a test
+    of another URL without a key is sent without one. A provider's failure is the result, not
+    an error; bad input (a URL that is not http(s), a URL without a model) is ValidationFailed,
+    and a spent budget BudgetExhausted.
+    """
+    endpoint = model_endpoint(owner_settings=owner_settings_get())
+    url = (base_url or "").strip() or endpoint.base_url
+    name = (model or "").strip() or endpoint.model
+    key = api_key or (endpoint.api_key if url == endpoint.base_url else "")
+    owner_settings_check(model_base_url=url)
+    if not url:
+        return ConnectionResult(
+            ok=True,
+            provider="demo",
+            base_url="",
+            model="",
+            message="No model server is set, so the built-in demo model answers; nothing to test.",
+        )
+    if not name:
+        raise ValidationFailed("Name the model to test as well as the server's URL.")
+    usage_reserve(kind="ai")
+    config = ProviderConfig(
+        base_url=url,
+        model=name,
+        api_key=key,
+        connect_timeout=CONNECT_TIMEOUT,
+        read_timeout=READ_TIMEOUT,
+    )
+    started = time.monotonic()
+    try:
+        reply, usage = async_to_sync(_ask)(config)
+    except ProviderError as error:
+        return ConnectionResult(
+            ok=False,
+            provider="openai-compatible",
+            base_url=url,
+            model=name,
+            kind=error.kind,
+            code=error.code,
+            message=error.message,
+            elapsed_ms=round((time.monotonic() - started) * 1000),
+        )
+    usage_record_tokens(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    return ConnectionResult(
+        ok=True,
+        provider="openai-compatible",
+        base_url=url,
+        model=name,
+        reply=reply.strip()[:REPLY_SHOWN_CHARS],
+        message=f"The model server at {url} answered with {name}.",
+        elapsed_ms=round((time.monotonic() - started) * 1000),
+    )

@@ -1,0 +1,139 @@
+"""``/changes/``: what the assistant changed (``selectors.change_list``: in chat or a scheduled
+run), newest first, each with what it changed and Revert (``history.change_revert``, as
+POST /api/changes/<id>/revert). A change that can no longer be reverted says why
+(``change_log.change_revert_refusals``, the rule the revert itself applies)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import dateformat, timezone
+
+from talorys.lib.diff import DiffRun, text_diff
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.workspace import history, selectors
+from talorys.workspace.change_log import change_revert_refusals
+from talorys.workspace.models import Change
+from talorys.workspace.views.inputs import page_problem, whole_number
+
+BACK = "/changes/"
+# What each action did to the item, as the list says it.
+ACTION_LABELS = {
+    Change.Action.CREATE: "Created",
+    Change.Action.UPDATE: "Edited",
+    Change.Action.DELETE: "Moved to the bin",
+    Change.Action.RESTORE: "Restored from the bin",
+}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    label: str
+    runs: list[DiffRun] | None = None  # a text field: the word diff
+    old: str = ""  # any other field: its value before and after
+    new: str = ""
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    change: Change
+    action: str
+    by: str
+    fields: list[FieldChange] = field(default_factory=list)
+    refusal: str = ""  # why it cannot be reverted, if it cannot
+
+
+def _model_field(kind: str, name: str) -> models.Field | None:
+    try:
+        found = history.item_kind(kind).model._meta.get_field(name)
+    except (NotFound, FieldDoesNotExist):  # a kind no longer kept, or a field since removed
+        return None
+    return found if isinstance(found, models.Field) else None
+
+
+def _shown(value: Any, model_field: models.Field | None) -> str:
+    if value is None or value == "":
+        return "(none)"
+    if isinstance(model_field, models.DateTimeField) and isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        return dateformat.format(timezone.localtime(when), "j M Y, H:i")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def field_changes(change: Change) -> list[FieldChange]:
+    """Each content field the change wrote: a word diff for text, "old → new" for the rest.
+
+    A move to the bin or out of it changes no content, so it lists nothing; a creation lists
+    the fields it filled."""
+    if change.action in (Change.Action.DELETE, Change.Action.RESTORE):
+        return []
+    before, after = change.before or {}, change.after or {}
+    shown: list[FieldChange] = []
+    for name in dict.fromkeys([*before, *after]):
+        old, new = before.get(name), after.get(name)
+        if old == new or (change.action == Change.Action.CREATE and new in (None, "")):
+            continue
+        model_field = _model_field(change.kind, name)
+        label = name.removesuffix("_id").replace("_", " ").capitalize()
+        is_text = isinstance(model_field, models.CharField | models.TextField) and not getattr(
+            model_field, "choices", None
+        )
+        if is_text and isinstance(old or "", str) and isinstance(new or "", str):
+            shown.append(FieldChange(label=label, runs=text_diff(old or "", new or "")))
+        else:
+            shown.append(
+                FieldChange(label=label, old=_shown(old, model_field), new=_shown(new, model_field))
+            )
+    return shown
+
+
+def _by(source: str) -> str:
+    if source == "chat":
+        return "in chat"
+    if source.startswith("automation:"):
+        return f"by automation {source.removeprefix('automation:')} (scheduled)"
+    return f"by {source}"
+
+
+def _revert(request: HttpRequest) -> str:
+    change_id = whole_number(request.POST, "change_id", label="Change")
+    if change_id is None:
+        raise ValidationFailed("Say which change to revert.")
+    made = history.change_revert(change_id=change_id)
+    return "Reverted." if made else "Nothing needed reverting."
+
+
+@owner_page("GET", "POST")
+def changes_page(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return run_action(request, lambda: _revert(request), back=BACK, done=lambda said: said)
+    page = page_of(request, selectors.change_list())
+    changes = list(page.object_list)
+    refusals = change_revert_refusals(changes)
+    rows = [
+        ChangeRow(
+            change=change,
+            action=ACTION_LABELS.get(change.action, change.action),
+            by=_by(change.source),
+            fields=field_changes(change),
+            refusal=refusals.get(change.pk, ""),
+        )
+        for change in changes
+    ]
+    return render(
+        request,
+        "workspace/changes.html",
+        {"page": page, "rows": rows, "problem": page_problem(request)},
+    )

@@ -1,0 +1,207 @@
+"""``/notes/``: the notes (title, when changed, a snippet) and create; ``/notes/<id>/``: the
+note rendered, edit with a preview, rename, delete to the bin, and its history from the change
+log with Revert where ``change_revert`` would take it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+
+from talorys.accounts.auth import request_actor
+from talorys.lib.diff import DiffRun, text_diff
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.markdown import render_markdown
+from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
+from talorys.workspace import history, selectors, services
+from talorys.workspace.change_log import change_revert_refusals
+from talorys.workspace.models import Change, Note
+from talorys.workspace.views.inputs import page_problem
+from talorys.workspace.views.tasks import bin_and_say
+
+HISTORY_PER_PAGE = 20
+
+
+@owner_page("GET", "POST")
+def note_list(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return _create(request)
+    q = (request.GET.get("q") or "").strip()[:QUERY_MAX]
+    page = page_of(request, selectors.note_list(q=q or None, previews=True))
+    for note in page:
+        note.snippet = " ".join(note.preview.split())[:SNIPPET_CHARS]
+    return render(
+        request,
+        "workspace/notes.html",
+        {"page": page, "q": q, "problem": page_problem(request), "title_max": Note.TITLE_MAX},
+    )
+
+
+def _see_other(path: str) -> HttpResponse:
+    response = HttpResponseRedirect(path)
+    response.status_code = 303
+    return response
+
+
+def _create(request: HttpRequest) -> HttpResponse:
+    """A new note opens at its own page, ready to write; a refused one stays on the list."""
+    made: list[Note] = []
+    response = run_action(
+        request,
+        lambda: made.append(
+            services.note_create(title=form_text(request, "title"), actor=request_actor(request))
+        ),
+        back="/notes/",
+        done="Note created. Write it below.",
+    )
+    return _see_other(f"/notes/{made[0].pk}/#edit") if made else response
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One change of the note as the history shows it."""
+
+    change: Change
+    who: str
+    renamed: tuple[str, str] | None  # (from, to)
+    runs: list[DiffRun]  # the content's diff; empty when the content did not change
+    # Why it cannot be reverted now; None: Revert is offered. Only edits are offered: undoing
+    # the note's creation or a restore would move the note itself to the bin.
+    refusal: str | None
+
+
+def who_made(source: str) -> str:
+    """Who made a change, in words (``Change.source``)."""
+    if source == "owner":
+        return "You"
+    if source == "chat":
+        return "The assistant"
+    if source.startswith("owner:"):
+        return "The assistant, approved by you"
+    if source.startswith("automation:"):
+        return f"Automation {source.partition(':')[2]}"
+    if source.startswith("token:"):
+        return f"API token {source.partition(':')[2]}…"
+    return {"import": "An import", "system": "Talorys"}.get(source, source)
+
+
+def _revisions(changes: list[Change]) -> list[Revision]:
+    refusals = change_revert_refusals(changes)
+    revisions = []
+    for change in changes:
+        before, after = change.before or {}, change.after or {}
+        title_from, title_to = before.get("title") or "", after.get("title") or ""
+        renamed = (
+            (title_from, title_to)
+            if change.action == Change.Action.UPDATE and title_from != title_to
+            else None
+        )
+        old, new = before.get("content") or "", after.get("content") or ""
+        runs = [] if old == new or change.action == Change.Action.DELETE else text_diff(old, new)
+        revisions.append(
+            Revision(
+                change=change,
+                who=who_made(change.source),
+                renamed=renamed,
+                runs=runs,
+                refusal=refusals.get(change.pk)
+                if change.action == Change.Action.UPDATE
+                else "Not an edit.",
+            )
+        )
+    return revisions
+
+
+def _note(note_id: int) -> Note:
+    try:
+        return services.note_get(note_id=note_id)
+    except NotFound as err:
+        raise Http404(err.message) from err
+
+
+def _note_page(request: HttpRequest, note: Note, **extra: Any) -> HttpResponse:
+    changes = selectors.change_list(by_model=False, kind=services.NOTE.name, object_id=note.pk)
+    page = page_of(request, changes, per_page=HISTORY_PER_PAGE)
+    context = {
+        "note": note,
+        "draft": note.content,
+        "history": page,
+        "revisions": _revisions(list(page)),
+        "problem": page_problem(request),
+        "title_max": Note.TITLE_MAX,
+        "content_max": Note.CONTENT_MAX,
+    }
+    return render(request, "workspace/notes_detail.html", context | extra)
+
+
+@owner_page("GET", "POST")
+def note_detail(request: HttpRequest, note_id: int) -> HttpResponse:
+    if request.method == "POST":
+        return run_action(
+            request,
+            lambda: services.note_update(
+                note_id=note_id,
+                content=request.POST.get("content", ""),
+                actor=request_actor(request),
+            ),
+            back=f"/notes/{note_id}/",
+            done="Note saved.",
+        )
+    return _note_page(request, _note(note_id))
+
+
+@owner_page("POST")
+def note_preview(request: HttpRequest, note_id: int) -> HttpResponse:
+    """The draft rendered as it would be saved (talorys/lib/markdown.py), saving nothing: JSON
+    for the page's script, else the note's page again with the draft and its preview."""
+    draft = request.POST.get("content", "")
+    error = ""
+    if len(draft) > Note.CONTENT_MAX:
+        error = f"content is longer than {Note.CONTENT_MAX} characters."
+    if "application/json" in request.headers.get("Accept", ""):
+        if error:
+            body = {"error": {"code": ValidationFailed.code, "message": error}}
+            return JsonResponse(body, status=ValidationFailed.status)
+        return JsonResponse({"html": render_markdown(draft)})
+    return _note_page(request, _note(note_id), draft=draft, preview=True, preview_error=error)
+
+
+@owner_page("POST")
+def note_rename(request: HttpRequest, note_id: int) -> HttpResponse:
+    return run_action(
+        request,
+        lambda: services.note_rename(
+            note_id=note_id, title=form_text(request, "title"), actor=request_actor(request)
+        ),
+        back=f"/notes/{note_id}/",
+        done=lambda note: f"Renamed to “{note.title}”.",
+    )
+
+
+@owner_page("POST")
+def note_delete(request: HttpRequest, note_id: int) -> HttpResponse:
+    # To the list: the note's own page is gone with it.
+    return bin_and_say(
+        request,
+        kind="Note",
+        get=lambda: services.note_get(note_id=note_id),
+        delete=lambda: services.note_delete(note_id=note_id, actor=request_actor(request)),
+        back="/notes/",
+    )
+
+
+@owner_page("POST")
+def note_revert(request: HttpRequest, note_id: int, change_id: int) -> HttpResponse:
+    """Revert one change of this note (``change_revert``: the owner's session, which a page
+    always is; refused with a reason when the note changed since)."""
+
+    def revert() -> list[Change]:
+        of_note = Change.objects.filter(pk=change_id, kind=services.NOTE.name, object_id=note_id)
+        if not of_note.filter(action=Change.Action.UPDATE).exists():
+            raise NotFound(f"Change {change_id} is not an edit of note {note_id}.")
+        return history.change_revert(change_id=change_id, actor=request_actor(request))
+
+    return run_action(request, revert, back=f"/notes/{note_id}/", done="Change reverted.")

@@ -1,0 +1,201 @@
+"""``/tasks/``: quick add, the filtered list, complete or reopen, edit (``/tasks/<id>/``), and
+delete to the bin. Every change goes through the task services; the list is ``task_list``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db.models import F
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.utils.html import format_html
+
+from talorys.accounts.auth import request_actor
+from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.search import QUERY_MAX
+from talorys.workspace import selectors, services
+from talorys.workspace.history import BIN_RETENTION
+from talorys.workspace.models import Project, Task
+from talorys.workspace.views.inputs import form_when, owner_zone_of, page_problem, whole_number
+
+# The list's status filter: a task's status, or every task.
+STATUS_FILTERS = {"open": "Open", "done": "Done", "all": "All"}
+# Open before done, then the soonest due (undated last), the most pressing, the oldest.
+LIST_ORDER = ("-status", F("due_at").asc(nulls_last=True), "-priority", "id")
+
+
+def binned_message(kind: str, title: str) -> str:
+    """What the owner reads after a delete: where the item went, and a way to it."""
+    return format_html(
+        '{} “{}” moved to the bin. <a href="/bin/">Open the bin</a> to restore it.',
+        kind,
+        title,
+    )
+
+
+def bin_and_say(
+    request: HttpRequest,
+    *,
+    kind: str,
+    get: Callable[[], object],
+    delete: Callable[[], object],
+    back: str,
+) -> HttpResponse:
+    """Delete through the kind's service (``get`` first, for the title), and say where it went."""
+
+    def act() -> str:
+        title = str(get())
+        delete()
+        return binned_message(kind, title)
+
+    return run_action(request, act, back=back, done=lambda said: said)
+
+
+def _projects() -> list[Project]:
+    return list(selectors.project_list().only("id", "name"))
+
+
+def _filters(request: HttpRequest, projects: list[Project]) -> tuple[dict[str, Any], list[str]]:
+    """The list's filters from the query string, and what was wrong with it (then ignored)."""
+    problems: list[str] = []
+    status = request.GET.get("status") or "open"
+    if status not in STATUS_FILTERS:
+        problems.append(f"Status “{status[:40]}” is not one of open, done, all; showing open.")
+        status = "open"
+    try:
+        project_id = whole_number(request.GET, "project", label="Project")
+    except ValidationFailed as err:
+        problems.append(err.message)
+        project_id = None
+    if project_id is not None and project_id not in {p.pk for p in projects}:
+        problems.append(f"There is no project {project_id}; showing every project.")
+        project_id = None
+    due = request.GET.get("due") or ""
+    if due and due not in selectors.TASK_DUE_LABELS:
+        problems.append(f"Due “{due[:40]}” is not a filter; showing any date.")
+        due = ""
+    q = (request.GET.get("q") or "").strip()[:QUERY_MAX]
+    if problem := page_problem(request):
+        problems.append(problem)
+    return {"status": status, "project_id": project_id, "due": due, "q": q}, problems
+
+
+@owner_page("GET", "POST")
+def task_list(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return run_action(
+            request,
+            lambda: services.task_create(
+                title=form_text(request, "title"),
+                project_id=whole_number(request.POST, "project_id", label="Project"),
+                due_at=form_when(request, "due_at", label="Due"),
+                actor=request_actor(request),
+            ),
+            back="/tasks/",
+            done=lambda task: f"Task “{task.title}” added.",
+        )
+    projects = _projects()
+    filters, problems = _filters(request, projects)
+    tasks = selectors.task_list(
+        status=None if filters["status"] == "all" else filters["status"],
+        project_id=filters["project_id"],
+        due=filters["due"] or None,
+        q=filters["q"] or None,
+        zone=owner_zone_of(request),
+    ).order_by(*LIST_ORDER)
+    return render(
+        request,
+        "workspace/tasks.html",
+        {
+            "page": page_of(request, tasks),
+            "projects": projects,
+            "filters": filters,
+            "problems": problems,
+            "statuses": STATUS_FILTERS,
+            "due_filters": selectors.TASK_DUE_LABELS,
+            "now": timezone.now(),
+            "title_max": Task.TITLE_MAX,
+        },
+    )
+
+
+def _task(task_id: int) -> Task:
+    try:
+        return services.task_get(task_id=task_id)
+    except NotFound as err:
+        raise Http404(err.message) from err
+
+
+# The edit form's fields and how each is read; a field the form did not send stays as it is.
+def _changes(request: HttpRequest) -> dict[str, Any]:
+    readers = {
+        "title": lambda: form_text(request, "title"),
+        "details": lambda: form_text(request, "details"),
+        "status": lambda: form_text(request, "status"),
+        "priority": lambda: whole_number(request.POST, "priority", label="Priority"),
+        "project_id": lambda: whole_number(request.POST, "project_id", label="Project"),
+        "due_at": lambda: form_when(request, "due_at", label="Due"),
+    }
+    return {name: read() for name, read in readers.items() if name in request.POST}
+
+
+@owner_page("GET", "POST")
+def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+    if request.method == "POST":
+        return run_action(
+            request,
+            lambda: services.task_update(
+                task_id=task_id, actor=request_actor(request), **_changes(request)
+            ),
+            back=f"/tasks/{task_id}/",
+            done="Task saved.",
+        )
+    return render(
+        request,
+        "workspace/tasks_detail.html",
+        {
+            "task": _task(task_id),
+            "projects": _projects(),
+            "statuses": Task.Status.choices,
+            "priorities": Task.Priority.choices,
+            "title_max": Task.TITLE_MAX,
+            "details_max": Task.DETAILS_MAX,
+            "bin_days": BIN_RETENTION.days,
+        },
+    )
+
+
+@owner_page("POST")
+def task_complete(request: HttpRequest, task_id: int) -> HttpResponse:
+    return run_action(
+        request,
+        lambda: services.task_complete(task_id=task_id, actor=request_actor(request)),
+        back="/tasks/",
+        done=lambda task: f"“{task.title}” is done.",
+    )
+
+
+@owner_page("POST")
+def task_reopen(request: HttpRequest, task_id: int) -> HttpResponse:
+    return run_action(
+        request,
+        lambda: services.task_update(
+            task_id=task_id, status=Task.Status.OPEN, actor=request_actor(request)
+        ),
+        back="/tasks/",
+        done=lambda task: f"“{task.title}” is open again.",
+    )
+
+
+@owner_page("POST")
+def task_delete(request: HttpRequest, task_id: int) -> HttpResponse:
+    return bin_and_say(
+        request,
+        kind="Task",
+        get=lambda: services.task_get(task_id=task_id),
+        delete=lambda: services.task_delete(task_id=task_id, actor=request_actor(request)),
+        back="/tasks/",
+    )
