@@ -265,6 +265,22 @@
         pushToggle.disabled = false;
       }
     });
+    // The settings page's own button (#settings-push-toggle, static/talorys/js/settings.js)
+    // works this same control: one way to subscribe, whichever button the owner presses.
+    window.TalorysPush = {
+      async state() {
+        const registration = await navigator.serviceWorker.ready;
+        const subscription = await registration.pushManager.getSubscription();
+        const on = Boolean(subscription && (await savedSubscription(subscription.endpoint)));
+        showPush(on);
+        return on;
+      },
+      async toggle() {
+        const registration = await navigator.serviceWorker.ready;
+        await (pushOn ? turnOff(registration) : turnOn(registration));
+        return { on: pushOn, message: pushStatus.textContent };
+      },
+    };
   }
 
   connect(); // counts the unread once connected (or failed to)
