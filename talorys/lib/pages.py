@@ -40,7 +40,7 @@ def page_of(request: HttpRequest, items: Iterable[T], *, per_page: int = PER_PAG
     """The ``?page=`` page of ``items`` (a queryset is counted once and sliced, never loaded).
 
     A page number that is not a number, or past the end, shows the last page that exists."""
-    paginator = Paginator(items, per_page)  # type: ignore[arg-type]
+    paginator: Paginator = Paginator(items, per_page)  # type: ignore[arg-type]
     return paginator.get_page(request.GET.get("page"))
 
 
