@@ -63,7 +63,10 @@ class ConversationAdmin(BinAdmin):
         "created_at",
         "updated_at",
     ]
+    # The title is the owner's (renamed in the chat, logged and revertable there), not the
+    # operator's.
     readonly_fields = [
+        "title",
         "title_source",
         "origin",
         "summary",

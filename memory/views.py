@@ -12,7 +12,7 @@ from memory import selectors, services
 from memory.models import Memory
 from talorys.accounts.auth import request_actor
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import form_int, form_text, owner_page, page_of, run_action
+from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
 from talorys.lib.validation import day_in_range
 from talorys.workspace.history import change_revert
 
@@ -36,7 +36,7 @@ def _date(request: HttpRequest, name: str) -> dt.date | None:
 
 
 def _id(request: HttpRequest, name: str) -> int:
-    value = form_int(request, name)
+    value = whole_number(request.POST, name, label=name.replace("_", " "))
     if value is None:
         raise ValidationFailed(f"{name.replace('_', ' ')} is missing.")
     return value

@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page, Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from talorys.lib.errors import AppError
+from talorys.lib.errors import AppError, ValidationFailed
 
 PER_PAGE = 50
 T = TypeVar("T")
@@ -82,10 +82,21 @@ def form_text(request: HttpRequest, name: str) -> str:
     return (request.POST.get(name) or "").strip()
 
 
-def form_int(request: HttpRequest, name: str) -> int | None:
-    """A whole-number field of the form, or None when empty or not a number."""
-    value = form_text(request, name)
-    try:
-        return int(value) if value else None
-    except ValueError:
+def whole_number(data: QueryDict, name: str, *, label: str) -> int | None:
+    """A positive whole number (an id) from a form or a query string, None when the field is
+    empty or missing. A field that is there but wrong is refused, never read as empty:
+    "project=abc" must not clear a task's project."""
+    value = (data.get(name) or "").strip()
+    if not value:
         return None
+    if not value.isdigit() or not 0 < int(value) < 2**63:
+        raise ValidationFailed(f"{label}: “{value[:40]}” is not an id.")
+    return int(value)
+
+
+def page_problem(request: HttpRequest) -> str:
+    """What is wrong with ``?page=``, or "" (the list then shows page 1 or its last page)."""
+    value = request.GET.get("page", "")
+    if value and not value.isdigit():
+        return f"“{value[:40]}” is not a page number; this is page 1."
+    return ""

@@ -50,7 +50,7 @@ class ItemKind:
     # bin(pk=, actor=): into the bin, recording the delete.
     bin: Callable[..., Any]
     # apply(pk=, values=, actor=): write old content through the kind's service (which records
-    # it). None: the kind keeps no revertable content (conversations).
+    # it). None: the kind keeps no revertable content.
     apply: Callable[..., Any] | None = None
 
 

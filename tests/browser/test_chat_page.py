@@ -360,7 +360,7 @@ def test_on_a_phone_the_composer_stays_in_view_and_nothing_scrolls_sideways(
 
     # The drawer: the list is out of the way until asked for.
     expect(page.locator("#conversation-list")).not_to_be_in_viewport()
-    page.get_by_role("button", name="Conversations").click()
+    page.get_by_role("button", name="Chats").click()
     other = page.get_by_role("link", name="Another one")
     expect(other).to_be_in_viewport()
     other.click()

@@ -12,10 +12,9 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
 from talorys.workspace import history
 from talorys.workspace.bin_items import BinItems
-from talorys.workspace.views.inputs import page_problem, whole_number
 
 BACK = "/bin/"
 

@@ -17,11 +17,10 @@ from django.utils import dateformat, timezone
 
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.lib.pages import owner_page, page_of, page_problem, run_action, whole_number
 from talorys.workspace import history, selectors
 from talorys.workspace.change_log import change_revert_refusals
 from talorys.workspace.models import Change
-from talorys.workspace.views.inputs import page_problem, whole_number
 
 BACK = "/changes/"
 # What each action did to the item, as the list says it.

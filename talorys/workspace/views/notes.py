@@ -14,12 +14,11 @@ from talorys.accounts.auth import request_actor
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.markdown import render_markdown
-from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
 from talorys.workspace import history, selectors, services
 from talorys.workspace.change_log import change_revert_refusals
 from talorys.workspace.models import Change, Note
-from talorys.workspace.views.inputs import page_problem
 from talorys.workspace.views.tasks import bin_and_say
 
 HISTORY_PER_PAGE = 20

@@ -8,11 +8,10 @@ from django.shortcuts import render
 from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
-from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project
-from talorys.workspace.views.inputs import page_problem
 
 
 @owner_page("GET", "POST")

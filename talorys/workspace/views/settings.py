@@ -18,10 +18,9 @@ from django.shortcuts import render
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create, api_token_list, api_token_revoke
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
 from talorys.workspace import selectors, services
 from talorys.workspace.models import OwnerSettings
-from talorys.workspace.views.inputs import whole_number
 
 BACK = "/settings/"
 # Where the page keeps a new token's secret until it has shown it, once (the session is stored

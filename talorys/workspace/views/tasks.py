@@ -14,12 +14,12 @@ from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, run_action
+from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
 from talorys.workspace.history import BIN_RETENTION
 from talorys.workspace.models import Project, Task
-from talorys.workspace.views.inputs import form_when, owner_zone_of, page_problem, whole_number
+from talorys.workspace.views.inputs import form_when, owner_zone_of
 
 # The list's status filter: a task's status, or every task.
 STATUS_FILTERS = {"open": "Open", "done": "Done", "all": "All"}
