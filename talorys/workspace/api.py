@@ -17,6 +17,7 @@ from talorys.accounts.auth import owner_session_auth, request_actor, request_by_
 from talorys.lib.pagination import Pagination
 from talorys.lib.schemas import QueryText
 from talorys.workspace import history, selectors, services
+from talorys.workspace.bin_items import BinItems
 from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
 from talorys.workspace.schemas import (
     BinEmptyOut,
@@ -162,8 +163,9 @@ Kind = Literal["task", "note", "project", "memory", "automation", "conversation"
 
 @bin_router.get("", response=list[BinItemOut])
 @paginate(Pagination)
-def bin_list(request: HttpRequest) -> list[history.BinItem]:
-    return history.bin_list()
+def bin_list(request: HttpRequest) -> BinItems:
+    # Read a page at a time (counted in one query), never the whole bin for one page of it.
+    return BinItems()
 
 
 @bin_router.post("/empty", response=BinEmptyOut, auth=owner_session_auth)
