@@ -141,6 +141,17 @@ def recall_memories(
     return recall_items(query=query, kinds=["memories"], limit=limit, mode=mode, catch_up=catch_up)
 
 
+# The page shows the best matches only: recall ranks, it does not page through everything.
+PAGE_SEARCH_LIMIT = 50
+
+
+def memory_search(*, query: str) -> list[Memory]:
+    """Current memories matching ``query``, best first (recall's ranking, as in the chat)."""
+    ids = [hit.id for hit in recall_memories(query=query, limit=PAGE_SEARCH_LIMIT)]
+    found = current_memories().in_bulk(ids)
+    return [found[pk] for pk in ids if pk in found]
+
+
 def recall_search(*, query: str, kinds: list[str] | None = None, limit: int = 10) -> Recall:
     """``recall_items`` with how it ranked them (for /api/search)."""
     return engine.recall(query=query, kinds=kinds, limit=limit)

@@ -60,7 +60,14 @@ def memories_page(request: HttpRequest) -> HttpResponse:
         )
     q = (request.GET.get("q") or "").strip()[:200]
     superseded = request.GET.get("show") == "superseded"
-    memories = selectors.memory_list(q=q, superseded=superseded, by_category=not superseded)
+    # A search of current memories is recall's ranking (as in the chat); the superseded ones
+    # are never recalled, so their search stays a plain text match.
+    ranked = bool(q) and not superseded
+    memories = (
+        selectors.memory_search(query=q)
+        if ranked
+        else selectors.memory_list(q=q, superseded=superseded, by_category=not superseded)
+    )
     return render(
         request,
         "memory/list.html",
@@ -68,6 +75,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
             "page": page_of(request, memories),
             "q": q,
             "superseded": superseded,
+            "ranked": ranked,
             # Few by nature (the conflict check marks them, the owner settles them): the first
             # ones are shown, with how many wait in all.
             "contradictions": selectors.memory_contradictions()[:20],

@@ -36,6 +36,11 @@ def test_current_memories_are_grouped_by_category_and_searchable(signed_in):
     assert "Lives in Berlin" not in html and "Binned fact" not in html
     found = signed_in.get("/memories/", {"q": "porto"}).content.decode()
     assert "Sister Ana lives in Porto" in found and "Lives in Lisbon" not in found
+    assert "Best matches" in found
+    # Ranked by recall (stemmed words, best first), not a substring match.
+    ranked = signed_in.get("/memories/", {"q": "living in Lisbon"}).content.decode()
+    assert "Lives in Lisbon" in ranked and "Lives in Berlin" not in ranked
+    assert ranked.index("Lives in Lisbon") < ranked.index("Sister Ana lives in Porto")
 
 
 def test_the_owner_adds_a_memory_as_the_api_does(signed_in):
@@ -203,9 +208,14 @@ def test_pages_read_a_fixed_number_of_queries_with_many_memories(
     for n in range(60):
         services.memory_update(memory_id=memory.pk, text=f"fact changed {n}")
 
-    signed_in.get("/memories/")  # the owner's settings row is made on the first page
-    for path in ("/memories/", "/memories/?show=superseded", "/memories/?q=fact"):
+    signed_in.get("/memories/")
+    # The first search indexes what recall has not seen yet (once, as any recall would).
+    signed_in.get("/memories/?q=fact")
+    for path in ("/memories/", "/memories/?show=superseded"):
         with django_assert_max_num_queries(7):
             assert signed_in.get(path).status_code == 200
+    # A search adds recall's catch-up (a fixed set of reads: what changed since it last looked).
+    with django_assert_max_num_queries(14):
+        assert signed_in.get("/memories/?q=fact").status_code == 200
     with django_assert_max_num_queries(8):
         assert signed_in.get(f"/memories/{memory.pk}/").status_code == 200
