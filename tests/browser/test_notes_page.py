@@ -10,7 +10,7 @@ from tests.conftest import OWNER_PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
-HOSTILE = '<img src=x onerror="document.title=\'pwned\'">'
+HOSTILE = "<img src=x onerror=\"document.title='pwned'\">"
 
 
 def make_note(url: str, content: str) -> int:
