@@ -45,6 +45,8 @@ INSTALLED_APPS = [
     "approvals",
     "agent",
     "automations",
+    "backup",
+    "talorys.ops",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,1 @@
+"""Operations: setup and upgrade records, worker and beat heartbeats, the health report."""
