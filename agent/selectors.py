@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
+from zoneinfo import ZoneInfo
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import (
+    Count,
+    Exists,
+    Func,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Sum,
+)
+from django.db.models.functions import Coalesce, TruncDate
 
 from agent.context import HistoryEntry
-from agent.models import Conversation, Message
+from agent.models import Conversation, Message, Origin
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
 from memory.recall.sources import Doc, RecallSource
@@ -185,3 +198,38 @@ def message_recall_source() -> RecallSource:
         changed_since=messages_changed_since,
         columns=("content", "conversation_id"),
     )
+
+
+class _JsonArrayLength(Func):
+    """The length of a JSON array column: ``jsonb_array_length`` on PostgreSQL,
+    ``json_array_length`` on SQLite."""
+
+    function = "json_array_length"
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, function="jsonb_array_length", **extra)
+
+
+def turn_counts_by_day(*, since: dt.datetime, zone: ZoneInfo) -> dict[dt.date, dict[str, int]]:
+    """Per day in ``zone``, from ``since``: the turns (live assistant replies; imported ones were
+    never turns here) by status as ``turns_<status>``, their ``tool_calls`` (each reply keeps its
+    calls in ``tool_activity``) and ``provider_errors`` (replies that failed PROVIDER_*). One
+    query."""
+    by_status = {
+        f"turns_{status}": Count("pk", filter=Q(status=status)) for status in Message.Status.values
+    }
+    rows = (
+        Message.objects.filter(
+            role=Message.Role.ASSISTANT, origin=Origin.LIVE, created_at__gte=since
+        )
+        .annotate(day=TruncDate("created_at", tzinfo=zone))
+        .values("day")
+        .annotate(
+            **by_status,
+            tool_calls=Coalesce(Sum(_JsonArrayLength("tool_activity")), 0),
+            provider_errors=Count("pk", filter=Q(error_code__startswith="PROVIDER_")),
+        )
+        .order_by()
+    )
+    return {row.pop("day"): row for row in rows}

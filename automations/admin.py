@@ -7,22 +7,31 @@ django-celery-beat's tables are not shown: beat keeps only the project's fixed p
 there (settings.CELERY_BEAT_SCHEDULE, re-installed at every beat start), and the automations'
 schedules are not in them: the dispatcher reads ``Automation.next_run_at``. A row edited there
 would be overwritten, or would stop the dispatcher itself.
+
+The operator's Activity page (counts per day of turns, tool calls, provider errors and runs) is
+added to the admin site from here: it reads the agent's data too, which the site may not import.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.apps import apps
 from django.contrib import admin
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from agent import selectors as agent_selectors
+from agent.models import Message
 from automations import selectors
 from automations.forms import SCHEDULE_FIELDS, AutomationAdminForm
 from automations.models import Automation, AutomationRun
 from automations.services import crud
+from talorys.accounts.sites import AdminPage, admin_page_register
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.lib.service_admin import ServiceAdmin
@@ -173,3 +182,41 @@ class AutomationRunAdmin(ReadOnlyAdmin):
     search_fields = ("automation__name", "result", "error")
     list_select_related = ("automation",)
     date_hierarchy = "slot"
+
+
+ACTIVITY_DAYS = 14
+_WORDS = {"error": "failed", "streaming": "in progress", "running": "in progress"}
+# (key in the selectors' counts, column heading), in the order shown.
+ACTIVITY_COLUMNS = [
+    *((f"turns_{status}", f"Turns {_WORDS.get(status, status)}") for status in Message.Status),
+    ("tool_calls", "Tool calls"),
+    ("provider_errors", "Provider errors"),
+    *((f"runs_{status}", f"Runs {_WORDS.get(status, status)}") for status in AutomationRun.Status),
+]
+
+
+def activity_view(request: HttpRequest) -> HttpResponse:
+    """Counts per day of the last ACTIVITY_DAYS in the owner's zone, newest first: two aggregate
+    queries, however busy the days were. Read-only."""
+    zone = _zone(request)
+    today = timezone.localdate(timezone=zone)
+    days = [today - dt.timedelta(days=back) for back in range(ACTIVITY_DAYS)]
+    since = dt.datetime.combine(days[-1], dt.time.min, tzinfo=zone)
+    counts = agent_selectors.turn_counts_by_day(since=since, zone=zone)
+    for day, runs in selectors.run_counts_by_day(since=since, zone=zone).items():
+        counts.setdefault(day, {}).update(runs)
+    table = [[counts.get(day, {}).get(key, 0) for key, _ in ACTIVITY_COLUMNS] for day in days]
+    context = {
+        **admin.site.each_context(request),
+        "title": "Activity",
+        "zone": zone.key,
+        "columns": [label for _, label in ACTIVITY_COLUMNS],
+        "rows": [{"day": day, "counts": values} for day, values in zip(days, table, strict=True)],
+        "totals": [sum(column) for column in zip(*table, strict=True)],
+    }
+    return TemplateResponse(request, "admin/activity.html", context)
+
+
+admin_page_register(
+    AdminPage(route="activity/", name="activity", title="Activity", view=activity_view)
+)

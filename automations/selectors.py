@@ -6,7 +6,8 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
@@ -38,6 +39,24 @@ def automation_run_list(*, automation_id: int) -> QuerySet[AutomationRun]:
     """The automation's receipts, newest slot first (NotFound when the automation is gone)."""
     automation = automation_get(automation_id=automation_id)
     return AutomationRun.objects.filter(automation=automation)
+
+
+def run_counts_by_day(*, since: dt.datetime, zone: ZoneInfo) -> dict[dt.date, dict[str, int]]:
+    """Per day in ``zone`` (the day a run started), from ``since``: runs by status, as
+    ``runs_<status>``. One query. Only the receipts kept count (each automation keeps its last
+    runs.MAX_RUNS_KEPT)."""
+    by_status = {
+        f"runs_{status}": Count("pk", filter=Q(status=status))
+        for status in AutomationRun.Status.values
+    }
+    rows = (
+        AutomationRun.objects.filter(started_at__gte=since)
+        .annotate(day=TruncDate("started_at", tzinfo=zone))
+        .values("day")
+        .annotate(**by_status)
+        .order_by()
+    )
+    return {row.pop("day"): row for row in rows}
 
 
 def schedule_text(automation: Automation, zone: ZoneInfo | None = None) -> str:

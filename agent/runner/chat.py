@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing, suppress
 from typing import Any
@@ -22,8 +23,10 @@ from agent.runner.model_loop import model_loop, shared_provider
 from agent.runner.title import generated_title
 from memory import services as memory_services
 from talorys.lib.errors import AppError, database_unavailable
+from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown
 from talorys.lib.tools import ToolContext
+from talorys.providers.base import ProviderError
 from talorys.workspace import services as core_services
 
 logger = logging.getLogger(__name__)
@@ -110,18 +113,25 @@ async def begin_turn(
     )
 
 
-async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
+def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
     """The events of a claimed turn. Model, budget and tool failures are ``error`` events, and
-    the reply is saved whatever happens, then the lease given back.
+    the reply is saved whatever happens, then the lease given back. Every log line of the turn
+    carries its ``turn_id`` (talorys/lib/logs.py).
 
     Iterate it promptly after ``begin_turn``: only a started stream gives the lease back when
     it ends (a never-started one leaves the lease to expire).
     """
+    return with_turn_id(start.turn_id, _turn_events(start))
+
+
+async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
     state = TurnState()
+    started = time.monotonic()
     inputs: TurnInputs | None = None
     lease = TurnLease(start)
     conversation_id = start.conversation_id
     message_id = start.assistant_message_id
+    logger.info("Turn started: conversation %s, reply %s", conversation_id, message_id)
     try:
         if start.title is not None:
             yield {"type": "title", "conversation_id": conversation_id, "title": start.title}
@@ -176,6 +186,10 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
         state.status = Message.Status.CANCELLED
     except AppError as error:
         # A ProviderError or BudgetExhausted (PROVIDER_*, BUDGET_EXHAUSTED) is saved like any.
+        if isinstance(error, ProviderError):
+            logger.warning(
+                "Provider error (%s): %s", error.kind, error.message, extra={"kind": error.kind}
+            )
         state.fail(error.code, error.message)
     except Exception as error:
         busy = database_unavailable(error)
@@ -190,6 +204,22 @@ async def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, No
         if state.status == Message.Status.STREAMING:
             state.status = Message.Status.CANCELLED
         await _finish(start, state)
+        elapsed = time.monotonic() - started
+        logger.info(
+            "Turn ended: conversation %s, %s%s in %.2f s (%d model requests, %d tool calls)",
+            conversation_id,
+            state.status,
+            f" {state.error_code}" if state.error_code else "",
+            elapsed,
+            state.requests,
+            len(state.tool_activity),
+            extra={
+                "status": str(state.status),
+                "error_code": state.error_code,
+                "duration_ms": round(elapsed * 1000),
+                "tool_calls": len(state.tool_activity),
+            },
+        )
     if state.status == Message.Status.ERROR:
         yield error_event(state.error_code, state.error_message, conversation_id)
     yield {

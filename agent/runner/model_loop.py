@@ -7,6 +7,7 @@ each budget is reserved (all or none) before every provider call.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import AsyncGenerator
 from contextlib import aclosing, suppress
@@ -15,7 +16,7 @@ from typing import Any, Literal
 from django.conf import settings
 from django.db import transaction
 
-from agent.executor import ToolActivity, ToolExecutor
+from agent.executor import ToolActivity, ToolExecutor, ToolOutcome
 from agent.runner.db import db
 from agent.runner.events import TurnState
 from agent.runner.lease import Lease
@@ -31,6 +32,8 @@ from talorys.providers.base import (
     Usage,
 )
 from talorys.workspace import services as core_services
+
+logger = logging.getLogger(__name__)
 
 STEP_SEPARATOR = "\n\n"
 
@@ -99,6 +102,20 @@ async def stream_step(
         reader.cancel()
         with suppress(asyncio.CancelledError):
             await reader
+
+
+def _log_tool(outcome: ToolOutcome) -> None:
+    """One line per tool call: its name and outcome (ok, error, refused, awaiting_approval) and,
+    for a failure, its code. Arguments stay out: they are the owner's data."""
+    status = outcome.activity["status"]
+    code = "" if outcome.ok else str(outcome.result.get("error", {}).get("code", ""))
+    logger.info(
+        "Tool %s: %s%s",
+        outcome.name,
+        status,
+        f" ({code})" if code else "",
+        extra={"tool": outcome.name, "outcome": status, "error_code": code},
+    )
 
 
 def _reserve(kinds: tuple[str, ...]) -> None:
@@ -174,6 +191,7 @@ async def model_loop(
             # Once a cancel is accepted no tool call starts (the poll above may be 0.5 s old).
             await lease.check(force=True)
             outcome = await db(executor.execute)(call)
+            _log_tool(outcome)
             state.tool_activity.append(outcome.activity)
             yield outcome.activity
             messages.append(

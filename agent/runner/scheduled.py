@@ -3,6 +3,9 @@ nobody watching the stream."""
 
 from __future__ import annotations
 
+import logging
+import secrets
+import time
 from contextlib import aclosing
 from dataclasses import dataclass
 
@@ -15,10 +18,13 @@ from agent.runner.events import TurnState
 from agent.runner.inputs import read_inputs
 from agent.runner.lease import NoLease
 from agent.runner.model_loop import model_loop
+from talorys.lib.logs import turn_scope
 from talorys.lib.tools import ToolContext
 from talorys.providers import provider_for
-from talorys.providers.base import ChatMessage
+from talorys.providers.base import ChatMessage, ProviderError
 from talorys.workspace import services as core_services
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -37,7 +43,16 @@ async def arun_scheduled_prompt(
     Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
     ``usage``, when given, is filled with what the run spent (requests, input_tokens,
     output_tokens) even when it raises: the receipt records it either way.
+
+    Its log lines carry a turn id of its own (no conversation holds one).
     """
+    with turn_scope(secrets.token_hex(16)):
+        return await _run(prompt_text=prompt_text, source=source, usage=usage)
+
+
+async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -> ScheduledReply:
+    started = time.monotonic()
+    logger.info("Scheduled turn started: %s", source)
     inputs = await db(read_inputs)(text=prompt_text)
     executor = ToolExecutor(
         ctx=ToolContext(mode="scheduled", source=source), max_tool_calls=inputs.max_tool_calls
@@ -49,6 +64,7 @@ async def arun_scheduled_prompt(
     state = TurnState()
     # A worker's event loop lives for one run: its provider is made and closed here.
     provider = provider_for(inputs.provider)
+    status = "error"  # until the loop ends with an answer
     try:
         steps = model_loop(
             provider,
@@ -63,6 +79,12 @@ async def arun_scheduled_prompt(
         async with aclosing(steps):
             async for _ in steps:
                 pass
+        status = "ok"
+    except ProviderError as error:
+        logger.warning(
+            "Provider error (%s): %s", error.kind, error.message, extra={"kind": error.kind}
+        )
+        raise
     finally:
         await provider.aclose()
         if usage is not None:
@@ -75,6 +97,20 @@ async def arun_scheduled_prompt(
             await db(core_services.usage_record_tokens)(
                 input_tokens=state.input_tokens, output_tokens=state.output_tokens
             )
+        elapsed = time.monotonic() - started
+        logger.info(
+            "Scheduled turn ended: %s, %s in %.2f s (%d model requests, %d tool calls)",
+            source,
+            status,
+            elapsed,
+            state.requests,
+            len(state.tool_activity),
+            extra={
+                "status": status,
+                "duration_ms": round(elapsed * 1000),
+                "tool_calls": len(state.tool_activity),
+            },
+        )
     return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
 
 

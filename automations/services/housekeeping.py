@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from django.db import transaction
 from django.db.models import Q
@@ -17,6 +18,8 @@ from talorys.workspace.history import BIN_RETENTION, bin_purge
 # Receipts made before leases existed have none: their age decides (longer than any run takes).
 INTERRUPTED_AFTER = dt.timedelta(minutes=30)
 INTERRUPTED_ERROR = "Interrupted: the worker stopped during the run. It was not retried."
+
+log = logging.getLogger(__name__)
 
 
 def lost_runs(now: dt.datetime) -> Q:
@@ -40,6 +43,12 @@ def automation_run_reap(*, run: AutomationRun, automation: Automation, now: dt.d
     )
     if not claimed:  # finished, or renewed by its worker, since it was read
         return False
+    log.warning(
+        "Automation %s run %s: interrupted (its worker stopped)",
+        automation.pk,
+        run.pk,
+        extra={"automation_id": automation.pk, "run_id": run.pk, "status": "interrupted"},
+    )
     notification = notify.notification_send(
         title=f"Interrupted: {automation.name}"[: Notification.TITLE_MAX],
         body=INTERRUPTED_ERROR,

@@ -64,6 +64,14 @@ def _finish(
     runs = AutomationRun.objects.filter(automation_id=automation.pk)
     keep = runs.order_by("-slot").values("pk")[:MAX_RUNS_KEPT]
     runs.exclude(pk__in=Subquery(keep)).exclude(status=AutomationRun.Status.RUNNING).delete()
+    log.info(
+        "Automation %s run %s (slot %s): %s",
+        automation.pk,
+        run.pk,
+        run.slot.isoformat(),
+        status,
+        extra={"automation_id": automation.pk, "run_id": run.pk, "status": status},
+    )
     return run
 
 

@@ -1,7 +1,9 @@
-"""The admin site, whose login shares the owner's login throttle."""
+"""The admin site, whose login shares the owner's login throttle, and the operator's own pages."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -9,6 +11,7 @@ from django.contrib.admin import AdminSite
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, URLResolver, path, reverse
 
 from talorys.accounts.services import owner_authenticate
 from talorys.lib.errors import (
@@ -55,9 +58,30 @@ SECTIONS: dict[str, list[str]] = {
     "approvals": ["PendingAction", "ApprovalEvent"],
     "agent": ["Conversation", "Message"],
     "notifications": ["Notification", "PushSubscription", "PushDelivery"],
+    # Setup runs and heartbeats (talorys/ops), and the pages registered with admin_page_register.
+    "ops": ["SetupRun", "Heartbeat"],
     "accounts": ["ApiToken"],
     "auth": ["User", "Group"],
 }
+
+
+@dataclass(frozen=True)
+class AdminPage:
+    """A read-only page of the operator's that is not a model's list (e.g. the activity counts)."""
+
+    route: str  # under /admin/, e.g. "activity/"
+    name: str  # its URL name in the admin's namespace
+    title: str
+    view: Callable[[HttpRequest], HttpResponse]
+
+
+_PAGES: dict[str, AdminPage] = {}
+
+
+def admin_page_register(page: AdminPage) -> None:
+    """Add a page to the admin, listed under "Operations". Called by a higher app's admin.py
+    (automations' activity counts read every app): this site may not import them."""
+    _PAGES[page.name] = page
 
 
 def _place(order: list[str], name: str) -> tuple[int, str]:
@@ -75,12 +99,47 @@ class OwnerAdminSite(AdminSite):
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[Any]:
         apps = super().get_app_list(request, app_label)
+        if app_label is None and _PAGES:
+            ops = next((app for app in apps if app["app_label"] == "ops"), None)
+            if ops is None:
+                apps.append(self._operations())
+            else:  # one "Operations" section: the ops app's models, then the pages
+                ops["models"].extend(self._operations()["models"])
         labels = list(SECTIONS)
         apps.sort(key=lambda app: _place(labels, app["app_label"]))
         for app in apps:
             order = SECTIONS.get(app["app_label"], [])
             app["models"].sort(key=lambda model: _place(order, model["object_name"]))
         return apps
+
+    def _operations(self) -> dict[str, Any]:
+        """The registered pages as a section of the index and the sidebar, in the shape of
+        Django's own (AdminSite.get_app_list)."""
+        pages = [
+            {
+                "name": page.title,
+                "object_name": page.name,
+                "admin_url": reverse(f"{self.name}:{page.name}"),
+                "add_url": None,
+                "view_only": True,
+                "perms": {"view": True},
+            }
+            for page in _PAGES.values()
+        ]
+        return {
+            "name": "Operations",
+            "app_label": "ops",
+            "app_url": pages[0]["admin_url"],
+            "has_module_perms": True,
+            "models": pages,
+        }
+
+    def get_urls(self) -> list[URLResolver | URLPattern]:
+        # Before Django's own: its last pattern catches every path left over.
+        pages = [
+            path(page.route, self.admin_view(page.view), name=page.name) for page in _PAGES.values()
+        ]
+        return pages + super().get_urls()
 
     def login(self, request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
         response = super().login(request, extra_context)
