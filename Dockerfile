@@ -36,8 +36,9 @@ USER talorys
 EXPOSE 8000
 
 # Django answers 400 to a Host it does not allow, so ask with the first plain name of
-# ALLOWED_HOSTS (wildcards like ".example.org" cannot be sent). A 503 (database or Redis down)
-# raises, which marks the container unhealthy.
+# ALLOWED_HOSTS (wildcards like ".example.org" cannot be sent). Only a 503 (the database is
+# down) or no answer raises, which marks the container unhealthy; "degraded" (Redis, the worker
+# or beat) is a 200: `manage.py talorys_check` tells what is wrong. compose.yaml repeats it.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request as r; hosts = [h.strip() for h in os.environ.get('ALLOWED_HOSTS', '').split(',')]; host = next((h for h in hosts if h and h[0] not in '.*'), 'localhost'); r.urlopen(r.Request('http://127.0.0.1:8000/api/health', headers={'Host': host}), timeout=4)"]
 

@@ -30,6 +30,9 @@ ADD_REFUSED = {
     "workspace.UsageDay",
     "workspace.Change",
     "notifications.PushDelivery",
+    # Setup runs and heartbeats: written by talorys_setup, the worker and beat only.
+    "ops.SetupRun",
+    "ops.Heartbeat",
 }
 
 

@@ -55,7 +55,8 @@ def _flow(text: str):
 
 def load_compose(text: str) -> dict:
     """The subset of YAML compose.yaml is written in (PyYAML is not a dependency): block maps,
-    flow lists and maps, anchors on maps and ``<<`` merges. Anything else fails loudly."""
+    block lists (of scalars, or of maps with flow values), flow lists and maps, anchors on maps
+    and ``<<`` merges. Anything else fails loudly."""
     lines = [_strip_comment(raw) for raw in text.splitlines()]
     lines = [line for line in lines if line.strip()]
     root: dict = {}
@@ -69,7 +70,14 @@ def load_compose(text: str) -> dict:
         body = line.strip()
         if body.startswith("- "):
             assert isinstance(parent, list), line
-            parent.append(_flow(body[2:]))
+            item_key, colon, item_value = body[2:].partition(": ")
+            if colon and re.fullmatch(r"[\w.-]+", item_key):
+                # A map in a list ("- path: .env" and the keys under it): flow values only.
+                item = {item_key: _flow(item_value)}
+                parent.append(item)
+                stack.append((indent, item))
+            else:
+                parent.append(_flow(body[2:]))
             continue
         key, colon, value = body.partition(":")
         assert colon and isinstance(parent, dict), line
@@ -162,10 +170,16 @@ def test_compose_sets_only_variables_the_app_reads():
 def test_migrations_run_once_before_the_app_starts():
     services = compose()["services"]
     migrate = services["migrate"]
-    command = " ".join(migrate["command"])
-    assert "manage.py migrate --noinput" in command
-    assert "manage.py talorys_setup --noinput" in command
+    # talorys_setup migrates (after a backup, on an existing installation) and asks nothing.
+    assert migrate["command"] == [
+        "python",
+        "manage.py",
+        "talorys_setup",
+        "--upgrade",
+        "--noinput",
+    ]
     assert migrate["restart"] == "no"
+    assert migrate["healthcheck"] == {"disable": "true"}  # it exits: nothing to watch
     for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"]["migrate"] == {
             "condition": "service_completed_successfully"
@@ -187,6 +201,56 @@ def test_the_data_directory_is_the_volume():
     for name, service in built_here(compose()["services"]).items():
         assert service["environment"]["TALORYS_DATA_DIR"] == "/data", name
         assert any(v.split(":")[1] == "/data" for v in service["volumes"]), name
+
+
+def test_every_long_running_service_restarts_has_a_health_check_and_keeps_data_on_volumes():
+    config = compose()
+    services = config["services"]
+    assert {"db", "redis", "web", "worker", "beat"} <= set(services)
+    for name, service in services.items():
+        if name == "migrate":
+            continue
+        assert service["restart"] in ("unless-stopped", "always"), name
+        check = service["healthcheck"]
+        assert check.get("disable") is None, name
+        assert check["test"][0] == "CMD" and len(check["test"]) > 1, name
+        assert {"interval", "timeout", "retries"} <= set(check), name
+        for volume in service["volumes"]:
+            source = volume.split(":")[0]
+            # A named volume, declared once: no bind mount of a host folder for the data.
+            assert source in config["volumes"], f"{name}: {volume}"
+    assert services["db"]["volumes"] == ["pg-data:/var/lib/postgresql/data"]
+    assert services["redis"]["volumes"] == ["redis-data:/data"]
+
+
+def test_the_web_check_is_the_images_own():
+    web = compose()["services"]["web"]
+    assert web["healthcheck"]["test"] == ["CMD", *healthcheck_command()]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("service", ["worker", "beat"])
+def test_the_worker_and_beat_checks_pass_on_a_fresh_heartbeat_only(service):
+    from django.core.management import CommandError, call_command
+
+    from talorys.ops.services import heartbeat_record
+
+    command = compose()["services"][service]["healthcheck"]["test"]
+    assert command[1:4] == ["python", "manage.py", "talorys_check"], command
+    args = command[4:]
+    with pytest.raises(CommandError):
+        call_command("talorys_check", *args)  # never seen: unhealthy
+    heartbeat_record(name=service)
+    call_command("talorys_check", *args)
+
+
+def test_secrets_come_from_files_and_an_optional_env_file():
+    for name, service in built_here(compose()["services"]).items():
+        assert service["secrets"] == ["secret_key"], name
+        assert service["environment"]["SECRET_KEY_FILE"] == "/run/secrets/secret_key", name
+        # .env is optional: a server configured through the environment alone still starts.
+        assert service["env_file"] == [{"path": ".env", "required": "false"}], name
+    assert compose()["secrets"]["secret_key"] == {"file": "./secrets/secret_key"}
 
 
 # --- Dockerfile --------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import os
 import signal
@@ -13,8 +14,10 @@ import time
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from talorys.lib.env import env_int, env_str
+from talorys.ops.selectors import heartbeat_states
 
 
 class Command(BaseCommand):
@@ -25,6 +28,7 @@ class Command(BaseCommand):
         # Kept to print with the URL, after the servers' start-up logs, so it is not scrolled away.
         setup_output = io.StringIO()
         call_command("talorys_setup", noinput=True, stdout=setup_output)
+        started = timezone.now()
         host = env_str("HOST", "127.0.0.1")
         port = env_int("PORT", 8000)
         python = sys.executable
@@ -70,6 +74,7 @@ class Command(BaseCommand):
         }
         shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
         _wait_until_listening(shown_host, port, running["web"])
+        self._wait_for_heartbeats(started, running)
         username = env_str("TALORYS_OWNER_USERNAME", "owner")
         self.stdout.write("\n" + setup_output.getvalue().rstrip())
         self.stdout.write(
@@ -107,6 +112,22 @@ class Command(BaseCommand):
                     proc.wait(timeout=max(0.1, deadline - time.time()))
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+    def _wait_for_heartbeats(
+        self, started: dt.datetime, running: dict[str, subprocess.Popen], timeout: float = 30
+    ) -> None:
+        """Announce the URL once the worker and beat have shown a heartbeat of this run too, so
+        "running" means all three (and /api/health says "ok" from the first request)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and all(p.poll() is None for p in running.values()):
+            states = heartbeat_states()
+            waiting = [n for n, s in states.items() if s.at is None or s.at < started]
+            if not waiting:
+                return
+            time.sleep(0.3)
+        self.stderr.write(
+            "The worker or beat has not shown a heartbeat yet: `manage.py talorys_check` tells."
+        )
 
 
 def _wait_until_listening(host: str, port: int, web: subprocess.Popen, timeout: float = 30) -> None:

@@ -1,58 +1,279 @@
-"""Make sure the owner account exists (interactively, or from the environment with --noinput)."""
+"""Set up or upgrade an installation, and record the run (talorys/ops).
+
+In order: reach the database and Redis (nothing is touched when either is missing); see what
+would change; ask before changing an existing installation (unless --yes or --noinput); check
+the owner's new password; with --upgrade, back up before migrating; migrate; make sure the
+secrets and the owner exist. Every run that reached the database is recorded as a SetupRun, so
+a failed upgrade is visible (admin, talorys_check) and is simply run again.
+"""
 
 from __future__ import annotations
 
 import getpass
+import io
 import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
 from talorys.accounts.services import owner_create, owner_password_set
 from talorys.lib.env import env_str
 from talorys.lib.errors import ValidationFailed
-from talorys.notifications.push import vapid_key_ensure
+from talorys.notifications.push import vapid_key_ensure, vapid_key_path
+from talorys.ops.models import SetupRun
+from talorys.ops.selectors import app_version
+from talorys.ops.services import setup_run_record
 from talorys.workspace.services import owner_settings_get
+
+NOTHING_CHANGED = "Nothing was changed."
+
+
+class SetupFailed(CommandError):
+    """A step failed; `message` says what to fix. Recorded as a failed run."""
+
+
+@dataclass
+class Plan:
+    """What this run would change, read before anything is."""
+
+    existing: bool  # the database has been migrated before
+    pending: list[str]  # migrations to apply, "app.name"
+    username: str
+    owner_exists: bool
+    changes: list[str] = field(default_factory=list)
 
 
 class Command(BaseCommand):
     help = (
-        "Create the owner account (and owner settings) if missing. The password comes from "
-        "TALORYS_OWNER_PASSWORD, the prompt, or is generated and printed once."
+        "Set up or upgrade Talorys: check the database and Redis, migrate (after a backup with "
+        "--upgrade), generate missing secrets, create the owner account. The owner's password "
+        "comes from TALORYS_OWNER_PASSWORD, the prompt, or is generated and printed once."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--noinput", "--no-input", action="store_true", dest="noinput")
+        parser.add_argument(
+            "--noinput",
+            "--no-input",
+            action="store_true",
+            dest="noinput",
+            help="Ask nothing: change an existing installation without asking, generate the "
+            "password unless TALORYS_OWNER_PASSWORD is set.",
+        )
+        parser.add_argument(
+            "--yes", "-y", action="store_true", help="Change an existing installation unasked."
+        )
         parser.add_argument(
             "--reset-password",
             action="store_true",
             help="Set a new owner password and end every session of the owner.",
         )
+        parser.add_argument(
+            "--upgrade",
+            action="store_true",
+            help="Back up the data (talorys_export, into the data directory's backups/) before "
+            "applying migrations; recorded as an upgrade.",
+        )
+        parser.add_argument(
+            "--skip-backup",
+            action="store_true",
+            help="With --upgrade: migrate without the backup (after taking one yourself).",
+        )
 
     def handle(self, *args, noinput: bool, reset_password: bool, **options):
-        owner_settings_get()
-        if vapid_key_ensure() is not None:  # None: the key comes from TALORYS_VAPID_PRIVATE_KEY
-            self.stdout.write("Web Push (VAPID) key ready in the data directory.")
-        username = env_str("TALORYS_OWNER_USERNAME", "owner")
-        user = get_user_model().objects.filter(username=username).first()
-        if user is not None and not reset_password:
-            self.stdout.write(f"Owner account {username!r} exists.")
-            return
-        password = env_str("TALORYS_OWNER_PASSWORD")
-        if not password and not noinput:
-            password = getpass.getpass(f"Password for {username!r} (empty to generate one): ")
-        generated = not password
-        if generated:
-            password = secrets.token_urlsafe(15)
+        started_at = timezone.now()
+        upgrade = bool(options.get("upgrade"))
+        kind = SetupRun.Kind.UPGRADE if upgrade else SetupRun.Kind.SETUP
+        self._check_database()  # without it there is nowhere to record the run either
+        done: list[str] = []
         try:
-            if user is None:
-                owner_create(username=username, password=password)
-                done = f"Created the owner account {username!r}."
-            else:
-                owner_password_set(user=user, password=password)
-                done = f"New password set for {username!r}; every session of it has ended."
+            self._check_redis()
+            plan = self._plan(reset_password=reset_password)
+            asks = plan.existing and plan.changes and not (noinput or options.get("yes"))
+            if asks and not self._confirm(plan):
+                self.stdout.write(NOTHING_CHANGED)
+                return
+            password = self._owner_password(plan, noinput=noinput, reset_password=reset_password)
+            if plan.pending:
+                if upgrade and plan.existing and not options.get("skip_backup"):
+                    done.append(f"Backup written to {self._backup(started_at)}.")
+                self._migrate(plan, done)
+            done += self._secrets()
+            done += self._owner(plan, password)
+        except SetupFailed as exc:
+            self._record(kind=kind, started_at=started_at, ok=False, message=str(exc))
+            raise
+        except Exception as exc:  # unforeseen: recorded too, so the failed run shows
+            message = f"Setup stopped: {exc!r}. {' '.join(done)} Fix the cause and run it again."
+            self._record(kind=kind, started_at=started_at, ok=False, message=message)
+            raise CommandError(message) from exc
+        if not plan.changes:
+            done.append("Nothing to change: the installation is up to date.")
+        for line in done:
+            self.stdout.write(line)
+        self._record(kind=kind, started_at=started_at, ok=True, message="\n".join(done))
+        self.stdout.write(self.style.SUCCESS(f"Talorys {app_version()}: {kind} done."))
+        if password and password.generated:
+            self.stdout.write(self.style.WARNING(f"OWNER PASSWORD (shown once): {password.text}"))
+
+    # --- before anything changes ----------------------------------------------------------------
+
+    def _check_database(self) -> None:
+        db = settings.DATABASES["default"]
+        where = f"{db['ENGINE'].rsplit('.', 1)[-1]} {db.get('NAME')!s}"
+        if db.get("HOST"):
+            where += f" on {db['HOST']}:{db.get('PORT') or 'default port'}"
+        try:
+            connection.ensure_connection()
+        except Exception as exc:
+            raise CommandError(
+                f"Cannot connect to the database ({where}): {exc}. Check DATABASE_URL and that "
+                f"the database server is running, then run this again. {NOTHING_CHANGED}"
+            ) from exc
+
+    def _check_redis(self) -> None:
+        if not settings.REDIS_URL:
+            return
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5)
+        where = "{host}:{port}".format(**client.connection_pool.connection_kwargs)
+        try:
+            client.ping()
+        except Exception as exc:
+            raise SetupFailed(
+                f"Redis at {where} (REDIS_URL) does not answer: {exc}. Start Redis or fix "
+                f"REDIS_URL, then run this again. {NOTHING_CHANGED}"
+            ) from exc
+
+    def _plan(self, *, reset_password: bool) -> Plan:
+        executor = MigrationExecutor(connection)
+        applied = executor.loader.applied_migrations
+        targets = executor.loader.graph.leaf_nodes()
+        pending = [f"{m.app_label}.{m.name}" for m, _ in executor.migration_plan(targets)]
+        username = env_str("TALORYS_OWNER_USERNAME", "owner")
+        user_model = get_user_model()
+        owner_exists = user_model._meta.db_table in connection.introspection.table_names() and (
+            user_model.objects.filter(username=username).exists()
+        )
+        plan = Plan(bool(applied), pending, username, owner_exists)
+        if pending:
+            plan.changes.append(f"apply {len(pending)} database migration(s)")
+        if not owner_exists:
+            plan.changes.append(f"create the owner account {username!r}")
+        elif reset_password:
+            plan.changes.append(f"set a new password for {username!r} and end its sessions")
+        if not settings.TALORYS_VAPID_PRIVATE_KEY and not vapid_key_path().exists():
+            plan.changes.append("generate the Web Push (VAPID) key")
+        return plan
+
+    def _confirm(self, plan: Plan) -> bool:
+        self.stdout.write("This installation already exists. This run would:")
+        for change in plan.changes:
+            self.stdout.write(f"  - {change}")
+        try:
+            answer = input("Go ahead? [y/N] ")
+        except EOFError:  # no terminal to answer from: the safe answer
+            answer = ""
+        return answer.strip().lower() in ("y", "yes")
+
+    def _owner_password(
+        self, plan: Plan, *, noinput: bool, reset_password: bool
+    ) -> _Password | None:
+        """The owner's new password, checked before migrating so a refused one changes nothing."""
+        if plan.owner_exists and not reset_password:
+            return None
+        text = env_str("TALORYS_OWNER_PASSWORD")
+        if not text and not noinput:
+            text = getpass.getpass(f"Password for {plan.username!r} (empty to generate one): ")
+        if not text:
+            return _Password(secrets.token_urlsafe(15), generated=True)
+        try:
+            validate_password(text, get_user_model()(username=plan.username))
+        except ValidationError as exc:
+            raise SetupFailed(
+                f"Password refused: {' '.join(exc.messages)} Choose a longer, less common one "
+                f"(or leave it empty to generate one). {NOTHING_CHANGED}"
+            ) from exc
+        return _Password(text, generated=False)
+
+    # --- the changes ------------------------------------------------------------------------------
+
+    def _backup(self, started_at) -> Path:
+        folder = settings.DATA_DIR / "backups"
+        path = folder / f"talorys-{app_version()}-{started_at:%Y%m%d-%H%M%S}.json"
+        try:
+            folder.mkdir(exist_ok=True)
+            call_command("talorys_export", str(path), stdout=io.StringIO())
+        except Exception as exc:
+            if path.is_file():  # a partial backup must not pass for a whole one
+                path.unlink()
+            raise SetupFailed(
+                f"The backup before migrating failed: {exc}. {NOTHING_CHANGED} Make room in "
+                f"{folder} (or fix the cause) and run this again; or take a backup with the "
+                "previous version (`talorys_export FILE`) and run "
+                "`talorys_setup --upgrade --skip-backup`."
+            ) from exc
+        return path
+
+    def _migrate(self, plan: Plan, done: list[str]) -> None:
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+        except Exception as exc:
+            raise SetupFailed(
+                f"Migrating the database failed: {exc}. {' '.join(done)} Migrations applied "
+                "before the failure stay applied (each one is all or nothing); fix the cause "
+                "and run the same command again: it goes on from there."
+            ) from exc
+        done.append(f"Applied {len(plan.pending)} database migration(s).")
+
+    def _secrets(self) -> list[str]:
+        lines = []
+        if env_str("SECRET_KEY"):
+            lines.append("Secret key: from SECRET_KEY (kept).")
+        else:  # settings generated it on first start, in the data dir, and keep reading it
+            lines.append("Secret key: in the data directory (made at the first start, then kept).")
+        existed = vapid_key_path().exists()
+        if vapid_key_ensure() is None:  # None: the key comes from TALORYS_VAPID_PRIVATE_KEY
+            lines.append("Web Push (VAPID) key: from TALORYS_VAPID_PRIVATE_KEY (kept).")
+        elif existed:
+            lines.append("Web Push (VAPID) key: kept in the data directory.")
+        else:
+            lines.append("Web Push (VAPID) key generated in the data directory.")
+        return lines
+
+    def _owner(self, plan: Plan, password: _Password | None) -> list[str]:
+        owner_settings_get()
+        if password is None:
+            return [f"Owner account {plan.username!r} exists."]
+        try:
+            if not plan.owner_exists:
+                owner_create(username=plan.username, password=password.text)
+                return [f"Created the owner account {plan.username!r}."]
+            user = get_user_model().objects.get(username=plan.username)
+            owner_password_set(user=user, password=password.text)
         except ValidationFailed as exc:
-            raise CommandError(f"Password refused: {exc.message}") from exc
-        self.stdout.write(self.style.SUCCESS(done))
-        if generated:
-            self.stdout.write(self.style.WARNING(f"OWNER PASSWORD (shown once): {password}"))
+            raise SetupFailed(f"Password refused: {exc.message}") from exc
+        return [f"New password set for {plan.username!r}; every session of it has ended."]
+
+    def _record(self, *, kind: str, started_at, ok: bool, message: str) -> None:
+        """Record the run, where the table exists (a fresh database has it once migrated)."""
+        try:
+            if SetupRun._meta.db_table in connection.introspection.table_names():
+                setup_run_record(kind=kind, started_at=started_at, ok=ok, message=message)
+        except Exception as exc:  # the database went away mid-run: say so, keep the real error
+            self.stderr.write(f"This run could not be recorded: {exc}")
+
+
+@dataclass(frozen=True)
+class _Password:
+    text: str
+    generated: bool
