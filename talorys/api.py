@@ -11,6 +11,7 @@ from ninja.errors import ValidationError as NinjaValidationError
 from agent.api import router as agent_router
 from approvals.api import router as approvals_router
 from automations.api import router as automations_router
+from backup.api import backup_router
 from memory.api import router as memory_router
 from memory.api import search_router
 from talorys.accounts.api import auth_router
@@ -23,8 +24,8 @@ from talorys.lib.errors import (
     database_unavailable,
     error_body,
 )
-from talorys.lib.health import health_router
 from talorys.notifications.api import notifications_router, push_router
+from talorys.ops.api import health_router
 from talorys.workspace.api import (
     bin_router,
     changes_router,
@@ -108,3 +109,4 @@ api.add_router("/automations", automations_router)
 api.add_router("/push", push_router)
 api.add_router("/bin", bin_router)
 api.add_router("/changes", changes_router)
+api.add_router("/backup", backup_router)

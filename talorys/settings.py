@@ -14,6 +14,7 @@ from talorys.lib.env import (
     persistent_secret,
     private_data_dir,
 )
+from talorys.lib.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("TALORYS_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "talorys.lib.request_ids.RequestIdMiddleware",  # first: every later log line carries the id
     "django.middleware.security.SecurityMiddleware",
     "talorys.lib.bodies.BodyLimitMiddleware",
     "talorys.lib.middleware.ApiErrorEnvelopeMiddleware",
@@ -170,6 +172,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# How often the worker and beat prove they are alive; /api/health calls one stale after 3 times
+# this without a heartbeat (talorys/ops/selectors.py).
+TALORYS_HEARTBEAT_SECONDS = env_int("TALORYS_HEARTBEAT_SECONDS", 30)
 # Installed into django-celery-beat's tables at beat start; hidden from the admin
 # (automations/admin.py).
 CELERY_BEAT_SCHEDULE = {
@@ -192,6 +197,13 @@ CELERY_BEAT_SCHEDULE = {
     },
     "automations-housekeeping": {"task": "automations.tasks.housekeeping", "schedule": 300.0},
     "push-flush": {"task": "talorys.notifications.tasks.flush_push_deliveries", "schedule": 30.0},
+    # Proof of life (talorys/ops/tasks.py): beat records itself as it sends, the worker as it runs
+    # it. A tick that waited a whole interval is dropped: the worker's heartbeat then goes stale.
+    "ops-heartbeat": {
+        "task": "talorys.ops.tasks.heartbeat",
+        "schedule": float(TALORYS_HEARTBEAT_SECONDS),
+        "options": {"expire_seconds": TALORYS_HEARTBEAT_SECONDS},
+    },
 }
 # Web Push (VAPID): the private key (PEM, or base64url DER/raw) from the environment, else the
 # one talorys_setup generated in the data dir. The subject is who push services may contact.
@@ -239,7 +251,12 @@ TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 # Request bodies over this many bytes are refused (413) before they are read; a route that needs
 # more maps its path prefix to its own limit here (talorys/lib/bodies.py). 2.5 MiB: Django's default.
 MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
-BODY_LIMITS: dict[str, int] = {}
+# A backup import may be larger: the API's route and the /backup/ page's upload.
+MAX_IMPORT_BYTES = env_int("TALORYS_MAX_IMPORT_BYTES", 50 * 1024 * 1024)
+BODY_LIMITS: dict[str, int] = {
+    "/api/backup/import": MAX_IMPORT_BYTES,
+    "/backup/": MAX_IMPORT_BYTES,
+}
 # Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])
 
@@ -295,12 +312,10 @@ TALORYS_MAX_REPLY_CHARS = env_int("TALORYS_MAX_REPLY_CHARS", 400_000)
 # The memory conflict check's one JSON-mode call (memory/conflict.py): past this, both are kept.
 TALORYS_CONFLICT_CHECK_SECONDS = float(env_int("TALORYS_CONFLICT_CHECK_SECONDS", 10))
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
-}
+# Plain lines, or one JSON object per line (TALORYS_LOG_JSON=1); each carries the request id and
+# the turn id (talorys/lib/logs.py).
+TALORYS_LOG_JSON = env_bool("TALORYS_LOG_JSON", False)
+LOGGING = logging_config(json_lines=TALORYS_LOG_JSON, level=env_str("LOG_LEVEL", "INFO"))
+# The worker and beat log through LOGGING too: Celery would otherwise replace the root handler.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CSRF_FAILURE_VIEW = "talorys.lib.middleware.api_csrf_failure"

@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("memory.urls")),
     path("", include("approvals.urls")),
     path("", include("automations.urls")),
+    path("", include("backup.urls")),
 ]

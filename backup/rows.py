@@ -1,0 +1,300 @@
+"""The schema of each kind of row in a backup (backup/format.py): one pydantic model per kind,
+its limits read from the Django model (declared once there).
+
+NUL is refused everywhere (PostgreSQL cannot store it); other control characters are refused
+in one-line fields (names, titles, codes, sources) and kept in long text (the app stores them
+there, and the pages escape them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from django.conf import settings
+from django.db import models
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from agent.models import Conversation, Message, Origin
+from agent.services import MAX_MESSAGE_CHARS
+from approvals.models import ApprovalEvent, PendingAction
+from automations.models import Automation, AutomationRun
+from memory.models import Memory, MemoryRevision
+from talorys.lib.schemas import BoundedDate, BoundedDatetime, Id
+from talorys.notifications.models import Notification
+from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
+
+# A JSON value (a schedule, a change's before and after...) nested deeper than this is refused.
+JSON_DEPTH_MAX = 20
+_ONE_LINE_ALLOWED: frozenset[str] = frozenset()
+# Long text keeps every character the app itself stores there (all but NUL): a restore must take
+# what an export wrote.
+_LONG_TEXT_ALLOWED = frozenset(chr(c) for c in range(1, 32)) | {"\x7f"}
+
+
+def _controls(value: str, allowed: frozenset[str]) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    bad = next((c for c in value if (c < " " or c == "\x7f") and c not in allowed), None)
+    if bad is not None:
+        raise ValueError(f"must not contain the control character U+{ord(bad):04X}")
+    return value
+
+
+def _one_line(value: str) -> str:
+    return _controls(value, _ONE_LINE_ALLOWED)
+
+
+def _long_text(value: str) -> str:
+    return _controls(value, _LONG_TEXT_ALLOWED)
+
+
+# What a field of text is: one line, or long text (see the module docstring).
+ONE_LINE = AfterValidator(_one_line)
+LONG_TEXT = AfterValidator(_long_text)
+
+
+def _width(model: type[models.Model], name: str) -> int:
+    """The column's own max_length: declared once, on the model."""
+    width = getattr(model._meta.get_field(name), "max_length", None)
+    assert isinstance(width, int)
+    return width
+
+
+def one_of(choices: type[models.TextChoices] | type[models.IntegerChoices]) -> AfterValidator:
+    """One of the model's choices, exactly."""
+    values = list(choices.values)
+
+    def check(value: Any) -> Any:
+        if value not in values:
+            raise ValueError(f"must be one of {', '.join(map(str, values))}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """JSON the database can hold: no NUL anywhere (jsonb refuses it), not absurdly deep."""
+    if depth > JSON_DEPTH_MAX:
+        raise ValueError(f"is nested deeper than {JSON_DEPTH_MAX} levels")
+    if isinstance(value, str):
+        return _controls(value, _LONG_TEXT_ALLOWED)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _controls(key, _LONG_TEXT_ALLOWED)
+            _json_safe(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _json_safe(item, depth + 1)
+    return value
+
+
+Json = Annotated[Any, AfterValidator(_json_safe)]
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_safe)]
+JsonList = Annotated[list[Any], AfterValidator(_json_safe)]
+Ref = Id | None
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    id: Id
+
+
+class BinnableRow(Row):
+    """A kind the owner keeps, with the bin: when made, last changed, binned (or not)."""
+
+    created_at: BoundedDatetime
+    updated_at: BoundedDatetime
+    deleted_at: BoundedDatetime | None = None
+
+
+class ProjectRow(BinnableRow):
+    name: Annotated[str, Field(max_length=Project.NAME_MAX), ONE_LINE]
+    description: Annotated[str, Field(max_length=Project.DESCRIPTION_MAX), LONG_TEXT] = ""
+
+
+class TaskRow(BinnableRow):
+    title: Annotated[str, Field(max_length=Task.TITLE_MAX), ONE_LINE]
+    details: Annotated[str, Field(max_length=Task.DETAILS_MAX), LONG_TEXT] = ""
+    status: Annotated[str, one_of(Task.Status)]
+    priority: Annotated[int, one_of(Task.Priority)]
+    due_at: BoundedDatetime | None = None
+    project_id: Ref = None
+    completed_at: BoundedDatetime | None = None
+
+
+class NoteRow(BinnableRow):
+    title: Annotated[str, Field(max_length=Note.TITLE_MAX), ONE_LINE]
+    content: Annotated[str, Field(max_length=Note.CONTENT_MAX), LONG_TEXT] = ""
+
+
+class MemoryRow(BinnableRow):
+    text: Annotated[str, Field(max_length=Memory.TEXT_MAX), LONG_TEXT]
+    category: Annotated[str, one_of(Memory.Category)]
+    source: Annotated[str, one_of(Memory.Source)]
+    valid_from: BoundedDate | None = None
+    valid_to: BoundedDate | None = None
+    superseded_by_id: Ref = None
+    superseded_at: BoundedDatetime | None = None
+    conflicts_with_id: Ref = None
+
+
+class MemoryRevisionRow(Row):
+    memory_id: Id
+    action: Annotated[str, one_of(MemoryRevision.Action)]
+    text: Annotated[str, Field(max_length=Memory.TEXT_MAX), LONG_TEXT]
+    category: Annotated[str, one_of(Memory.Category)]
+    source: Annotated[str, one_of(Memory.Source)]
+    valid_from: BoundedDate | None = None
+    valid_to: BoundedDate | None = None
+    superseded_by: Ref = None
+    actor: Annotated[str, Field(max_length=_width(MemoryRevision, "actor")), ONE_LINE] = ""
+    conversation_id: Ref = None
+    message_id: Ref = None
+    created_at: BoundedDatetime
+
+
+class NotificationRow(Row):
+    title: Annotated[str, Field(max_length=Notification.TITLE_MAX), ONE_LINE]
+    body: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    kind: Annotated[str, one_of(Notification.Kind)]
+    source: Annotated[str, Field(max_length=_width(Notification, "source")), ONE_LINE] = ""
+    created_at: BoundedDatetime
+    read_at: BoundedDatetime | None = None
+
+
+class AutomationRow(Row):
+    name: Annotated[str, Field(max_length=Automation.NAME_MAX), ONE_LINE]
+    kind: Annotated[str, one_of(Automation.Kind)]
+    message: Annotated[str, Field(max_length=Automation.MESSAGE_MAX), LONG_TEXT] = ""
+    schedule: JsonObject
+    enabled: bool
+    origin: Annotated[str, one_of(Automation.Origin)]
+    version: int = Field(ge=1, le=2**31 - 1)
+    next_run_at: BoundedDatetime | None = None
+    armed_time_zone: Annotated[
+        str, Field(max_length=_width(Automation, "armed_time_zone")), ONE_LINE
+    ] = ""
+    run_count: int = Field(ge=0, le=2**31 - 1)
+    last_run_at: BoundedDatetime | None = None
+    last_status: Annotated[str, AfterValidator(lambda v: v and _status(v))] = ""
+    last_result: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    last_error: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    cancelled_at: BoundedDatetime | None = None
+    deleted_at: BoundedDatetime | None = None
+    created_at: BoundedDatetime
+    updated_at: BoundedDatetime
+
+
+def _status(value: str) -> str:
+    if value not in Automation.Status.values:
+        raise ValueError(f"must be empty or one of {', '.join(Automation.Status.values)}")
+    return value
+
+
+class AutomationRunRow(Row):
+    automation_id: Id
+    slot: BoundedDatetime
+    status: Annotated[str, one_of(AutomationRun.Status)]
+    started_at: BoundedDatetime
+    lease_until: BoundedDatetime | None = None
+    finished_at: BoundedDatetime | None = None
+    result: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    error: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    usage: JsonObject = Field(default_factory=dict)
+    notification_id: Ref = None
+
+
+class ConversationRow(BinnableRow):
+    title: Annotated[str, Field(max_length=Conversation.TITLE_MAX), ONE_LINE] = ""
+    title_source: Annotated[str, one_of(Conversation.TitleSource)]
+    # Exported for the record; an import never installs a summary (see importer.py).
+    summary: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS), LONG_TEXT] = ""
+    summary_upto: Ref = None
+    origin: Annotated[str, one_of(Origin)]
+
+
+class MessageRow(Row):
+    conversation_id: Id
+    role: Annotated[str, one_of(Message.Role)]
+    content: Annotated[
+        str, Field(max_length=max(MAX_MESSAGE_CHARS, settings.TALORYS_MAX_REPLY_CHARS)), LONG_TEXT
+    ] = ""
+    status: Annotated[str, one_of(Message.Status)]
+    origin: Annotated[str, one_of(Origin)]
+    tool_activity: JsonList = Field(default_factory=list)
+    error_code: Annotated[str, Field(max_length=_width(Message, "error_code")), ONE_LINE] = ""
+    error_message: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    replaced_at: BoundedDatetime | None = None
+    created_at: BoundedDatetime
+    updated_at: BoundedDatetime
+
+
+class PendingActionRow(Row):
+    tool: Annotated[str, Field(max_length=_width(PendingAction, "tool")), ONE_LINE]
+    target_id: int = Field(ge=-(2**63), le=2**63 - 1)
+    summary: Annotated[str, Field(max_length=PendingAction.SUMMARY_MAX), ONE_LINE]
+    preview: Annotated[str, Field(max_length=Note.CONTENT_MAX), LONG_TEXT] = ""
+    status: Annotated[str, one_of(PendingAction.Status)]
+    error: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    conversation_id: Ref = None
+    message_id: Ref = None
+    created_at: BoundedDatetime
+    expires_at: BoundedDatetime
+    decided_at: BoundedDatetime | None = None
+    undone_at: BoundedDatetime | None = None
+    # Approval metadata: accepted so that a file carrying it is not refused, and never installed
+    # (importer.py strips it): no imported action can be approved or undone.
+    snapshot: Any = None
+    payload: Any = None
+    result: Any = None
+    undo_until: Any = None
+    decided_by_id: Any = None
+
+
+class ApprovalEventRow(Row):
+    action_id: Ref = None
+    action_ref: int = Field(ge=-(2**63), le=2**63 - 1)
+    tool: Annotated[str, Field(max_length=_width(ApprovalEvent, "tool")), ONE_LINE]
+    target_id: int = Field(ge=-(2**63), le=2**63 - 1)
+    summary: Annotated[str, Field(max_length=PendingAction.SUMMARY_MAX), ONE_LINE]
+    kind: Annotated[str, one_of(ApprovalEvent.Kind)]
+    actor: Annotated[str, Field(max_length=_width(ApprovalEvent, "actor")), ONE_LINE]
+    detail: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    at: BoundedDatetime
+
+
+class ChangeRow(Row):
+    kind: Annotated[str, Field(max_length=_width(Change, "kind")), ONE_LINE]
+    object_id: int = Field(ge=-(2**63), le=2**63 - 1)
+    action: Annotated[str, one_of(Change.Action)]
+    title: Annotated[str, Field(max_length=_width(Change, "title")), ONE_LINE] = ""
+    before: Json = None
+    after: Json = None
+    detail: JsonObject = Field(default_factory=dict)
+    source: Annotated[str, Field(max_length=_width(Change, "source")), ONE_LINE]
+    conversation_id: Ref = None
+    message_id: Ref = None
+    reverts_id: Ref = None
+    created_at: BoundedDatetime
+
+
+class SettingsRow(Row):
+    time_zone: Annotated[str, Field(max_length=OwnerSettings.TIME_ZONE_MAX), ONE_LINE]
+    time_zone_confirmed: bool = False
+    model_base_url: Annotated[str, Field(max_length=OwnerSettings.URL_MAX), ONE_LINE] = ""
+    model_name: Annotated[str, Field(max_length=OwnerSettings.MODEL_NAME_MAX), ONE_LINE] = ""
+    daily_ai_requests: int = Field(ge=0, le=2**31 - 1)
+    daily_scheduled_ai_requests: int = Field(ge=0, le=2**31 - 1)
+    daily_embedding_requests: int = Field(ge=0, le=2**31 - 1)
+    max_steps_per_turn: int = Field(ge=0, le=32_767)
+    max_tool_calls_per_turn: int = Field(ge=0, le=32_767)
+    max_output_tokens: int = Field(ge=0, le=2**31 - 1)
+    max_context_tokens: int = Field(ge=0, le=2**31 - 1)
+    semantic_enabled: bool = False
+    embeddings_base_url: Annotated[str, Field(max_length=OwnerSettings.URL_MAX), ONE_LINE] = ""
+    embeddings_model: Annotated[str, Field(max_length=OwnerSettings.MODEL_NAME_MAX), ONE_LINE] = ""
+    quiet_hours_start: dt.time | None = None
+    quiet_hours_end: dt.time | None = None
+    updated_at: BoundedDatetime

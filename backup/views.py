@@ -1,0 +1,130 @@
+"""``/backup/``: export everything as one file; import one after a preview.
+
+Import is two posts: the file goes to ``/backup/preview/``, which checks it and runs the import
+as a dry run; the file is kept in the data directory under a random name held in the owner's
+session (a file input cannot be filled again by the page), and the page shows per kind what
+would be added, changed and left alone. ``/backup/import/`` imports that same file and removes
+it; ``/backup/cancel/`` only removes it. A refused file is a message above the page, and
+nothing was changed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from backup.format import KIND_NAMES
+from backup.services import ImportReport, backup_import, report_lines
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.pages import owner_page, run_action
+from talorys.workspace.history import BIN_RETENTION
+
+PAGE = "/backup/"
+STASH = "backup_stash"  # the session's {"token", "name", "report"} of the previewed file
+STASH_MAX_AGE = 24 * 3600
+
+
+def _stash_path(token: str) -> Path:
+    return settings.DATA_DIR / "backup-stash" / f"{token}.json"
+
+
+def _drop_old_stashes() -> None:
+    """Previews nobody confirmed or cancelled (the session ended): gone after a day."""
+    cutoff = time.time() - STASH_MAX_AGE
+    for path in _stash_path("x").parent.glob("*.json"):
+        if path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+
+
+def _drop_stash(request: HttpRequest) -> None:
+    stash = request.session.pop(STASH, None)
+    if stash and isinstance(stash.get("token"), str) and stash["token"].isalnum():
+        _stash_path(stash["token"]).unlink(missing_ok=True)
+
+
+def _rows(report: ImportReport | dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"kind": kind.replace("_", " "), **report["kinds"][kind]}
+        for kind in KIND_NAMES
+        if any(report["kinds"].get(kind, {}).values())
+    ]
+
+
+@owner_page("GET")
+def backup_page(request: HttpRequest) -> HttpResponse:
+    stash = request.session.get(STASH)
+    if stash and not _stash_path(stash["token"]).exists():
+        request.session.pop(STASH, None)
+        stash = None
+    return render(
+        request,
+        "backup/backup.html",
+        {
+            "preview": stash,
+            "rows": _rows(stash["report"]) if stash else [],
+            "max_mb": settings.MAX_IMPORT_BYTES // (1024 * 1024),
+            "retention_days": BIN_RETENTION.days,
+        },
+    )
+
+
+@owner_page("POST")
+def backup_preview(request: HttpRequest) -> HttpResponse:
+    def preview() -> None:
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationFailed("Choose a backup file to preview.")
+        raw = upload.read()
+        report = backup_import(raw=raw, dry_run=True)
+        _drop_stash(request)
+        _drop_old_stashes()
+        token = secrets.token_hex(16)
+        path = _stash_path(token)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        # 0600: the file holds all of someone's data until it is imported or cancelled.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+        request.session[STASH] = {
+            "token": token,
+            "name": (upload.name or "backup")[:200],
+            "report": report,
+        }
+
+    return run_action(request, preview, back=PAGE)
+
+
+@owner_page("POST")
+def backup_confirm(request: HttpRequest) -> HttpResponse:
+    def confirm() -> list[str]:
+        stash = request.session.get(STASH)
+        if not stash or request.POST.get("token") != stash["token"]:
+            raise ValidationFailed("That preview is gone: choose the file and preview it again.")
+        try:
+            raw = _stash_path(stash["token"]).read_bytes()
+        except OSError as exc:
+            raise ValidationFailed("That preview is gone: choose the file again.") from exc
+        report = backup_import(raw=raw, dry_run=False)
+        _drop_stash(request)
+        return report_lines(report)
+
+    return run_action(
+        request, confirm, back=PAGE, done=lambda lines: "Imported. " + "; ".join(lines) + "."
+    )
+
+
+@owner_page("POST")
+def backup_cancel(request: HttpRequest) -> HttpResponse:
+    return run_action(
+        request,
+        lambda: _drop_stash(request),
+        back=PAGE,
+        done="Import cancelled; nothing was changed.",
+    )
