@@ -19,7 +19,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, TruncDate
 
-from agent.context import HistoryEntry
+from agent.context import HistoryEntry, imported_as_data
 from agent.models import Conversation, Message, Origin
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
@@ -78,17 +78,19 @@ def conversation_history(*, conversation_id: int, after_id: int | None) -> list[
             | Q(role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE)
         )
         .order_by("-id")
-        .values_list("id", "role", "content", "tool_activity")[:HISTORY_LIMIT]
+        .values_list("id", "role", "content", "tool_activity", "origin")[:HISTORY_LIMIT]
     )
     action_ids = [
         activity["action_id"]
-        for *_, activities in rows
+        for _pk, _role, _content, activities, _origin in rows
         for activity in activities or []
         if activity.get("action_id")
     ]
     outcomes = pending_action_outcomes(action_ids=action_ids) if action_ids else {}
     entries = []
-    for pk, role, content, activities in reversed(rows):
+    for pk, role, content, activities, origin in reversed(rows):
+        if origin == Origin.IMPORT:
+            content = imported_as_data(content)
         notes = [
             outcome_note(outcomes[a["action_id"]])
             for a in activities or []

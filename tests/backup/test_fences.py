@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from agent.context import IMPORTED_FRAME
 from agent.models import Conversation, Message
 from agent.rerun import edit_target, regenerate_target, retry_target
+from agent.selectors import conversation_history
 from approvals.models import PendingAction
 from approvals.services import pending_action_approve, pending_action_undo
 from automations.models import Automation
@@ -163,6 +165,14 @@ def test_imported_messages_are_data_never_live_input_and_summaries_are_not_insta
         regenerate_target(conversation_id=conversation.pk, message_id=None)
     with pytest.raises(ValidationFailed, match="imported"):
         edit_target(conversation_id=conversation.pk, text="new", message_id=None)
+    # Continued, the conversation shows the model its imported messages as a record, framed
+    # as data; what the owner types now is not framed.
+    live = Message.objects.create(conversation=conversation, role="user", content="and now?")
+    history = conversation_history(conversation_id=conversation.pk, after_id=None)
+    imported = set(Message.objects.filter(origin="import").values_list("pk", flat=True))
+    framed = {entry.id for entry in history if entry.content.startswith(IMPORTED_FRAME)}
+    assert imported and framed == imported
+    assert history[-1].id == live.pk and history[-1].content == "and now?"
 
 
 def test_a_summary_here_stays_and_where_the_model_is_reached_stays_as_set_here():
