@@ -20,7 +20,7 @@ LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 LOCK_ARGS ?= --upgrade
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint format check-imports check-lock typecheck lock bench clean
+.PHONY: help run test fuzz lint format check-imports check-lock typecheck lock bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -64,6 +64,14 @@ test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the wh
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The long variant of the API fuzzing in `make test` (tests/talorys/test_api_fuzz.py): 1,000
+# examples per operation and mode (200 with each token), on PostgreSQL (when it answers) and on
+# SQLite. FUZZ_EXAMPLES=N changes the count.
+FUZZ_EXAMPLES ?= 1000
+fuzz: $(DEV_STAMP) ## Fuzz every API operation at length, on PostgreSQL and SQLite
+	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/talorys/test_api_fuzz.py
+	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_TEST_SQLITE=1 $(BIN)/pytest tests/talorys/test_api_fuzz.py
 
 lint: $(DEV_STAMP) ## ruff lint and format check only
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -1,18 +1,24 @@
 """Schemathesis against every operation of /api/openapi.json, as the logged-in owner (session
-and CSRF header): no answer is a 5xx, and every error answer is the JSON envelope.
+and CSRF header) and with a `read` and a `write` token: no answer is a 5xx, every error answer
+is the JSON envelope, and every answer the schema describes matches it.
 
 Positive cases (what the schema allows) and negative ones (what it does not: huge numbers,
-wrong types, malformed bodies), a few dozen per operation, through Django's test client on the
-suite's database (PostgreSQL or SQLite). /api/chat streams a model turn: it is left out here
-(its input checks are tested in tests/agent).
+wrong types, malformed bodies), through Django's test client on the suite's database
+(PostgreSQL or SQLite). `make test` runs a few dozen per operation (TALORYS_FUZZ_EXAMPLES,
+default 25; the tokens a fifth of it), `make fuzz` 1,000. /api/chat streams a model turn: it is
+left out here (its input checks are tested in tests/agent).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+import httpx
+import pytest
 import schemathesis
 from django.core.cache import cache
 from django.db import transaction
@@ -20,11 +26,12 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from tests.conftest import ApiClient
 from tests.talorys.routes import envelope_code
 
-EXAMPLES = 20
+EXAMPLES = int(os.environ.get("TALORYS_FUZZ_EXAMPLES", "25"))
 # Logging out would end the session the rest of the run uses.
 SKIPPED = {("POST", "/api/chat"), ("POST", "/api/auth/logout")}
 
@@ -66,13 +73,44 @@ def _problem(case, response) -> str | None:
         return f"{where}: {response.status_code} {response.content[:300]!r}"
     if response.status_code >= 400 and envelope_code(response) is None:
         return f"{where}: {response.status_code} without the envelope: {response.content[:300]!r}"
+    if (
+        response.status_code < 400
+        and not response.streaming  # the backup export: a test of its own reads it
+        and response.get("Content-Type", "").startswith("application/json")
+    ):
+        # What the schema promises for this status is what was sent.
+        answer = httpx.Response(
+            response.status_code,
+            headers={key: value for key, value in response.items()},
+            content=response.content,
+            request=httpx.Request(case.method.upper(), f"http://testserver{case.formatted_path}"),
+        )
+        answer.elapsed = dt.timedelta(0)  # set by a real transport; the test client has none
+        try:
+            case.validate_response(answer, checks=[response_schema_conformance])
+        except BaseExceptionGroup as failure:  # schemathesis raises its own failure groups
+            return f"{where}: {response.status_code} does not match its schema: {failure}"[:800]
     return None
 
 
-def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(owner):
+def _token(api: ApiClient, scope: str) -> str:
+    made = api.post("/api/auth/tokens", {"name": f"fuzz {scope}", "scope": scope})
+    assert made.status_code in (200, 201), made.content
+    return made.json()["token"]
+
+
+@pytest.mark.parametrize("caller", ["session", "read", "write"])
+def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(owner, caller):
     api = ApiClient(Client(enforce_csrf_checks=True, raise_request_exception=False))
     assert api.login().status_code == 200
     schema = _schema(api)
+    examples = EXAMPLES
+    if caller != "session":
+        # The token is the only credential: a fresh client without the session cookie.
+        token = _token(api, caller)
+        api = ApiClient(Client(raise_request_exception=False, HTTP_AUTHORIZATION=f"Bearer {token}"))
+        api.csrf_token = ""
+        examples = max(5, EXAMPLES // 5)
     problems: list[str] = []
     operations = 0
     for result in schema.get_all_operations():
@@ -82,13 +120,13 @@ def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(ow
         operations += 1
         # Fuzzed logins and password changes fill the login throttle; the owner logs in afresh.
         cache.clear()
-        if not api.get("/api/auth/session").json()["authenticated"]:
+        if caller == "session" and not api.get("/api/auth/session").json()["authenticated"]:
             assert api.login().status_code == 200
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @given(case=operation.as_strategy(generation_mode=mode))
             @settings(
-                max_examples=EXAMPLES,
+                max_examples=examples,
                 deadline=None,
                 database=None,
                 derandomize=True,
@@ -113,3 +151,19 @@ def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(ow
                 assert mode == GenerationMode.NEGATIVE
     assert operations > 40
     assert problems == []
+
+
+def test_an_answer_that_does_not_match_its_schema_is_reported(owner):
+    """The conformance check can fail: a health answer without its fields is caught."""
+    from django.http import JsonResponse
+
+    api = ApiClient(Client(enforce_csrf_checks=True, raise_request_exception=False))
+    assert api.login().status_code == 200
+    operation = next(
+        result.ok()
+        for result in _schema(api).get_all_operations()
+        if (result.ok().method.upper(), result.ok().path) == ("GET", "/api/health")
+    )
+    case = operation.Case()
+    assert _problem(case, JsonResponse({"status": "ok"})) is not None
+    assert _problem(case, api.get("/api/health")) is None
