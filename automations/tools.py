@@ -8,6 +8,8 @@ A repeating scheduled prompt spends the owner's model budget at every run while 
 so the model cannot create one outright: create_automation refuses it and points at
 schedule_agent_prompt, a destructive tool whose approval creates it (undo puts it in the bin).
 A one-time prompt, a reminder or a digest spends nothing repeatedly and stays a direct write.
+For the same reason resume_automation refuses a paused repeating prompt: only the owner restarts
+one (an imported prompt arrives paused, and a hostile note must not be able to start it).
 """
 
 from __future__ import annotations
@@ -20,11 +22,26 @@ from pydantic import Field, model_validator
 
 from automations import selectors
 from automations.models import Automation, AutomationRun
-from automations.schedules import Once, Schedule, describe, next_after, schedule_dump
+from automations.schedules import (
+    Once,
+    Schedule,
+    describe,
+    next_after,
+    schedule_dump,
+    schedule_parse,
+)
 from automations.schemas import KindField
 from automations.services import crud
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
+from talorys.lib.tools import (
+    Permission,
+    Proposal,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    register,
+)
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
 from talorys.workspace.tools import local_iso
@@ -166,13 +183,27 @@ class PauseAutomation(Tool):
 class ResumeAutomation(Tool):
     name = "resume_automation"
     description = (
-        "Resume a paused automation from now on (times that passed while paused are not run)."
+        "Resume a paused automation from now on (times that passed while paused are not run). "
+        "A repeating scheduled prompt only the owner can resume."
     )
     args = AutomationIdArgs
     permission = Permission.WRITE
     cap = 5
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
+        # Resuming a paused repeating prompt starts it spending at every run, like creating one,
+        # so it is the owner's to do: an imported prompt arrives paused for exactly this reason.
+        paused = Automation.objects.live().filter(pk=args.automation_id, enabled=False).first()
+        if (
+            paused is not None
+            and paused.kind == Automation.Kind.AGENT_PROMPT
+            and not isinstance(schedule_parse(paused.schedule), Once)
+        ):
+            raise ToolError(
+                "Only the owner can resume a repeating scheduled prompt (it spends their model "
+                "budget at every run): tell them to resume it on the Automations page.",
+                code="NEEDS_OWNER",
+            )
         automation = crud.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
         return {"automation": _automation(automation, owner_zone())}
 
