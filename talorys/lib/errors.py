@@ -109,29 +109,52 @@ def code_for_status(status: int) -> str:
 
 
 DATABASE_BUSY = "The server is busy (no database connection is free). Try again in a moment."
+DATABASE_DOWN = "The database is not answering right now. Try again in a moment."
+DISK_FULL = "The server's disk is full: nothing was saved. Free some space, then try again."
 # PostgreSQL's too_many_connections: max_connections reached (no pool, or pools of several
 # processes adding up past it).
 _TOO_MANY_CONNECTIONS = "53300"
+# PostgreSQL going away: connection exceptions (class 08) and the server shutting down or
+# starting up (admin_shutdown, crash_shutdown, cannot_connect_now).
+_SERVER_GONE = ("08", "57P01", "57P02", "57P03")
+_DISK_FULL = "53100"  # PostgreSQL's disk_full
+
+
+def _database_refusal(error: BaseException) -> str | None:
+    """Why ``error`` (one link of a chain) means the database cannot serve now, or None."""
+    kind = type(error)
+    sqlstate = getattr(error, "sqlstate", None)
+    if kind.__name__ == "PoolTimeout" and kind.__module__.startswith("psycopg_pool"):
+        return DATABASE_BUSY
+    if sqlstate == _TOO_MANY_CONNECTIONS or (
+        kind.__name__ == "OperationalError" and "too many clients" in str(error)
+    ):
+        return DATABASE_BUSY
+    if sqlstate == _DISK_FULL or getattr(error, "sqlite_errorname", None) == "SQLITE_FULL":
+        return DISK_FULL
+    if isinstance(sqlstate, str) and sqlstate.startswith(_SERVER_GONE):
+        return DATABASE_DOWN
+    # psycopg's own OperationalError without a SQLSTATE never came from the server: the
+    # connection could not be made or was lost (refused, reset, closed under the query).
+    gone = kind.__name__ == "OperationalError" and kind.__module__.startswith("psycopg")
+    return DATABASE_DOWN if gone and sqlstate is None else None
 
 
 def database_unavailable(error: BaseException) -> ServiceUnavailable | None:
-    """A ServiceUnavailable when ``error`` means no database connection could be had: the
-    connection pool stayed empty for its whole timeout (psycopg_pool.PoolTimeout, which Django
-    wraps in its OperationalError) or PostgreSQL refused another client. Else None.
+    """A ServiceUnavailable when ``error`` means the database cannot serve now: no connection
+    could be had (the pool stayed empty for its whole timeout, PostgreSQL refused another client,
+    is down or went away mid-request), or its disk is full (SQLite's SQLITE_FULL, PostgreSQL's
+    disk_full). Django wraps each in its own DatabaseError; the cause chain is walked. Else None.
 
-    These are load, not bugs: the client should try again, so they answer 503, never 500.
+    These are the server's state, not bugs: they answer 503 with Retry-After, never 500.
     """
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        kind = type(current)
-        if kind.__name__ == "PoolTimeout" and kind.__module__.startswith("psycopg_pool"):
-            return ServiceUnavailable(DATABASE_BUSY)
-        if getattr(current, "sqlstate", None) == _TOO_MANY_CONNECTIONS or (
-            kind.__name__ == "OperationalError" and "too many clients" in str(current)
-        ):
-            return ServiceUnavailable(DATABASE_BUSY)
+        reason = _database_refusal(current)
+        if reason is not None:
+            return ServiceUnavailable(reason, retry_after=30 if reason == DISK_FULL else 5)
         current = current.__cause__ or current.__context__
     return None
 

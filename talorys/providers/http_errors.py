@@ -47,7 +47,9 @@ def status_error(
     if status in (401, 403):
         return ProviderError("auth", f"The {server} refused the API key ({status}){suffix}")
     if status == 429:
-        wait = f" Try again in {retry_after} s." if retry_after else ""
+        # The server's detail rarely ends its sentence: "...requests: Slow down. Try again..."
+        stop = "" if suffix.endswith((".", "!", "?")) else "."
+        wait = f"{stop} Try again in {retry_after} s." if retry_after else ""
         return ProviderError(
             "rate_limited", f"The {server} is rate limiting requests{suffix}{wait}"
         )

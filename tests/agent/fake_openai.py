@@ -11,8 +11,8 @@ short confirmation after a tool result, an echo otherwise. Another process can u
 ``server.script_embeddings(reply, ...)`` and ``server.embedding_requests`` (each JSON body) and
 ``server.embedding_headers``. Its default answers every input with ``bag_of_words(text)``: a
 hashed bag of words of ``embedding_dimension`` (16) numbers, normalised, so texts that share
-words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)`` and ``Reply(delay=...)``
-build scripted answers, well formed or not:
+words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)``, ``Reply(delay=...)`` and
+``Reply(drop_after=...)`` build scripted answers, well formed or not:
 
     server.script_embeddings(
         vectors([1.0, 0.0], [0.0, 1.0], order=[1, 0]),  # sent out of order, with their index
@@ -20,6 +20,7 @@ build scripted answers, well formed or not:
         error(429, "slow down", **{"Retry-After": "7"}),
         Reply(parts=[], delay=5),                       # no status line for 5 s
     )
+    server.script(events(chunk({"content": "Hal"}), drop_after=1))  # hangs up mid-answer
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ class Reply:
     content_type: str = "text/event-stream"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds of silence before the status line
+    # Hang up after this many parts, without ending the chunked body: a server that dies
+    # (or a proxy that cuts it off) in the middle of an answer.
+    drop_after: int | None = None
 
 
 def sse(payload: dict[str, Any] | str, *, space: bool = True, newline: str = "\n") -> bytes:
@@ -364,7 +368,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
-        for part in reply.parts:
+        for sent, part in enumerate(reply.parts):
+            if sent == reply.drop_after:
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
             if isinstance(part, Stall):
                 if self._client_left_within(part.seconds):
                     raise ConnectionResetError
