@@ -70,8 +70,8 @@ test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the wh
 # SQLite. FUZZ_EXAMPLES=N changes the count.
 FUZZ_EXAMPLES ?= 1000
 fuzz: $(DEV_STAMP) ## Fuzz every API operation at length, on PostgreSQL and SQLite
-	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/talorys/test_api_fuzz.py
-	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_TEST_SQLITE=1 $(BIN)/pytest tests/talorys/test_api_fuzz.py
+	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
+	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_TEST_SQLITE=1 $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
 
 lint: $(DEV_STAMP) ## ruff lint and format check only
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -406,3 +406,14 @@ def test_mark_read_needs_the_csrf_header(api):
 )
 def test_data_needs_the_owner(anon_api, path):
     assert_error(anon_api.get(path), 401, "UNAUTHORIZED")
+
+
+def test_quiet_hours_with_an_offset_are_refused_and_change_nothing(api):
+    """Found by `make fuzz`: a time with an offset reached the model field and answered 500."""
+    before = api.get("/api/settings").json()
+    response = api.patch("/api/settings", {"quiet_hours_start": "22:00:00+01:00"})
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "VALIDATION"
+    assert "without an offset" in response.json()["error"]["message"]
+    assert api.get("/api/settings").json() == before
+    assert api.patch("/api/settings", {"quiet_hours_start": "22:00"}).status_code == 200

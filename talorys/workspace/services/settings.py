@@ -66,6 +66,12 @@ def owner_settings_check(**changes: Any) -> None:
         value = changes.get(key)
         if value is not None and (not isinstance(value, int) or not low <= value <= high):
             raise ValidationFailed(f"{key} must be between {low} and {high}.")
+    for key in ("quiet_hours_start", "quiet_hours_end"):
+        # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
+        # with one could not be stored or shown).
+        value = changes.get(key)
+        if value is not None and getattr(value, "tzinfo", None) is not None:
+            raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
 
 
 # Where the model and embedding requests go, and with which key: only the owner's session may
