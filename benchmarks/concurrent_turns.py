@@ -53,7 +53,7 @@ def setup_database(admin_url: str, db_name: str, data_dir: Path, model_url: str)
         "from django.core.management import call_command\n"
         "call_command('migrate', interactive=False, verbosity=0)\n"
         "from django.contrib.auth import get_user_model\n"
-        f"get_user_model().objects.create_user(username='owner', password={PASSWORD!r})\n"
+        f"get_user_model().objects.create_superuser(username='owner', password={PASSWORD!r})\n"
         "from talorys import services\n"
         f"services.owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
         "    daily_ai_requests=100000)\n"

@@ -124,7 +124,7 @@ def main() -> int:
         from talorys.notifications import services as notify
 
         call_command("migrate", interactive=False, verbosity=0)
-        get_user_model().objects.create_user(username="owner", password=PASSWORD)
+        get_user_model().objects.create_superuser(username="owner", password=PASSWORD)
         connection.close()
 
         with socket.socket() as probe:

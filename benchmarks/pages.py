@@ -122,7 +122,7 @@ def _measure(ids: dict[str, int], runs: int) -> bool:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    user = get_user_model().objects.create_user("owner", password="bench-password-1")
+    user = get_user_model().objects.create_superuser("owner", password="bench-password-1")
     client = Client()
     client.force_login(user)
     print(f"{'page':42} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")

@@ -38,7 +38,7 @@ def _fresh_cache():
 
 @pytest.fixture
 def owner(db, django_user_model):
-    return django_user_model.objects.create_user(username="owner", password=OWNER_PASSWORD)
+    return django_user_model.objects.create_superuser(username="owner", password=OWNER_PASSWORD)
 
 
 class ApiClient:

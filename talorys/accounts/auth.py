@@ -24,6 +24,7 @@ from ninja.utils import check_csrf
 
 from talorys.accounts.middleware import session_expired
 from talorys.accounts.models import ApiToken
+from talorys.accounts.owner import is_the_owner
 from talorys.accounts.services import _session_store_class, api_token_authenticate
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import (
@@ -164,7 +165,7 @@ def websocket_owner_ok(scope: Mapping[str, Any]) -> bool:
     if session_expired(stored, now=timezone.now().timestamp()):
         return False
     current = _session_user(stored)
-    return current is not None and current.pk == user.pk
+    return current is not None and current.pk == user.pk and is_the_owner(current)
 
 
 def request_actor(request: HttpRequest) -> Actor:

@@ -1,4 +1,4 @@
-"""Session idle timeout and absolute lifetime."""
+"""Session idle timeout and absolute lifetime, and sessions of accounts that are not the owner."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from talorys.accounts.owner import is_the_owner
 from talorys.lib.errors import database_unavailable
 from talorys.lib.middleware import unavailable_response
 
@@ -39,7 +40,8 @@ class SessionLifetimeMiddleware:
     """Ends a session after SESSION_IDLE_TIMEOUT without requests or SESSION_ABSOLUTE_LIFETIME.
 
     Any authenticated request counts as activity, so a session in use lives on, but never past
-    its absolute lifetime, counted from login.
+    its absolute lifetime, counted from login. A session of any account but the owner's ends at
+    once (owner.is_the_owner): pages, the API and the admin then see nobody.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -58,7 +60,9 @@ class SessionLifetimeMiddleware:
         if authenticated:
             now = timezone.now().timestamp()
             session = request.session
-            if session.get(LOGIN_AT) is None:
+            if not is_the_owner(request.user):
+                logout(request)
+            elif session.get(LOGIN_AT) is None:
                 # Logged in some other way (the admin's login form): the clocks start now.
                 session[LOGIN_AT] = session[SEEN_AT] = now
             elif session_expired(session, now=now):

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
 from talorys.accounts.models import ApiToken
+from talorys.accounts.owner import is_the_owner
 from talorys.lib.errors import (
     Forbidden,
     NotFound,
@@ -175,7 +176,8 @@ def owner_authenticate(*, request: HttpRequest, username: str, password: str) ->
             if "\x00" in username
             else authenticate(request, username=username, password=password)
         )
-    if not isinstance(user, User) or not user.is_active:
+    # Another account gets the answer a wrong password gets: who else has one is nobody's business.
+    if not isinstance(user, User) or not is_the_owner(user):
         raise Unauthorized("Wrong username or password.")
     _clear_failures(keys)
     return user
@@ -313,7 +315,8 @@ def api_token_revoke(*, user: User, token_id: int) -> ApiToken:
 
 
 def api_token_authenticate(*, raw: str) -> ApiToken | None:
-    """The live token with this secret (its user loaded), or None."""
+    """The live token with this secret (its user loaded), or None; tokens of any account but the
+    owner's are nobody's (owner.is_the_owner)."""
     if not raw.startswith(TOKEN_PREFIX):
         return None
     token = (
@@ -321,7 +324,7 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
         .filter(token_hash=_hash_token(raw), revoked_at__isnull=True)
         .first()
     )
-    if token is None or not token.user.is_active:
+    if token is None or not is_the_owner(token.user):
         return None
     now = timezone.now()
     # One write a minute at most: enough to show the owner which tokens are in use.

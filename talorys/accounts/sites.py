@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, URLResolver, path, reverse
 
+from talorys.accounts.owner import is_the_owner
 from talorys.accounts.services import owner_authenticate
 from talorys.lib.errors import (
     RateLimited,
@@ -96,6 +97,11 @@ class OwnerAdminSite(AdminSite):
     site_header = "Talorys administration"
     site_title = "Talorys admin"
     index_title = "The operator's view: inspect and repair"
+
+    def has_permission(self, request: HttpRequest) -> bool:
+        # Django lets any staff account in; here only the owner operates the install. (The
+        # session middleware already ends other accounts' sessions: this holds without it.)
+        return super().has_permission(request) and is_the_owner(request.user)
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[Any]:
         apps = super().get_app_list(request, app_label)

@@ -139,8 +139,9 @@ def test_the_admin_index_links_to_the_activity_page(operator):
     assert b"Operations" in index.content
 
 
-def test_the_activity_page_is_for_the_operator_only(db, owner):
+def test_the_activity_page_is_for_the_operator_only(db, django_user_model):
     assert Client().get(ACTIVITY).status_code == 302  # to the admin's login
+    helper = django_user_model.objects.create_user(username="helper", is_staff=True)
     client = Client()
-    client.force_login(owner)  # not staff
+    client.force_login(helper)  # staff, but not the owner
     assert client.get(ACTIVITY).status_code == 302

@@ -44,7 +44,7 @@ def capped(sender: Any, connection: Any, **kwargs: Any) -> None:
 def main() -> dict[str, Any]:
     global CAP
     call_command("migrate", verbosity=0)
-    get_user_model().objects.create_user(username="owner", password="pw")
+    get_user_model().objects.create_superuser(username="owner", password="pw")
     client = Client(enforce_csrf_checks=True)
     login = client.post(
         "/api/auth/login", {"username": "owner", "password": "pw"}, content_type="application/json"

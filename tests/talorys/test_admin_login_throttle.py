@@ -128,7 +128,9 @@ def test_the_admin_lock_lifts_after_the_window(operator):
 
 
 def test_a_username_that_is_not_staff_cannot_use_the_admin(owner):
-    # The owner fixture is a plain user: the right password is still no admin login.
+    # The admin also wants is_staff: without it, the right password is still no admin login.
+    owner.is_staff = False
+    owner.save()
     client, page = admin_login("127.0.0.2")
     assert page.status_code == 200
     assert WRONG_LOGIN in page.content

@@ -91,7 +91,7 @@ def statuses(responses: list) -> dict[int, int]:
 def test_concurrent_wrong_logins_check_no_more_passwords_than_the_limit(
     settings, django_user_model, username
 ):
-    django_user_model.objects.create_user(username="owner", password=OWNER_PASSWORD)
+    django_user_model.objects.create_superuser(username="owner", password=OWNER_PASSWORD)
     responses = burst(username)
 
     limit = settings.LOGIN_FAILURES_PER_USERNAME
@@ -116,7 +116,7 @@ def test_concurrent_wrong_logins_check_no_more_passwords_than_the_limit(
     LOGIN_FAILURES_PER_CLIENT=1000,
 )
 def test_a_process_hashes_at_most_a_few_passwords_at_once(django_user_model):
-    django_user_model.objects.create_user(username="owner", password=OWNER_PASSWORD)
+    django_user_model.objects.create_superuser(username="owner", password=OWNER_PASSWORD)
     responses = burst("owner")
 
     assert 1 <= SlowCountingHasher.peak <= 2
@@ -133,7 +133,7 @@ def test_a_process_hashes_at_most_a_few_passwords_at_once(django_user_model):
 @pytest.mark.django_db(transaction=True)
 @override_settings(PASSWORD_HASHERS=SLOW_HASHER, LOGIN_CONCURRENT_HASHES=BURST)
 def test_concurrent_wrong_current_passwords_are_counted_the_same_way(settings, django_user_model):
-    django_user_model.objects.create_user(username="owner", password=OWNER_PASSWORD)
+    django_user_model.objects.create_superuser(username="owner", password=OWNER_PASSWORD)
     owner = ApiClient(Client(enforce_csrf_checks=True))
     assert owner.login().status_code == 200
     start = threading.Barrier(BURST)

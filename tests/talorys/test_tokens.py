@@ -154,7 +154,7 @@ def test_a_token_needs_a_name(api):
 
 
 def test_revoking_a_token_that_is_not_yours_finds_nothing(api, django_user_model):
-    other = django_user_model.objects.create_user(username="operator", password="x" * 12)
+    other = django_user_model.objects.create_superuser(username="operator", password="x" * 12)
     token, raw = api_token_create(user=other, name="operator's")
 
     response = api.delete(f"/api/auth/tokens/{token.pk}")
