@@ -20,7 +20,7 @@ LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 LOCK_ARGS ?= --upgrade
 
 .DEFAULT_GOAL := help
-.PHONY: help run test fuzz lint format check-imports check-lock typecheck lock bench clean
+.PHONY: help run test fuzz load soak lint format check-imports check-lock typecheck lock bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -73,6 +73,12 @@ fuzz: $(DEV_STAMP) ## Fuzz every API operation at length, on PostgreSQL and SQLi
 	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
 	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_TEST_SQLITE=1 $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
 
+load: $(DEV_STAMP) ## 50 chat turns over the WebSocket + 10 API clients for 60 s, then 200 turns at once
+	$(BIN)/python benchmarks/load.py
+
+soak: $(DEV_STAMP) ## The load for 30 minutes: RSS, open files and PostgreSQL connections each minute
+	$(BIN)/python benchmarks/load.py --soak-minutes 30
+
 lint: $(DEV_STAMP) ## ruff lint and format check only
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
@@ -102,8 +108,8 @@ lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux 
 		--custom-compile-command "make lock" -c requirements/dev.lock --extra local-embeddings \
 		-o requirements/local-embeddings.lock pyproject.toml
 
-bench: $(DEV_STAMP) ## Run the benchmarks in benchmarks/
-	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+bench: $(DEV_STAMP) ## Run the benchmarks in benchmarks/ (the load test is make load)
+	@for f in $(filter-out benchmarks/load.py,$(wildcard benchmarks/[!_]*.py)); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean: ## Remove the virtualenv (keeps ./data)
 	rm -rf $(VENV)

@@ -131,6 +131,8 @@ REDIS_URL = env_str("REDIS_URL")
 # An open page stays in its notifications group as long as its session may live (the default,
 # one day, would silently stop a page left open longer than that).
 GROUP_EXPIRY = env_int("TALORYS_SESSION_LIFETIME_SECONDS", 30 * 24 * 3600)
+# Longer than channels_redis's 5 s blocking pop, so a quiet channel is never a read timeout.
+REDIS_LAYER_READ_TIMEOUT = 15
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
@@ -138,7 +140,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "group_expiry": GROUP_EXPIRY},
+            # Every consumer waits on its channel with a 5 s BZPOPMIN: redis-py's default 5 s
+            # read timeout raced it, and the loser's socket closed with 1011 (benchmarks/load.py).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": REDIS_LAYER_READ_TIMEOUT}],
+                "group_expiry": GROUP_EXPIRY,
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL

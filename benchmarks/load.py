@@ -1,0 +1,387 @@
+"""Load: concurrent chat turns over the WebSocket plus API CRUD against a live daphne on
+PostgreSQL and Redis, then a burst of turns at once.
+
+    .venv/bin/python benchmarks/load.py [--seconds 60] [--turns 50] [--crud 10] [--burst 200]
+                                        [--soak-minutes N] [--pieces 5] [--pause 0.05]
+
+Sets up a throwaway PostgreSQL database (benchmarks/_database.py, dropped at the end), the owner
+with generous budgets, a fake model server in its own process (benchmarks/_load_fake.py: each
+reply streams ``--pieces`` pieces, ``--pause`` s before each) and daphne with
+REDIS_URL=TALORYS_BENCH_REDIS_URL (default redis://127.0.0.1:6379/13, flushed), so the channel
+layer and the cache are on Redis as in production.
+
+Load phase (``--seconds``): ``--turns`` WebSocket clients, each sending turns in a conversation of
+its own, one after another, and ``--crud`` clients making, listing, changing and deleting tasks
+and notes. Burst phase: ``--burst`` turns at once, each on a socket of its own, while another
+client lists tasks. Then the database is checked against what the clients saw. ``--soak-minutes``
+runs the load phase that long instead, and prints the web process's RSS, open files and
+PostgreSQL connections every minute (``--sample-seconds``); growth from the first minute's sample
+to the last (RSS by more than a quarter, files or connections by more than 10) fails it.
+
+Exits 1 on any error in the load phase, anything lost or duplicated, a burst turn neither
+completed nor refused cleanly (a 500, an INTERNAL error, a dropped socket), a probe request
+that failed, or (soak) growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._database import create_database, drop_database, postgres_admin_url  # noqa: E402
+from benchmarks._load_clients import (  # noqa: E402
+    Burst,
+    Load,
+    burst_phase,
+    check_database,
+    load_phase,
+    login,
+    percentile,
+)
+
+PASSWORD = "load benchmark passphrase"
+# Soak: what counts as growth between the first minute's sample (after warm-up) and the last.
+RSS_GROWTH = 1.25
+COUNT_GROWTH = 10
+
+
+@dataclass
+class Stack:
+    url: str
+    pid: int  # the daphne process
+    conninfo: str  # its database
+    db_name: str
+    model_url: str
+
+
+def _wait_for(check, what: str, process: subprocess.Popen, log: Path, seconds: float = 30) -> None:
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if check():
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start:\n{log.read_text()}")
+        time.sleep(0.1)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
+    """A throwaway database with the owner, the fake model and daphne on them; all removed after."""
+    import httpx
+    import redis
+
+    data_dir = Path(tempfile.mkdtemp(prefix="talorys-load-"))
+    database_url, db_name = create_database(False, str(data_dir))
+    if db_name is None:
+        raise SystemExit("benchmarks/load.py needs PostgreSQL at 127.0.0.1:5432")
+    redis.Redis.from_url(redis_url).flushdb()
+    processes: list[subprocess.Popen] = []
+    try:
+        model_port = free_port()
+        model_log = data_dir / "model.log"
+        model = subprocess.Popen(
+            [sys.executable, str(ROOT / "benchmarks/_load_fake.py"), "--port", str(model_port)]
+            + ["--pieces", str(pieces), "--pause", str(pause)],
+            stdout=subprocess.DEVNULL,
+            stderr=model_log.open("wb"),
+        )
+        processes.append(model)
+        model_url = f"http://127.0.0.1:{model_port}/v1"
+        env = os.environ | {
+            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DATABASE_URL": database_url,
+            "TALORYS_DATA_DIR": str(data_dir),
+            "REDIS_URL": redis_url,
+            "LOG_LEVEL": "ERROR",
+        }
+        setup = (
+            "import django; django.setup()\n"
+            "from django.core.management import call_command\n"
+            "call_command('migrate', interactive=False, verbosity=0)\n"
+            "from django.contrib.auth import get_user_model\n"
+            f"get_user_model().objects.create_superuser(username='owner', password={PASSWORD!r})\n"
+            "from talorys.workspace import services\n"
+            # Budgets far beyond what the load spends: a refusal here would be no finding.
+            f"services.owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
+            "    daily_ai_requests=1_000_000, daily_scheduled_ai_requests=1_000_000)\n"
+        )
+        subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=env, check=True)
+        port = free_port()
+        daphne_log = data_dir / "daphne.log"
+        daphne = subprocess.Popen(
+            [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]
+            + ["talorys.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=daphne_log.open("wb"),
+        )
+        processes.append(daphne)
+        url = f"http://127.0.0.1:{port}"
+        _wait_for(
+            lambda: httpx.get(f"{url}/api/health", timeout=1).status_code == 200,
+            "daphne",
+            daphne,
+            daphne_log,
+        )
+        _wait_for(
+            lambda: httpx.post(f"{model_url}/chat/completions", json={}, timeout=1).is_success,
+            "the fake model",
+            model,
+            model_log,
+        )
+        yield Stack(url, daphne.pid, database_url, db_name, model_url)
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        drop_database(db_name)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def model_first_chunk(model_url: str, count: int = 5) -> list[float]:
+    """Seconds to the first piece of text, asking the fake model directly: what a turn's time
+    to first text is compared with."""
+    import httpx
+
+    body = {"model": "fake", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    times = []
+    with httpx.Client(timeout=30) as client:
+        for _ in range(count):
+            started = time.monotonic()
+            with client.stream("POST", f"{model_url}/chat/completions", json=body) as response:
+                for line in response.iter_lines():
+                    if '"content": "' in line and '"content": ""' not in line:
+                        times.append(time.monotonic() - started)
+                        break
+    return times
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def open_files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def database_connections(db_name: str) -> int:
+    import psycopg
+
+    with psycopg.connect(postgres_admin_url() or "", autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [db_name]
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+@dataclass
+class Report:
+    seconds: float
+    load: Load
+    burst: Burst | None
+    model_first_chunk: list[float]
+    rss: dict[str, float] = field(default_factory=dict)  # MB, by moment
+    lost: list[str] = field(default_factory=list)  # the database check's problems
+    samples: list[tuple[float, float, int, int]] = field(default_factory=list)  # soak
+    grew: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[str]:
+        found = [f"load: {error}" for error in self.load.errors]
+        found += [f"lost or duplicated: {problem}" for problem in self.lost]
+        if self.burst is not None:
+            found += [f"burst: {t.text}: {t.outcome}" for t in self.burst.turns if not t.clean]
+            found += [f"probe: {problem}" for problem in self.burst.probe.unexpected]
+        return found + [f"soak: {what}" for what in self.grew]
+
+
+def measure(
+    stack: Stack,
+    *,
+    seconds: float,
+    turns: int,
+    crud: int,
+    burst: int,
+    pieces: int,
+    soak_minutes: float = 0,
+    sample_seconds: float = 60,
+    probes: int = 5,
+) -> Report:
+    first_chunk = model_first_chunk(stack.model_url, probes)
+    session = asyncio.run(login(stack.url, PASSWORD))
+    rss = {"before": rss_mb(stack.pid)}
+    samples: list[tuple[float, float, int, int]] = []
+    started = time.monotonic()
+
+    def sample() -> None:
+        row = (
+            (time.monotonic() - started) / 60,
+            rss_mb(stack.pid),
+            open_files(stack.pid),
+            database_connections(stack.db_name),
+        )
+        samples.append(row)
+        print(
+            f"  minute {row[0]:5.1f}: RSS {row[1]:7.1f} MB, open files {row[2]:4d}, "
+            f"PostgreSQL connections {row[3]:3d}",
+            flush=True,
+        )
+
+    if soak_minutes:
+        sample()
+        seconds = soak_minutes * 60
+    load = asyncio.run(
+        load_phase(
+            session,
+            seconds=seconds,
+            turns=turns,
+            crud=crud,
+            pieces=pieces,
+            every=sample_seconds if soak_minutes else None,
+            sample=sample if soak_minutes else None,
+        )
+    )
+    rss["after load"] = rss_mb(stack.pid)
+    bursted = asyncio.run(burst_phase(session, count=burst, pieces=pieces)) if burst else None
+    rss["after burst"] = rss_mb(stack.pid)
+    turns_seen = load.turns + (bursted.turns if bursted else [])
+    report = Report(seconds, load, bursted, first_chunk, rss, samples=samples)
+    report.lost = check_database(stack.conninfo, turns_seen, pieces)
+    if soak_minutes:
+        sample()
+        report.grew = growth(samples)
+    return report
+
+
+def growth(samples: list[tuple[float, float, int, int]]) -> list[str]:
+    """Growth from the first minute's sample (the process warmed up) to the last."""
+    if len(samples) < 3:
+        return []
+    first, last = samples[1], samples[-1]
+    found = []
+    if last[1] > first[1] * RSS_GROWTH:
+        found.append(f"RSS {first[1]:.1f} -> {last[1]:.1f} MB")
+    for index, what in ((2, "open files"), (3, "PostgreSQL connections")):
+        if last[index] > first[index] + COUNT_GROWTH:
+            found.append(f"{what} {first[index]} -> {last[index]}")
+    return found
+
+
+def summary(report: Report, *, turns: int, crud: int, pieces: int, pause: float) -> str:
+    load = report.load
+    ttft = [t.first_text for t in load.turns if t.first_text is not None]
+    direct = sorted(report.model_first_chunk)
+    base = direct[len(direct) // 2] if direct else float("nan")
+    complete = sum(t.outcome == "complete" for t in load.turns)
+    crud_calls = load.crud
+    lines = [
+        f"load: {turns} WebSocket chat clients + {crud} API CRUD clients for "
+        f"{report.seconds:g} s; daphne on PostgreSQL and Redis; fake model streaming "
+        f"{pieces} pieces, {pause * 1000:g} ms before each",
+        f"  chat turns            {len(load.turns):6d} sent, {complete} complete, "
+        f"{len(load.turns) - complete} not ({len(load.socket_failures)} socket failures)",
+        f"  API requests          {sum(crud_calls.statuses.values()):6d}, statuses "
+        f"{dict(sorted(crud_calls.statuses.items()))}, p50 "
+        f"{percentile(crud_calls.latencies, 0.5) * 1000:.0f} ms, p95 "
+        f"{percentile(crud_calls.latencies, 0.95) * 1000:.0f} ms",
+        f"  time to first text    p50 {percentile(ttft, 0.5) * 1000:6.0f} ms, p95 "
+        f"{percentile(ttft, 0.95) * 1000:6.0f} ms (the model's own first piece: "
+        f"{base * 1000:.0f} ms)",
+        f"  overhead over model   p50 {(percentile(ttft, 0.5) - base) * 1000:6.0f} ms, p95 "
+        f"{(percentile(ttft, 0.95) - base) * 1000:6.0f} ms",
+        "  web RSS               "
+        + ", ".join(f"{moment} {mb:.1f} MB" for moment, mb in report.rss.items()),
+        f"  errors                {len(load.errors):6d}",
+    ]
+    lines += [f"    {error}" for error in load.errors[:10]]
+    if report.burst is not None:
+        burst = report.burst
+        probe = burst.probe
+        outcomes = ", ".join(f"{what} {n}" for what, n in burst.outcomes.most_common())
+        lines += [
+            f"burst: {len(burst.turns)} turns at once, over in {burst.seconds:.1f} s",
+            f"  outcomes              {outcomes}",
+            f"  not clean             {sum(not t.clean for t in burst.turns):6d} (500s: "
+            f"{sum(t.is_500 for t in burst.turns)})",
+            f"  GET /api/tasks meanwhile: {len(probe.latencies)} answered, "
+            f"{len(probe.unexpected)} failed, p50 {percentile(probe.latencies, 0.5) * 1000:.0f} "
+            f"ms, max {max(probe.latencies, default=float('nan')) * 1000:.0f} ms",
+        ]
+    lines.append(f"database check: {len(report.lost)} lost or duplicated")
+    lines += [f"    {problem}" for problem in report.lost[:10]]
+    if report.samples:
+        lines.append("soak: " + ("grew: " + "; ".join(report.grew) if report.grew else "no growth"))
+    lines.append("PASS" if not report.failures else f"FAIL ({len(report.failures)} problems)")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--turns", type=int, default=50, help="concurrent chat clients")
+    parser.add_argument("--crud", type=int, default=10, help="concurrent API CRUD clients")
+    parser.add_argument("--burst", type=int, default=200, help="turns at once; 0: no burst")
+    parser.add_argument("--soak-minutes", type=float, default=0)
+    parser.add_argument("--sample-seconds", type=float, default=60, help="soak: sample interval")
+    parser.add_argument("--pieces", type=int, default=5, help="pieces in each model reply")
+    parser.add_argument("--pause", type=float, default=0.05, help="seconds before each piece")
+    options = parser.parse_args()
+    redis_url = os.environ.get("TALORYS_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
+    with live_stack(redis_url, pieces=options.pieces, pause=options.pause) as stack:
+        report = measure(
+            stack,
+            seconds=options.seconds,
+            turns=options.turns,
+            crud=options.crud,
+            burst=options.burst,
+            pieces=options.pieces,
+            soak_minutes=options.soak_minutes,
+            sample_seconds=options.sample_seconds,
+        )
+    print(
+        summary(
+            report,
+            turns=options.turns,
+            crud=options.crud,
+            pieces=options.pieces,
+            pause=options.pause,
+        )
+    )
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
