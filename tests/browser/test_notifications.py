@@ -19,6 +19,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.conf import settings as django_settings
 from django.db import connections, transaction
 
 from talorys.notifications import push
@@ -41,7 +42,17 @@ def shared_channel_layer(settings, redis_url_for_tests) -> dict:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # Its own prefix: another test run on the same Redis cannot see these messages.
-            "CONFIG": {"hosts": [redis_url_for_tests], "prefix": f"test-{uuid.uuid4().hex}"},
+            # The read timeout outwaits the layer's 5 s blocking pop, as talorys/settings.py's
+            # does (else an idle page's socket could close with 1011).
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": redis_url_for_tests,
+                        "socket_timeout": django_settings.REDIS_LAYER_READ_TIMEOUT,
+                    }
+                ],
+                "prefix": f"test-{uuid.uuid4().hex}",
+            },
         }
     }
     settings.CHANNEL_LAYERS = layers
