@@ -35,3 +35,26 @@ def drop_database(name: str) -> None:
 
     with psycopg.connect(postgres_admin_url() or "", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def start_django(use_sqlite: bool) -> tuple[str, str | None]:
+    """A throwaway database (``create_database``) in a fresh data dir, then ``django.setup()``
+    with the embedded defaults (no Redis, no model server). Returns the database URL and the
+    PostgreSQL database to drop afterwards (``drop_database``), if any."""
+    import tempfile
+
+    data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
+    database_url, pg_name = create_database(use_sqlite, data_dir)
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DATABASE_URL": database_url,
+            "TALORYS_DATA_DIR": data_dir,
+            "TALORYS_MODEL_BASE_URL": "",
+        }
+    )
+    os.environ.pop("REDIS_URL", None)
+    import django
+
+    django.setup()
+    return database_url, pg_name

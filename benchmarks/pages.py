@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._database import create_database, drop_database  # noqa: E402
+from benchmarks._database import drop_database, start_django  # noqa: E402
 
 TARGET_MS = 100.0
 PAGES = [
@@ -157,20 +155,7 @@ def main() -> None:
     parser.add_argument("--sqlite", action="store_true", help="use SQLite even if PostgreSQL is up")
     options = parser.parse_args()
 
-    data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
-    database_url, pg_name = create_database(options.sqlite, data_dir)
-    os.environ.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
-            "DATABASE_URL": database_url,
-            "TALORYS_DATA_DIR": data_dir,
-            "TALORYS_MODEL_BASE_URL": "",
-        }
-    )
-    os.environ.pop("REDIS_URL", None)
-    import django
-
-    django.setup()
+    _database_url, pg_name = start_django(options.sqlite)
     logging.getLogger("django.request").setLevel(logging.ERROR)
     from django.conf import settings
     from django.core.management import call_command
