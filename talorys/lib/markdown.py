@@ -32,8 +32,11 @@ ATTRIBUTES = {
     "pre": {"class"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-# Rendering is pure, so the same text is rendered once per process.
+# Rendering is pure, so the same short text (a reply, most notes) is rendered once per process.
+# Longer texts are rendered each time: 2,048 notes of 200,000 characters, kept with their HTML,
+# would hold gigabytes.
 CACHE_SIZE = 2048
+CACHED_CHARS = 8_000
 # Text past this is shown as plain text in a code block: parsing and highlighting a megabyte of
 # Markdown for every page view is not worth it (replies and notes are capped well below it).
 MAX_CHARS = 200_000
@@ -60,9 +63,17 @@ def _parser() -> MarkdownIt:
 _MD = _parser()
 
 
-@lru_cache(maxsize=CACHE_SIZE)
 def render_markdown(text: str) -> str:
     """``text`` as sanitised HTML, safe to insert into a page as it is."""
+    return _render_cached(text) if len(text) <= CACHED_CHARS else _render(text)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _render_cached(text: str) -> str:
+    return _render(text)
+
+
+def _render(text: str) -> str:
     if len(text) > MAX_CHARS:
         text = "~~~~~~~~\n" + text.replace("~~~~~~~~", "~ ~ ~ ~") + "\n~~~~~~~~"
     html = _MD.render(text)

@@ -73,3 +73,13 @@ def test_the_word_diff_gives_back_both_texts():
     assert "".join(r["text"] for r in runs if r["op"] != "del") == after
     assert {"op": "ins", "text": "bread"} in runs and {"op": "del", "text": "eggs"} in runs
     assert text_diff("same", "same") == [{"op": "eq", "text": "same"}]
+
+
+def test_only_short_texts_are_kept_in_the_cache():
+    from talorys.lib.markdown import CACHED_CHARS, _render_cached
+
+    _render_cached.cache_clear()
+    short, long = "**short**", "word " * (CACHED_CHARS // 5 + 1)
+    assert render_markdown(short) == render_markdown(short) == "<p><strong>short</strong></p>\n"
+    assert render_markdown(long).startswith("<p>word word")
+    assert _render_cached.cache_info().currsize == 1
