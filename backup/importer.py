@@ -36,6 +36,7 @@ from typing import Any
 
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
+from django.db.models import F
 from pydantic import ValidationError
 
 from agent.models import Message, Origin
@@ -331,6 +332,11 @@ def _apply_kind(kind: KindSpec, rows: list[dict[str, Any]]) -> tuple[Counts, lis
         kind.model._base_manager.bulk_update(
             objs, [column for column in compared if column != "id"], batch_size=200
         )
+        if any(field.name == "version" for field in kind.model._meta.fields):
+            # A changed item is a new version: an edit from before the restore is refused (409).
+            kind.model._base_manager.filter(pk__in=[row["id"] for row in changed]).update(
+                version=F("version") + 1
+            )
     counts.added, counts.changed = len(new), len(changed) + len(pause)
     return counts, pause
 

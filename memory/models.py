@@ -48,6 +48,9 @@ class Memory(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # One more at each change, under the row lock: an edit that names an older version is
+    # refused with 409 (talorys/workspace/services/common.py, check_version).
+    version = models.PositiveIntegerField(default=1)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveManager()

@@ -9,7 +9,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from memory.models import Memory
-from talorys.lib.schemas import BoundedDate, In, QueryText
+from talorys.lib.schemas import BoundedDate, ExpectedVersion, In, QueryText
 from talorys.lib.search import QUERY_MAX
 
 
@@ -35,6 +35,7 @@ class MemoryPatch(In):
     # null: current again (no longer superseded). Only null is accepted: superseding is the
     # conflict check's, or a revert's.
     superseded_by: None = None
+    version: ExpectedVersion = None
 
     @field_validator("text", "category")
     @classmethod
@@ -57,6 +58,7 @@ class MemoryOut(Schema):
     contradicts: int | None = Field(None, alias="conflicts_with_id")
     created_at: dt.datetime
     updated_at: dt.datetime
+    version: int
 
 
 class MemoryFilters(Schema):

@@ -12,7 +12,7 @@ from memory import selectors, services
 from memory.models import Memory
 from talorys.accounts.auth import request_actor
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
+from talorys.lib.pages import form_text, form_version, owner_page, page_of, run_action, whole_number
 from talorys.lib.validation import day_in_range
 from talorys.workspace.history import change_revert
 
@@ -120,6 +120,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
             valid_to=_date(request, "valid_to"),
             source=Memory.Source.OWNER,
             actor=request_actor(request),
+            version=form_version(request),
         ),
         back=f"{LIST}{memory_id}/",
         done="Memory saved.",

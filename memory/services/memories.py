@@ -26,6 +26,7 @@ from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
 from talorys.workspace.models import Change
+from talorys.workspace.services.common import check_version
 
 
 def clean_memory_text(text: str | None) -> str:
@@ -123,15 +124,21 @@ def memory_update(
     valid_to: dt.date | None = _KEEP,
     conflicts_with_id: int | None = _KEEP,
     superseded_by: None = _KEEP,
+    version: int | None = None,
 ) -> Memory:
     """Change text, category and/or validity. A call that changes nothing writes no revision.
     ``superseded_by=None`` makes a superseded memory current again (the owner's call).
 
     The row is locked so that two concurrent corrections are both recorded, one after the other.
-    A correction settles a contradiction the memory was marked with.
+    A correction settles a contradiction the memory was marked with. ``version``: the one the
+    caller read; a memory changed since is refused (Conflict).
     """
     if superseded_by is not _KEEP:
         with transaction.atomic():
+            if version is not None:
+                locked = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
+                if locked is not None:
+                    check_version(locked, version, noun="memory")
             memory_supersede(memory_id=memory_id, by_id=None, source=source, actor=actor)
             return memory_update(
                 memory_id=memory_id,
@@ -152,6 +159,7 @@ def memory_update(
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(f"Memory {memory_id} does not exist.")
+        check_version(memory, version, noun="memory")
         starts = memory.valid_from if valid_from is _KEEP else valid_from
         ends = memory.valid_to if valid_to is _KEEP else valid_to
         _check_validity(starts, ends)
@@ -176,6 +184,7 @@ def memory_update(
             setattr(memory, name, value)
         memory.conflicts_with_id = conflict
         memory.source = source
+        memory.version += 1
         memory.save()
         _record(memory, MemoryRevision.Action.UPDATE, actor=actor, before=before)
     return memory
@@ -195,6 +204,7 @@ def memory_supersede(
         if memory.superseded_by_id == by_id or (by_id and memory.superseded_by_id):
             return memory
         before = item_fields(MEMORY, memory)
+        memory.version += 1
         memory.superseded_by_id = by_id
         memory.superseded_at = timezone.now() if by_id else None
         memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
@@ -258,9 +268,11 @@ def memory_correct(
     category: str | None = None,
     source: str = Memory.Source.CHAT,
     actor: Actor = OWNER,
+    version: int | None = None,
 ) -> Remembered:
     """The model's correction, after the conflict check against the other memories. A
-    correction that duplicates another memory is not applied (the other already says it)."""
+    correction that duplicates another memory is not applied (the other already says it).
+    ``version``: the one the model read; a memory changed since is refused (Conflict)."""
     text = clean_memory_text(text)
     current = _current(memory_id)
     if current is None:
@@ -279,6 +291,7 @@ def memory_correct(
             source=source,
             actor=actor,
             conflicts_with_id=contradicted,
+            version=version,
         ),
         source=source,
         actor=actor,

@@ -20,7 +20,7 @@ from talorys.lib.schemas import BoundedDate, one_of
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
-from talorys.workspace.tools.common import local_iso
+from talorys.workspace.tools.common import ReadVersion, local_iso
 
 # The model's choices and limit, shown to the model inline (one_of) as they are on the model.
 Category = Annotated[Memory.Category, one_of(Memory.Category)]
@@ -41,6 +41,7 @@ def _memory(memory: Memory, zone: ZoneInfo) -> dict[str, Any]:
         "text": memory.text,
         "category": memory.category,
         "updated_at": local_iso(memory.updated_at, zone),
+        "version": memory.version,
     }
     if memory.valid_from:
         item["valid_from"] = memory.valid_from.isoformat()
@@ -159,6 +160,7 @@ class CorrectMemoryArgs(ToolArgs):
     ]
     text: MemoryText
     category: Category | None = Field(None, description="New category; omit to keep it.")
+    version: ReadVersion = None
 
 
 @register
@@ -179,6 +181,7 @@ class CorrectMemory(Tool):
             category=args.category,
             source=_source(ctx),
             actor=ctx.actor,
+            version=args.version,
         )
         return _outcome(result, owner_zone())
 

@@ -94,6 +94,12 @@ def whole_number(data: QueryDict, name: str, *, label: str) -> int | None:
     return int(value)
 
 
+def form_version(request: HttpRequest) -> int | None:
+    """The version of the item the edit form was opened on (its hidden ``version`` field): the
+    service refuses the edit if the item changed since (talorys.lib.schemas.ExpectedVersion)."""
+    return whole_number(request.POST, "version", label="Version")
+
+
 def page_problem(request: HttpRequest) -> str:
     """What is wrong with ``?page=``, or "" (the list then shows page 1 or its last page)."""
     value = request.GET.get("page", "")

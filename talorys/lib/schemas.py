@@ -32,6 +32,21 @@ QueryText = Annotated[str, AfterValidator(_no_nul)]
 # (422), not a query that fails in the database. Path ids are bounded in talorys/lib/middleware.py.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
+# The version of an item an edit was made from (its ``version`` as read): when the item has
+# changed since, the edit is refused with 409 CONFLICT and changes nothing. Left out, no check.
+ExpectedVersion = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=2**31 - 1,
+        description=(
+            "The version you read. If the item has changed since, nothing changes and the "
+            "answer is 409 CONFLICT with the current version in details. Leave it out to apply "
+            "the edit to whatever is current."
+        ),
+    ),
+]
+
 # An aware date within the range every date the owner or the model gives must lie in
 # (talorys.lib.validation.DATE_MIN..DATE_MAX): a 422, never an overflow later.
 BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range)]

@@ -47,6 +47,9 @@ class Project(models.Model):
     description = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # One more at each change of the content, under the row lock: an edit that names the version
+    # it read is refused with 409 when the item changed since (services/common.check_version).
+    version = models.PositiveIntegerField(default=1)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveManager()
@@ -84,6 +87,9 @@ class Task(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # One more at each change of the content, under the row lock: an edit that names the version
+    # it read is refused with 409 when the item changed since (services/common.check_version).
+    version = models.PositiveIntegerField(default=1)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveManager()
@@ -116,6 +122,9 @@ class Note(models.Model):
     content = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # One more at each change of the content, under the row lock: an edit that names the version
+    # it read is refused with 409 when the item changed since (services/common.check_version).
+    version = models.PositiveIntegerField(default=1)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveManager()

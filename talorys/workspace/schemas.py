@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from ninja import Schema
 from pydantic import Field
 
-from talorys.lib.schemas import BoundedDatetime, Id, In, QueryText, one_of
+from talorys.lib.schemas import BoundedDatetime, ExpectedVersion, Id, In, QueryText, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, OwnerSettings, Project, Task
 from talorys.workspace.selectors import (
@@ -42,6 +42,7 @@ class TaskPatch(In):
     priority: int | None = Field(None, ge=Task.Priority.LOW, le=Task.Priority.HIGH)
     due_at: BoundedDatetime | None = None
     project_id: Id | None = None
+    version: ExpectedVersion = None
 
 
 class TaskOut(Schema):
@@ -55,6 +56,7 @@ class TaskOut(Schema):
     completed_at: dt.datetime | None
     created_at: dt.datetime
     updated_at: dt.datetime
+    version: int
 
 
 class TaskFilters(Schema):
@@ -74,6 +76,7 @@ class ProjectIn(In):
 class ProjectPatch(In):
     name: str | None = Field(None, min_length=1, max_length=Project.NAME_MAX)
     description: str | None = Field(None, max_length=Project.DESCRIPTION_MAX)
+    version: ExpectedVersion = None
 
 
 class ProjectOut(Schema):
@@ -82,6 +85,7 @@ class ProjectOut(Schema):
     description: str
     created_at: dt.datetime
     updated_at: dt.datetime
+    version: int
 
 
 class NoteIn(In):
@@ -92,6 +96,7 @@ class NoteIn(In):
 class NotePatch(In):
     title: str | None = Field(None, min_length=1, max_length=Note.TITLE_MAX)
     content: str | None = Field(None, max_length=Note.CONTENT_MAX)
+    version: ExpectedVersion = None
 
 
 class NoteOut(Schema):
@@ -100,6 +105,7 @@ class NoteOut(Schema):
     content: str
     created_at: dt.datetime
     updated_at: dt.datetime
+    version: int
 
 
 class SettingsPatch(In):

@@ -134,7 +134,10 @@ def test_the_owner_s_data_is_changed_to_the_file_s_and_new_rows_keep_their_ids()
 
     report = reimport(doc)
 
-    assert Task.objects.get(pk=seeded["task"].pk).title == "Water the beds twice"
+    changed = Task.objects.get(pk=seeded["task"].pk)
+    assert changed.title == "Water the beds twice"
+    # A changed item is a new version: an edit made before the import is refused (409).
+    assert changed.version == seeded["task"].version + 1
     assert Memory.objects.get(pk=seeded["memory"].pk).text == "Owner lived in Berlin"
     assert Task.objects.get(pk=5000).title == "New one"
     assert report["kinds"]["tasks"] == {"added": 1, "changed": 1, "unchanged": 1, "kept": 0}

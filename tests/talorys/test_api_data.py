@@ -42,6 +42,7 @@ def test_project_crud(api):
     assert patched.json() | {"updated_at": None} == project | {
         "description": "The new flat",
         "updated_at": None,
+        "version": 2,
     }
 
     assert api.delete(f"/api/projects/{project['id']}").status_code == 204

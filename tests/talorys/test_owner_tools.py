@@ -68,6 +68,7 @@ def test_create_task_stores_every_field_and_shows_due_in_owner_time(paris_owner)
         "priority": 3,
         "due_at": "2026-03-01T09:00+01:00",
         "project": {"id": project.pk, "name": "Home"},
+        "version": 1,
     }
 
 

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from talorys.lib.actors import Actor
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT
 from talorys.workspace.history import (
     ItemKind,
@@ -33,6 +33,20 @@ def aware(value: dt.datetime | None, *, field: str) -> dt.datetime | None:
     if value is not None and not DATE_MIN <= value < DATE_MAX:
         raise ValidationFailed(f"{field} {DATE_RANGE_TEXT}.")
     return value
+
+
+def check_version(obj: Any, expected: int | None, *, noun: str) -> None:
+    """Refuse an edit made from an older read. Call it with the row locked (``select_for_update``)
+    before the change, and count the change (``version += 1``) where it is saved: the owner's
+    edit and the model's, racing on one item, are serialised by the lock and the second finds
+    the version moved. ``None`` asks for no check (the edit applies to whatever is current, and
+    is logged like any other)."""
+    if expected is not None and expected != obj.version:
+        raise Conflict(
+            f"This {noun} has changed since you read it (you sent version {expected}, it is at "
+            f"version {obj.version} now). Nothing was changed: read it again and redo the edit.",
+            details={"version": obj.version},
+        )
 
 
 def record_created(kind: ItemKind, obj: Any, actor: Actor) -> None:

@@ -12,6 +12,7 @@ from talorys.lib.validation import clean_text
 from talorys.workspace.history import ItemKind, item_fields, register_kind
 from talorys.workspace.models import Change, Note
 from talorys.workspace.services.common import (
+    check_version,
     record_created,
     record_updated,
     restore_from_bin,
@@ -38,12 +39,16 @@ def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
     return note
 
 
-def note_update(*, note_id: int, actor: Actor = OWNER, **changes: Any) -> Note:
-    """Locked like note_append, so a rewrite and an append never lose each other's change."""
+def note_update(
+    *, note_id: int, actor: Actor = OWNER, version: int | None = None, **changes: Any
+) -> Note:
+    """Locked like note_append, so a rewrite and an append never lose each other's change.
+    ``version``: the one the caller read; a note changed since is refused (Conflict)."""
     with transaction.atomic():
         note = Note.objects.live().select_for_update().filter(pk=note_id).first()
         if note is None:
             raise NotFound(f"Note {note_id} does not exist.")
+        check_version(note, version, noun="note")
         before = item_fields(NOTE, note)
         if "title" in changes:
             note.title = clean_text(changes["title"], field="title", max_length=Note.TITLE_MAX)
@@ -54,6 +59,7 @@ def note_update(*, note_id: int, actor: Actor = OWNER, **changes: Any) -> Note:
                 max_length=Note.CONTENT_MAX,
                 required=False,
             )
+        note.version += 1
         note.save()
         record_updated(NOTE, note, before, actor)
     return note
@@ -71,13 +77,16 @@ def note_append(*, note_id: int, text: str, actor: Actor = OWNER) -> Note:
         if len(content) > Note.CONTENT_MAX:
             raise ValidationFailed(f"The note would be longer than {Note.CONTENT_MAX} characters.")
         note.content = content
-        note.save(update_fields=["content", "updated_at"])
+        note.version += 1
+        note.save(update_fields=["content", "updated_at", "version"])
         record_updated(NOTE, note, before, actor)
     return note
 
 
-def note_rename(*, note_id: int, title: str, actor: Actor = OWNER) -> Note:
-    return note_update(note_id=note_id, title=title, actor=actor)
+def note_rename(
+    *, note_id: int, title: str, actor: Actor = OWNER, version: int | None = None
+) -> Note:
+    return note_update(note_id=note_id, title=title, actor=actor, version=version)
 
 
 def note_delete(*, note_id: int, actor: Actor = OWNER) -> None:

@@ -12,6 +12,7 @@ from talorys.lib.validation import clean_text
 from talorys.workspace.history import ItemKind, bin_restore, item_fields, register_kind
 from talorys.workspace.models import Change, Project, Task
 from talorys.workspace.services.common import (
+    check_version,
     record_created,
     record_restored,
     record_updated,
@@ -38,12 +39,15 @@ def project_create(*, name: str, description: str = "", actor: Actor = OWNER) ->
     return project
 
 
-def project_update(*, project_id: int, actor: Actor = OWNER, **changes: Any) -> Project:
+def project_update(
+    *, project_id: int, actor: Actor = OWNER, version: int | None = None, **changes: Any
+) -> Project:
     with transaction.atomic():
         # Locked: the revision's "before" must be what this update replaced.
         project = Project.objects.live().select_for_update().filter(pk=project_id).first()
         if project is None:
             raise NotFound(f"Project {project_id} does not exist.")
+        check_version(project, version, noun="project")
         before = item_fields(PROJECT, project)
         if "name" in changes:
             project.name = clean_text(changes["name"], field="name", max_length=Project.NAME_MAX)
@@ -54,6 +58,7 @@ def project_update(*, project_id: int, actor: Actor = OWNER, **changes: Any) -> 
                 max_length=Project.DESCRIPTION_MAX,
                 required=False,
             )
+        project.version += 1
         project.save()
         record_updated(PROJECT, project, before, actor)
     return project

@@ -15,6 +15,7 @@ from talorys.workspace.history import ItemKind, item_fields, register_kind
 from talorys.workspace.models import Change, Project, Task
 from talorys.workspace.services.common import (
     aware,
+    check_version,
     record_created,
     record_updated,
     restore_from_bin,
@@ -58,12 +59,16 @@ def task_create(
     return task
 
 
-def task_update(*, task_id: int, actor: Actor = OWNER, **changes: Any) -> Task:
-    """Apply the given fields. ``status`` moves completed_at with it."""
+def task_update(
+    *, task_id: int, actor: Actor = OWNER, version: int | None = None, **changes: Any
+) -> Task:
+    """Apply the given fields. ``status`` moves completed_at with it. ``version``: the one the
+    caller read; a task changed since is refused (Conflict)."""
     with transaction.atomic():
         task = Task.objects.live().select_for_update().filter(pk=task_id).first()
         if task is None:
             raise NotFound(f"Task {task_id} does not exist.")
+        check_version(task, version, noun="task")
         before = item_fields(TASK, task)
         if "title" in changes:
             task.title = clean_text(changes["title"], field="title", max_length=Task.TITLE_MAX)
@@ -89,6 +94,7 @@ def task_update(*, task_id: int, actor: Actor = OWNER, **changes: Any) -> Task:
             if status != task.status:
                 task.status = status
                 task.completed_at = timezone.now() if status == Task.Status.DONE else None
+        task.version += 1
         task.save()
         record_updated(TASK, task, before, actor)
     return task

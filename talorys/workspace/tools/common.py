@@ -36,3 +36,16 @@ def clip(text: str, width: int = EXCERPT) -> str:
 
 
 Limit = Annotated[int, Field(ge=1, le=50, description="How many to return at most (1-50).")]
+# The version the model read (each item it is shown carries one): an edit from an older read is
+# refused, so the model reads again instead of undoing what the owner changed meanwhile.
+ReadVersion = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=2**31 - 1,
+        description=(
+            "The item's version as you last read it. If it has changed since (the owner edited "
+            "it), the edit is refused: read it again and redo the change."
+        ),
+    ),
+]

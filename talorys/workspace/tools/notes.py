@@ -24,7 +24,7 @@ from talorys.workspace import selectors, services
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.models import Note
 from talorys.workspace.services import owner_zone
-from talorys.workspace.tools.common import Limit, clip, local_iso
+from talorys.workspace.tools.common import Limit, ReadVersion, clip, local_iso
 
 NOTE_READ_LIMIT = 12_000  # chars of a note body one read_note returns; the window is small
 
@@ -35,6 +35,7 @@ def _note(note: Note, zone: ZoneInfo) -> dict[str, Any]:
         "title": note.title,
         "updated_at": local_iso(note.updated_at, zone),
         "excerpt": clip(note.content),
+        "version": note.version,
     }
 
 
@@ -175,6 +176,7 @@ class AppendToNote(Tool):
 class RenameNoteArgs(ToolArgs):
     note_id: NoteId
     title: str = Field(min_length=1, max_length=Note.TITLE_MAX, description="The new title.")
+    version: ReadVersion = None
 
 
 @register
@@ -186,7 +188,9 @@ class RenameNote(Tool):
     cap = 5
 
     def run(self, args: RenameNoteArgs, ctx: ToolContext) -> dict[str, Any]:
-        note = services.note_rename(note_id=args.note_id, title=args.title, actor=ctx.actor)
+        note = services.note_rename(
+            note_id=args.note_id, title=args.title, actor=ctx.actor, version=args.version
+        )
         return {"note": _note(note, owner_zone())}
 
 

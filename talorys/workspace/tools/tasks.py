@@ -15,7 +15,7 @@ from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import TaskStatus
 from talorys.workspace.services import owner_zone
-from talorys.workspace.tools.common import DUE_AT_HELP, Limit, local_iso
+from talorys.workspace.tools.common import DUE_AT_HELP, Limit, ReadVersion, local_iso
 
 
 def _task(task: Task, zone: ZoneInfo) -> dict[str, Any]:
@@ -26,6 +26,7 @@ def _task(task: Task, zone: ZoneInfo) -> dict[str, Any]:
         "priority": task.priority,
         "due_at": local_iso(task.due_at, zone),
         "project": {"id": task.project.pk, "name": task.project.name} if task.project else None,
+        "version": task.version,
     }
 
 
@@ -160,6 +161,7 @@ class UpdateTaskArgs(ToolArgs):
     status: TaskStatus | None = Field(
         None, description="'done' completes the task, 'open' reopens it."
     )
+    version: ReadVersion = None
 
 
 # Fields where an explicit null means "clear it"; for the others null means "leave it".
@@ -180,12 +182,14 @@ class UpdateTask(Tool):
     def run(self, args: UpdateTaskArgs, ctx: ToolContext) -> dict[str, Any]:
         changes = {
             name: getattr(args, name)
-            for name in args.model_fields_set - {"task_id"}
+            for name in args.model_fields_set - {"task_id", "version"}
             if getattr(args, name) is not None or name in _CLEARABLE_TASK_FIELDS
         }
         if not changes:
             raise ToolError("Give at least one field to change.", code="NOTHING_TO_CHANGE")
-        task = services.task_update(task_id=args.task_id, actor=ctx.actor, **changes)
+        task = services.task_update(
+            task_id=args.task_id, actor=ctx.actor, version=args.version, **changes
+        )
         return {"task": _task(task, owner_zone())}
 
 

@@ -12,9 +12,9 @@ from django.shortcuts import render
 
 from talorys.accounts.auth import request_actor
 from talorys.lib.diff import DiffRun, text_diff
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.markdown import render_markdown
-from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action
+from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
 from talorys.workspace import history, selectors, services
 from talorys.workspace.change_log import change_revert_refusals
@@ -139,16 +139,30 @@ def _note_page(request: HttpRequest, note: Note, **extra: Any) -> HttpResponse:
 @owner_page("GET", "POST")
 def note_detail(request: HttpRequest, note_id: int) -> HttpResponse:
     if request.method == "POST":
-        return run_action(
-            request,
-            lambda: services.note_update(
-                note_id=note_id,
-                content=request.POST.get("content", ""),
-                actor=request_actor(request),
-            ),
-            back=f"/notes/{note_id}/",
-            done="Note saved.",
-        )
+        draft = request.POST.get("content", "")
+        stale = False
+
+        def save() -> Note:
+            nonlocal stale
+            try:
+                return services.note_update(
+                    note_id=note_id,
+                    content=draft,
+                    version=form_version(request),
+                    actor=request_actor(request),
+                )
+            except Conflict:
+                stale = True
+                raise
+
+        response = run_action(request, save, back=f"/notes/{note_id}/", done="Note saved.")
+        if not stale:
+            return response
+        # Changed since the page was opened (by the model, or in another tab): the owner's text
+        # is kept, over the current note and its version, so that saving again is a choice.
+        response = _note_page(request, _note(note_id), draft=draft, stale_draft=True)
+        response.status_code = 409
+        return response
     return _note_page(request, _note(note_id))
 
 

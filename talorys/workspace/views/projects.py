@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
-from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action
+from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project
@@ -53,7 +53,10 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         return run_action(
             request,
             lambda: services.project_update(
-                project_id=project_id, actor=request_actor(request), **changes
+                project_id=project_id,
+                actor=request_actor(request),
+                version=form_version(request),
+                **changes,
             ),
             back=f"/projects/{project_id}/",
             done="Project saved.",

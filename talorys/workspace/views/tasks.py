@@ -14,7 +14,15 @@ from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
+from talorys.lib.pages import (
+    form_text,
+    form_version,
+    owner_page,
+    page_of,
+    page_problem,
+    run_action,
+    whole_number,
+)
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
 from talorys.workspace.history import BIN_RETENTION
@@ -148,7 +156,10 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
         return run_action(
             request,
             lambda: services.task_update(
-                task_id=task_id, actor=request_actor(request), **_changes(request)
+                task_id=task_id,
+                actor=request_actor(request),
+                version=form_version(request),
+                **_changes(request),
             ),
             back=f"/tasks/{task_id}/",
             done="Task saved.",
