@@ -14,7 +14,7 @@ from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolExecutor
 from agent.models import Message
-from agent.runner.db import db
+from agent.runner.db import db, give_back_request_connection
 from agent.runner.events import TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
@@ -101,8 +101,9 @@ async def begin_turn(
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
     NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. The flags are
     services.turn_begin's."""
-    # Not db(): the request's response phase (its session save) reuses this connection, where a
-    # pool found empty would be a 500; stream_turn's first trip, on the same thread, gives it back.
+    # Not db(): the request's response phase (its session save) reuses this connection on the
+    # request's thread, where a pool found empty would be a 500; the stream's first step gives it
+    # back (give_back_request_connection).
     return await sync_to_async(services.turn_begin)(
         conversation_id=conversation_id,
         text=text,
@@ -133,6 +134,7 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     message_id = start.assistant_message_id
     logger.info("Turn started: conversation %s, reply %s", conversation_id, message_id)
     try:
+        await give_back_request_connection()
         if start.title is not None:
             yield {"type": "title", "conversation_id": conversation_id, "title": start.title}
         yield {

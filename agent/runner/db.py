@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import connection
 
 P = ParamSpec("P")
@@ -19,13 +22,55 @@ def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     across them made each running turn hold one, and 120 concurrent turns ran PostgreSQL out of
     connections. Closing hands a pooled connection back to the pool (DATABASES' "pool" option,
     talorys/settings.py). Inside an atomic block (a test's transaction) it must stay open.
+
+    The trips run on threads of their own (``TALORYS_TURN_DB_THREADS``), not on the one thread
+    that also runs every synchronous view and socket check, so turns and requests stop queueing
+    behind each other. Each trip is a unit of work that takes a connection and gives it back, so
+    nothing has to follow it to the next trip's thread. ``0`` keeps them on that one thread: the
+    suite's settings do, as a test's transaction lives on its main thread.
     """
 
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         finally:
-            if not connection.in_atomic_block:
-                connection.close()
+            _close()
 
-    return sync_to_async(call)
+    def trip(*args: P.args, **kwargs: P.kwargs) -> Awaitable[R]:
+        threads = trip_threads()
+        if not threads:
+            return sync_to_async(call)(*args, **kwargs)
+        return sync_to_async(call, thread_sensitive=False, executor=_executor(threads))(
+            *args, **kwargs
+        )
+
+    return trip
+
+
+def _close() -> None:
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+async def give_back_request_connection() -> None:
+    """Close the connection of the thread the request's synchronous code ran on (begin_turn's),
+    once the response has started. Django gives each request a thread of its own; its
+    connection would otherwise stay checked out of the pool for as long as the reply streams,
+    since the turn's trips run on other threads."""
+    if trip_threads():
+        await sync_to_async(_close)()
+
+
+def trip_threads() -> int:
+    """How many trips may run at once: the setting, and fewer than the pool's connections, so
+    that a trip never waits for one (the request thread holds one more)."""
+    threads = settings.TALORYS_TURN_DB_THREADS
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    if isinstance(pool, dict) and "max_size" in pool:
+        threads = min(threads, int(pool["max_size"]) - 1)
+    return max(threads, 0)
+
+
+@functools.cache
+def _executor(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="turn-db")
