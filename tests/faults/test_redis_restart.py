@@ -1,0 +1,231 @@
+"""Redis restarted under a running Talorys (issue 13, item 4): web, worker and beat reconnect by
+themselves, with nobody restarting them.
+
+Real processes on this test's PostgreSQL database and a Redis server of the test's own (so that
+it can be stopped): daphne, a Celery worker and Celery beat, with production settings. While
+Redis is down, the web process keeps answering (health says what is down, still 200; pages and
+the API that need no Redis still work; nothing is a 500). Once Redis is back, with an empty
+data set as after a restart without persistence: health is green again, beat's and the worker's
+heartbeats are fresh (beat sends, the worker receives), and a reminder due after the restart
+reaches an open notifications socket (beat → broker → worker → channel layer → daphne).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.utils import timezone
+
+from automations.services.crud import automation_create
+from benchmarks._load_clients import login
+from benchmarks._websocket import WebSocket
+from talorys.notifications.models import Notification
+from talorys.ops.models import Heartbeat
+from tests.conftest import OWNER_PASSWORD
+from tests.faults.postgres import database_url
+from tests.faults.test_worker_killed import kill, wait_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
+
+HEARTBEAT_SECONDS = 1
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of this test's own, stopped and started on one port."""
+
+    def __init__(self, port: int, log: Path) -> None:
+        self.port, self.log = port, log
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        assert binary, "redis-server is not on PATH"
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
+            + ["no", "--logfile", str(self.log)],
+            start_new_session=True,
+        )
+        wait_for(self.answers, "redis-server to answer", seconds=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)  # a crash: no goodbye to the clients
+            self.process.wait(10)
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as conn:
+                conn.sendall(b"PING\r\n")
+                return conn.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+
+@pytest.fixture
+def redis_server(tmp_path) -> Iterator[RedisServer]:
+    server = RedisServer(free_port(), tmp_path / "redis.log")
+    server.start()
+    yield server
+    server.stop()
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        args,
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def health(url: str) -> httpx.Response:
+    return httpx.get(f"{url}/api/health", timeout=10)
+
+
+def redis_parts(url: str) -> tuple[str, str]:
+    report = health(url).json()
+    return report["broker"], report["channel_layer"]
+
+
+def fresh(name: str, since: dt.datetime) -> bool:
+    at = Heartbeat.objects.filter(name=name).values_list("at", flat=True).first()
+    return at is not None and at > since
+
+
+async def next_notification(port: int, cookie: str, timeout: float) -> dict:
+    ws = await WebSocket.connect(port, "/ws/notifications/", cookie)
+    try:
+        while True:
+            frame = await asyncio.wait_for(ws.receive_json(), timeout)
+            if frame.get("type") == "notification":
+                return frame["notification"]
+    finally:
+        await ws.close()
+
+
+def test_web_worker_and_beat_reconnect_after_redis_restarts(
+    needs_postgres, owner, redis_server, tmp_path
+):
+    # The suite hashes with MD5, which production settings do not accept: a hash they do.
+    owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisrestart", iterations=1000)
+    owner.save(update_fields=["password"])
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
+        "TALORYS_DATA_DIR": str(tmp_path),
+        "TALORYS_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
+        "TALORYS_DISPATCH_SECONDS": "1",
+    }
+    bin_dir = Path(sys.executable).parent
+    processes = [
+        spawn(
+            [
+                str(bin_dir / "daphne"),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "talorys.asgi:application",
+            ],
+            env,
+            tmp_path / "web.log",
+        ),
+        spawn(
+            [sys.executable, "-m", "celery", "-A", "talorys", "worker", "-l", "info", "-c", "1"]
+            + ["--without-mingle", "--without-gossip"],
+            env,
+            tmp_path / "worker.log",
+        ),
+        spawn(
+            [sys.executable, "-m", "celery", "-A", "talorys", "beat", "-l", "info"],
+            env,
+            tmp_path / "beat.log",
+        ),
+    ]
+    try:
+        started = timezone.now()
+        wait_for(lambda: _answers(url), "daphne", seconds=60)
+        wait_for(
+            lambda: fresh("worker", started) and fresh("beat", started),
+            "the first heartbeats",
+            seconds=60,
+        )
+        before = health(url).json()
+        assert (before["broker"], before["channel_layer"]) == ("ok", "ok"), before
+        session = asyncio.run(login(url, OWNER_PASSWORD))
+
+        redis_server.stop()
+        down = health(url)
+        # 200 while the database answers: a Redis outage must not take the pages down.
+        assert down.status_code == 200, down.content
+        assert down.json() | {"worker": "", "beat": "", "setup": "", "version": ""} == {
+            "status": "degraded",
+            "database": "ok",
+            "broker": "unavailable",
+            "channel_layer": "unavailable",
+            "worker": "",
+            "beat": "",
+            "setup": "",
+            "version": "",
+        }
+        with httpx.Client(base_url=url, cookies=session.cookies, timeout=10) as client:
+            tasks = client.get("/api/tasks")
+            assert tasks.status_code == 200, tasks.content  # the data needs no Redis
+            assert client.get("/tasks/").status_code == 200
+        time.sleep(3)  # long enough for every client's next try to fail and back off
+
+        redis_server.start()
+        back = timezone.now()
+        wait_for(lambda: redis_parts(url) == ("ok", "ok"), "broker and layer in health", seconds=60)
+        wait_for(
+            lambda: fresh("beat", back) and fresh("worker", back),
+            "beat's and the worker's heartbeats after the restart",
+            seconds=60,
+        )
+
+        # A reminder due now: beat dispatches it, the worker runs it and notifies, the channel
+        # layer carries it to the socket daphne holds open.
+        automation = automation_create(
+            name="After the restart",
+            kind="reminder",
+            message="Redis came back",
+            schedule={"type": "once", "at": (timezone.now() + dt.timedelta(seconds=2)).isoformat()},
+        )
+        received = asyncio.run(next_notification(port, session.cookie, timeout=60))
+        assert received["title"] == "After the restart", received
+        assert Notification.objects.filter(source=automation.source).count() == 1
+    finally:
+        for process in processes:
+            kill(process)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return health(url).status_code in (200, 503)
+    except httpx.TransportError:
+        return False
