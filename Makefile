@@ -66,12 +66,15 @@ test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the wh
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The long variant of the API fuzzing in `make test` (tests/talorys/test_api_fuzz.py): 1,000
-# examples per operation and mode (200 with each token), on PostgreSQL (when it answers) and on
-# SQLite. FUZZ_EXAMPLES=N changes the count.
-FUZZ_EXAMPLES ?= 1000
+# examples per operation as the owner (500 valid, 500 invalid; `make test` runs 50 and 50) and
+# 400 with each token, on PostgreSQL (when it answers) and on SQLite. FUZZ_EXAMPLES=N and
+# FUZZ_TOKEN_EXAMPLES=N change the counts per kind.
+FUZZ_EXAMPLES ?= 500
+FUZZ_TOKEN_EXAMPLES ?= 200
+FUZZ_ENV = TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_FUZZ_TOKEN_EXAMPLES=$(FUZZ_TOKEN_EXAMPLES)
 fuzz: $(DEV_STAMP) ## Fuzz every API operation at length, on PostgreSQL and SQLite
-	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
-	TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_TEST_SQLITE=1 $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
+	$(FUZZ_ENV) $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
+	$(FUZZ_ENV) TALORYS_TEST_SQLITE=1 $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
 
 load: $(DEV_STAMP) ## 50 chat turns over the WebSocket + 10 API clients for 60 s, then 200 turns at once
 	$(BIN)/python benchmarks/load.py

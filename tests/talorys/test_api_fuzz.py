@@ -4,9 +4,11 @@ is the JSON envelope, and every answer the schema describes matches it.
 
 Positive cases (what the schema allows) and negative ones (what it does not: huge numbers,
 wrong types, malformed bodies), through Django's test client on the suite's database
-(PostgreSQL or SQLite). `make test` runs a few dozen per operation (TALORYS_FUZZ_EXAMPLES,
-default 25; the tokens a fifth of it), `make fuzz` 1,000. /api/chat streams a model turn: it is
-left out here (its input checks are tested in tests/agent).
+(PostgreSQL or SQLite). TALORYS_FUZZ_EXAMPLES is how many of each kind per operation and caller:
+`make test` runs 50 positive and 50 negative (100 per operation, for each of the three
+callers); `make fuzz` 500 and 500 (1,000 per operation; TALORYS_FUZZ_TOKEN_EXAMPLES, 200 and
+200 with each token). /api/chat streams a model turn: it is left out here (its input checks are
+tested in tests/agent).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from tests.conftest import ApiClient
 from tests.talorys.routes import envelope_code
 
-EXAMPLES = int(os.environ.get("TALORYS_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("TALORYS_FUZZ_EXAMPLES", "50"))
+TOKEN_EXAMPLES = int(os.environ.get("TALORYS_FUZZ_TOKEN_EXAMPLES", str(EXAMPLES)))
 # Logging out would end the session the rest of the run uses.
 SKIPPED = {("POST", "/api/chat"), ("POST", "/api/auth/logout")}
 
@@ -110,7 +113,7 @@ def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(ow
         token = _token(api, caller)
         api = ApiClient(Client(raise_request_exception=False, HTTP_AUTHORIZATION=f"Bearer {token}"))
         api.csrf_token = ""
-        examples = max(5, EXAMPLES // 5)
+        examples = TOKEN_EXAMPLES
     problems: list[str] = []
     operations = 0
     for result in schema.get_all_operations():
