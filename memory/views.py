@@ -158,7 +158,11 @@ def memory_reinstate(request: HttpRequest, memory_id: int) -> HttpResponse:
 def memory_revert(request: HttpRequest, memory_id: int) -> HttpResponse:
     return run_action(
         request,
-        lambda: change_revert(change_id=_id(request, "change_id"), actor=request_actor(request)),
+        lambda: change_revert(
+            change_id=_id(request, "change_id"),
+            actor=request_actor(request),
+            of=(services.MEMORY.name, memory_id),
+        ),
         back=f"{LIST}{memory_id}/",
         done="Change reverted.",
     )

@@ -268,17 +268,33 @@ def revert_refusal(
     return None
 
 
-def change_revert(*, change_id: int, actor: Actor = OWNER) -> list[Change]:
+def change_revert(
+    *,
+    change_id: int,
+    actor: Actor = OWNER,
+    of: tuple[str, int] | None = None,
+    actions: tuple[str, ...] | None = None,
+) -> list[Change]:
     """Undo one change while the item still holds what the change wrote; else Conflict.
 
     Revert of an update writes ``before`` back; of a create, moves the item to the bin; of a
     delete, restores it; of a restore, bins it again. All under the item's row lock, so an edit
     racing the revert either lands first (and the revert is refused) or after it.
+
+    ``of`` (kind, id): a page about one item reverts only that item's changes, and ``actions``
+    only those actions; another change id is NotFound there, and nothing changes.
     """
     with transaction.atomic():
         change = Change.objects.select_for_update().filter(pk=change_id).first()
         if change is None:
             raise NotFound(f"Change {change_id} does not exist.")
+        if (of is not None and (change.kind, change.object_id) != of) or (
+            actions is not None and change.action not in actions
+        ):
+            what = f"{of[0]} {of[1]}" if of else "this item"
+            raise NotFound(
+                f"Change {change_id} is not a change of {what} that can be reverted here."
+            )
         if change.reverted_by.exists():
             raise Conflict("This change was already reverted.")
         spec = item_kind(change.kind)

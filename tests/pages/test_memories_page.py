@@ -136,6 +136,25 @@ def test_a_revert_refused_changes_nothing(signed_in):
     assert memory.text == "Has three cats"
 
 
+def test_a_change_of_another_item_is_not_reverted_from_a_memory_s_page(signed_in):
+    from talorys.workspace import services as workspace
+    from talorys.workspace.models import Change
+
+    memory = services.memory_create(text="Has a cat")
+    task = workspace.task_create(title="Feed the cat")
+    workspace.task_update(task_id=task.pk, title="Feed the cats")
+    change = Change.objects.get(kind="task", action="update")
+
+    response = signed_in.post(
+        f"/memories/{memory.pk}/revert/", {"change_id": change.pk}, follow=True
+    )
+
+    assert f"Change {change.pk} is not a change of memory {memory.pk}" in response.content.decode()
+    task.refresh_from_db()
+    assert task.title == "Feed the cats"
+    assert not change.reverted_by.exists()
+
+
 def test_unknown_memory_is_404(signed_in):
     assert signed_in.get("/memories/999999/").status_code == 404
     assert signed_in.post("/memories/999999/edit/", {"text": "x"}).status_code == 303

@@ -157,7 +157,7 @@ def test_a_change_of_another_item_is_not_reverted_here(signed_in):
     services.note_update(note_id=other.pk, content="y")
     change = Change.objects.filter(action="update").get()
     response = signed_in.post(f"/notes/{note.pk}/revert/{change.pk}/", follow=True)
-    assert f"Change {change.pk} is not an edit of note {note.pk}." in flash(response)
+    assert f"Change {change.pk} is not a change of note {note.pk}" in flash(response)
     other.refresh_from_db()
     assert other.content == "y"
 

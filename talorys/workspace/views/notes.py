@@ -211,10 +211,14 @@ def note_revert(request: HttpRequest, note_id: int, change_id: int) -> HttpRespo
     """Revert one change of this note (``change_revert``: the owner's session, which a page
     always is; refused with a reason when the note changed since)."""
 
-    def revert() -> list[Change]:
-        of_note = Change.objects.filter(pk=change_id, kind=services.NOTE.name, object_id=note_id)
-        if not of_note.filter(action=Change.Action.UPDATE).exists():
-            raise NotFound(f"Change {change_id} is not an edit of note {note_id}.")
-        return history.change_revert(change_id=change_id, actor=request_actor(request))
-
-    return run_action(request, revert, back=f"/notes/{note_id}/", done="Change reverted.")
+    return run_action(
+        request,
+        lambda: history.change_revert(
+            change_id=change_id,
+            actor=request_actor(request),
+            of=(services.NOTE.name, note_id),
+            actions=(Change.Action.UPDATE,),
+        ),
+        back=f"/notes/{note_id}/",
+        done="Change reverted.",
+    )
