@@ -111,8 +111,10 @@ lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux 
 		--custom-compile-command "make lock" -c requirements/dev.lock --extra local-embeddings \
 		-o requirements/local-embeddings.lock pyproject.toml
 
-bench: $(DEV_STAMP) ## Run the benchmarks in benchmarks/ (the load test is make load)
-	@for f in $(filter-out benchmarks/load.py,$(wildcard benchmarks/[!_]*.py)); do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+# Every benchmark, one table beside the floors, benchmarks/results.json (benchmarks/run.py);
+# BENCH_ARGS="--only pages,load" or "--full" (10,000 automations due at once, a cold make run).
+bench: $(DEV_STAMP) ## Run every benchmark: one table of figures beside their floors
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean: ## Remove the virtualenv (keeps ./data)
 	rm -rf $(VENV)

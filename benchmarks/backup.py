@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._database import create_database, drop_database  # noqa: E402
+from benchmarks._results import figure  # noqa: E402
 
 COUNTS = {"tasks": 10_000, "notes": 5_000, "memories": 5_000, "messages": 20_000}
 
@@ -160,6 +161,18 @@ def main() -> None:
         print(f"{'step':34} {'seconds':>8} {'peak RSS MiB':>13}")
         for name, figures in results.items():
             print(f"{name:34} {figures['seconds']:8.2f} {figures['peak_mib']:13.0f}")
+        floor = results["baseline (Django only)"]
+        for name in ("export", "import into an empty database"):
+            figure(
+                "backup",
+                f"{name}, {sum(COUNTS.values()):,} rows",
+                results[name]["seconds"],
+                "s",
+                floor=floor["seconds"],
+                floor_name="a process that only starts Django",
+                database=engine,
+            )
+            figure("backup", f"{name}: peak RSS", results[name]["peak_mib"], "MiB", database=engine)
     finally:
         connections.close_all()
         if pg_name:

@@ -51,6 +51,7 @@ from benchmarks._load_clients import (  # noqa: E402
     login,
     percentile,
 )
+from benchmarks._results import figure  # noqa: E402
 
 PASSWORD = "load benchmark passphrase"
 # Soak: what counts as growth between the first minute's sample (after warm-up) and the last.
@@ -380,7 +381,36 @@ def main() -> int:
             pause=options.pause,
         )
     )
+    _figures(report, turns=options.turns)
     return 1 if report.failures else 0
+
+
+def _figures(report: Report, *, turns: int) -> None:
+    """The load's figures for `make bench` (benchmarks/_results.py)."""
+    ttft = [t.first_text for t in report.load.turns if t.first_text is not None]
+    direct = sorted(report.model_first_chunk)
+    base = direct[len(direct) // 2] if direct else None
+    where = "postgresql+redis"
+    figure(
+        "load",
+        f"time to first text under load ({turns} turns + API clients), p95",
+        percentile(ttft, 0.95) * 1000,
+        "ms",
+        floor=None if base is None else base * 1000,
+        floor_name="the fake model's own first piece, asked directly",
+        database=where,
+    )
+    for moment, mb in report.rss.items():
+        target = 200.0 if moment == "after load" else None
+        figure("load", f"web process RSS {moment}", mb, "MB", target=target, database=where)
+    figure(
+        "load",
+        "errors, lost or duplicated messages",
+        len(report.failures),
+        "",
+        target=0,
+        database=where,
+    )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Sets up a throwaway database (PostgreSQL at 127.0.0.1:5432 when it answers, else
 notifications, 500 binned tasks, 2,000 changes and a 200-message conversation, then requests
 each page through Django's full request path in this process (middleware, session, view,
 template) as the signed-in owner and prints the median and p95 server time and the query count.
-Target: every page's median under 100 ms.
+Target: every page's p95 at most 100 ms (issue 14).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._database import drop_database, start_django  # noqa: E402
+from benchmarks._results import figure  # noqa: E402
 
 TARGET_MS = 100.0
 PAGES = [
@@ -125,6 +126,7 @@ def _measure(ids: dict[str, int], runs: int) -> bool:
     client.force_login(user)
     print(f"{'page':42} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8}")
     ok = True
+    worst: tuple[float, str] = (0.0, "")
     for template in PAGES:
         path = template.format(**ids)
         timings = []
@@ -143,9 +145,19 @@ def _measure(ids: dict[str, int], runs: int) -> bool:
         else:
             p50 = statistics.median(timings)
             p95 = sorted(timings)[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))]
-            flag = "" if p50 < TARGET_MS else "  MISSES"
-            ok = ok and p50 < TARGET_MS
+            flag = "" if p95 <= TARGET_MS else "  MISSES"
+            ok = ok and p95 <= TARGET_MS
             print(f"{path:42} {p50:8.1f} {p95:8.1f} {len(queries.captured_queries):8}{flag}")
+            worst = max(worst, (p95, path))
+    figure(
+        "pages",
+        "slowest owner page, p95 server time",
+        worst[0],
+        "ms",
+        target=TARGET_MS,
+        database=connection.vendor,
+        note=worst[1],
+    )
     return ok
 
 
@@ -169,7 +181,7 @@ def main() -> None:
         print(f"database: {engine}; 10,000 tasks, 10,000 notes, 2,000 of memories, automations,")
         print("notifications and changes, 500 binned tasks, a 200-message conversation")
         ok = _measure(ids, options.runs)
-        print(f"every page under {TARGET_MS:.0f} ms: {'yes' if ok else 'NO'}")
+        print(f"every page's p95 at most {TARGET_MS:.0f} ms: {'yes' if ok else 'NO'}")
     finally:
         connections.close_all()
         if pg_name:

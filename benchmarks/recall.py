@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import recall_build as rb  # noqa: E402
 from benchmarks import recall_set  # noqa: E402
+from benchmarks._results import figure  # noqa: E402
 
 if TYPE_CHECKING:
     from memory.recall.engine import Mode
@@ -352,6 +353,17 @@ def main() -> int:
             row, size_notes = measure_size(n, pool, queries, options.runs, options.seed)
             rows.append(row)
             notes += [f"N={n:,}: {note}" for note in size_notes]
+        for row in rows:
+            for mode in ("keyword", "hybrid"):
+                figure(
+                    "recall",
+                    f"recall_items(limit=10), {mode}, N={row['N']:,}: p50",
+                    row[mode][0],
+                    "ms",
+                    floor=row["numpy floor"][0],
+                    floor_name="numpy brute-force top 10 over the same vectors",
+                    database=rb.database_label(),
+                )
         quality, info = measure_quality(rs)
         print("\n" + latency_table(rows, options.runs, len(queries)))
         print(
