@@ -24,7 +24,9 @@ class Command(BaseCommand):
     help = "Migrate, make sure the owner exists, then run web + worker + beat together."
 
     def handle(self, *args, **options):
-        call_command("migrate", interactive=False, verbosity=0)
+        # talorys_setup applies the migrations that are pending (a new data dir: all of them);
+        # a second `migrate` before it cost a restart about 2.7 s of post-migrate work for
+        # nothing (benchmarks/startup.py).
         # Kept to print with the URL, after the servers' start-up logs, so it is not scrolled away.
         setup_output = io.StringIO()
         call_command("talorys_setup", noinput=True, stdout=setup_output)
