@@ -2,6 +2,7 @@
 benchmarks/results.json.
 
     .venv/bin/python benchmarks/run.py [--only NAME,...] [--full]
+    .venv/bin/python benchmarks/run.py --markdown    # results.json as the README's table
 
 Runs each script below in its own process, in order, with its output shown as it goes; each
 reports its figures through benchmarks/_results.py into a file this script reads. PostgreSQL
@@ -125,11 +126,47 @@ def table(figures: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown(report: dict) -> str:
+    """results.json as the README's table."""
+    m = report["machine"]
+    lines = [
+        f"Measured {report['when'][:10]} at `{report['commit']}` on {m['cores']} cores "
+        f"({m['cpu']}), {m['memory_gib']} GiB, Python {m['python']}; "
+        f"PostgreSQL {'yes' if report['services']['postgresql'] else 'no'}, "
+        f"Redis {'yes' if report['services']['redis'] else 'no'}; "
+        f"`make bench` took {report['seconds'] / 60:.1f} min.",
+        "",
+        "| benchmark | figure | value | floor | ratio | target |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for row in report["figures"]:
+        unit = f" {row['unit']}" if row["unit"] else ""
+        floor = "" if row["floor"] is None else f"{row['floor']:g}{unit}"
+        ratio = "" if row["ratio"] is None else f"{row['ratio']:g}×"
+        target = ""
+        if row["target"] is not None:
+            sign = "≤" if row["better"] == "lower" else "≥"
+            target = f"{sign} {row['target']:g}{unit}: " + ("met" if row["met"] else "**missed**")
+        lines.append(
+            f"| {row['benchmark']} | {row['name']} | {row['value']:g}{unit} | {floor} | {ratio} "
+            f"| {target} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated names (e.g. pages,load)")
     parser.add_argument("--full", action="store_true", help="add the long variants")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print results.json as a Markdown table, run nothing",
+    )
     options = parser.parse_args()
+    if options.markdown:
+        print(markdown(json.loads(RESULTS.read_text())))
+        return 0
     only = {name for name in options.only.split(",") if name}
     postgres, redis_up = postgres_admin_url() is not None, redis_answers()
     print(

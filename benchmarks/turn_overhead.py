@@ -159,6 +159,7 @@ def main() -> None:
 
     _database_url, pg_name = start_django(options.sqlite)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    logging.getLogger("agent").setLevel(logging.WARNING)  # and one per turn
     from django.core.management import call_command
     from django.db import connections
 
