@@ -4,18 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('workspace', '0004_version'),
+        ("workspace", "0004_version"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='task',
-            name='talorys_tas_status_61e4cd_idx',
+            model_name="task",
+            name="talorys_tas_status_61e4cd_idx",
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True)), fields=['status', 'due_at', '-priority', 'id'], name='task_live_list_order'),
+            model_name="task",
+            index=models.Index(
+                condition=models.Q(("deleted_at__isnull", True)),
+                fields=["status", "due_at", "-priority", "id"],
+                name="task_live_list_order",
+            ),
         ),
     ]
