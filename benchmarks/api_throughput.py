@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._database import create_database, drop_database  # noqa: E402
 from benchmarks._load_clients import Session, login, percentile  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
-from benchmarks.load import free_port, rss_mb  # noqa: E402
+from benchmarks.load import rss_mb, start_daphne  # noqa: E402
 
 PASSWORD = "api throughput passphrase"
 TASKS = 10_000
@@ -112,32 +112,6 @@ def redis_for_cache() -> str | None:
     except redis.RedisError:
         return None
     return url
-
-
-def start_daphne(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
-    import httpx
-
-    port = free_port()
-    daphne = subprocess.Popen(
-        [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]
-        + ["talorys.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return daphne, url
-        except httpx.TransportError:
-            pass
-        if daphne.poll() is not None or time.monotonic() > deadline:
-            daphne.kill()
-            raise RuntimeError(f"daphne did not start:\n{log.read_text()}")
-        time.sleep(0.1)
 
 
 async def one_round(

@@ -91,6 +91,34 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def start_daphne(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    """daphne on a free port with ``env``, its errors in ``log``, once /api/health answers 200:
+    the process and its URL. The caller stops it."""
+    import httpx
+
+    port = free_port()
+    daphne = subprocess.Popen(
+        [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]
+        + ["talorys.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(
+            lambda: httpx.get(f"{url}/api/health", timeout=1).status_code == 200,
+            "daphne",
+            daphne,
+            log,
+        )
+    except RuntimeError:
+        daphne.kill()
+        raise
+    return daphne, url
+
+
 @contextmanager
 def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
     """A throwaway database with the owner, the fake model and daphne on them; all removed after."""
@@ -133,24 +161,8 @@ def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
             "    daily_ai_requests=1_000_000, daily_scheduled_ai_requests=1_000_000)\n"
         )
         subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=env, check=True)
-        port = free_port()
-        daphne_log = data_dir / "daphne.log"
-        daphne = subprocess.Popen(
-            [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]
-            + ["talorys.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=daphne_log.open("wb"),
-        )
+        daphne, url = start_daphne(env, data_dir / "daphne.log")
         processes.append(daphne)
-        url = f"http://127.0.0.1:{port}"
-        _wait_for(
-            lambda: httpx.get(f"{url}/api/health", timeout=1).status_code == 200,
-            "daphne",
-            daphne,
-            daphne_log,
-        )
         _wait_for(
             lambda: httpx.post(f"{model_url}/chat/completions", json={}, timeout=1).is_success,
             "the fake model",
