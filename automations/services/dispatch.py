@@ -38,6 +38,8 @@ class Claim:
     # Where the claim moved ``next_run_at``: handing the claim back restores its slot only if
     # nothing moved the automation since.
     advanced_to: dt.datetime | None = None
+    # A reminder or digest: no model call, so its run is short and many share one task.
+    deterministic: bool = False
 
 
 def _slots(
@@ -129,7 +131,15 @@ def _dispatch_batch(*, now: dt.datetime, zone: ZoneInfo, batch: int) -> tuple[in
                 _record_missed(automation, slot, zone)
             advanced[upcoming].append(automation.pk)
             if run_slot is not None:
-                claims.append(Claim(automation.pk, run_slot, automation.version, upcoming))
+                claims.append(
+                    Claim(
+                        automation.pk,
+                        run_slot,
+                        automation.version,
+                        upcoming,
+                        deterministic=automation.kind != Automation.Kind.AGENT_PROMPT,
+                    )
+                )
         # One UPDATE per distinct next slot: automations due together mostly share the next one.
         for upcoming, pks in advanced.items():
             # A one-time automation, or one whose schedule has no more dates, is done.
