@@ -198,7 +198,10 @@ def automation_run(*, automation_id: int, slot: dt.datetime, version: int) -> Au
             log.info("Automation %s slot %s already ran; not run again", automation_id, slot)
             return None
         # Under the automation's lock, so two slots' tasks cannot both see nothing in progress.
-        if _run_in_progress(automation, now=started, exclude=run.pk):
+        # A reminder or digest runs inside this transaction, under this lock, so no run of it
+        # is ever in progress beside it: only a model prompt's run (outside it) is looked for.
+        prompt = automation.kind == Automation.Kind.AGENT_PROMPT
+        if prompt and _run_in_progress(automation, now=started, exclude=run.pk):
             log.info("Automation %s slot %s skipped: a run is in progress", automation_id, slot)
             return _finish(
                 automation, run, status=AutomationRun.Status.SKIPPED, error=OVERLAP_ERROR
