@@ -186,6 +186,9 @@ def push_deliveries_create(
 ) -> list[int]:
     """One delivery per active subscription. Returns the ids to send now (none in quiet hours)."""
     now = now or timezone.now()
+    subscriptions = list(PushSubscription.objects.filter(active=True))
+    if not subscriptions:  # no device to push to: the quiet hours need not be read either
+        return []
     hold = quiet_hours_until(now=now)
     deliveries = PushDelivery.objects.bulk_create(
         [
@@ -195,7 +198,7 @@ def push_deliveries_create(
                 status=Status.HELD if hold else Status.PENDING,
                 not_before=hold or now,
             )
-            for subscription in PushSubscription.objects.filter(active=True)
+            for subscription in subscriptions
         ]
     )
     return [] if hold else [d.pk for d in deliveries]
