@@ -1,5 +1,6 @@
 """Every change to memories (memories.py), the owner's settling of a contradiction
-(contradictions.py) and the recall index (memory/recall/writer.py)."""
+(contradictions.py), the checks of its fields (checks.py) and the recall index
+(memory/recall/writer.py)."""
 
 from memory.recall.writer import ReindexReport, reindex, reindex_recent
 from memory.services.contradictions import memory_contradiction_keep, memory_contradiction_keep_both

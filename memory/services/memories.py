@@ -22,34 +22,12 @@ from django.utils import timezone
 
 from memory.conflict import Verdict, conflict_check
 from memory.models import Memory, MemoryRevision
+from memory.services.checks import check_choice, check_validity, clean_memory_text
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import NotFound
 from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
 from talorys.workspace.models import Change
 from talorys.workspace.services.common import check_version
-
-
-def clean_memory_text(text: str | None) -> str:
-    text = (text or "").strip()
-    if not text:
-        raise ValidationFailed("text must not be empty.")
-    if len(text) > Memory.TEXT_MAX:
-        raise ValidationFailed(
-            f"text is longer than {Memory.TEXT_MAX} characters; keep a memory to one fact "
-            "and put longer text in a note."
-        )
-    return text
-
-
-def _check_choice(value: str, *, field: str, choices: list[str]) -> str:
-    if value not in choices:
-        raise ValidationFailed(f"{field} must be one of {', '.join(choices)}.")
-    return str(value)
-
-
-def _check_validity(valid_from: dt.date | None, valid_to: dt.date | None) -> None:
-    if valid_from and valid_to and valid_from > valid_to:
-        raise ValidationFailed("valid_from must not be after valid_to.")
 
 
 def _record(
@@ -93,9 +71,9 @@ def memory_create(
     conflicts_with_id: int | None = None,
 ) -> Memory:
     text = clean_memory_text(text)
-    category = _check_choice(category, field="category", choices=Memory.Category.values)
-    source = _check_choice(source, field="source", choices=Memory.Source.values)
-    _check_validity(valid_from, valid_to)
+    category = check_choice(category, field="category", choices=Memory.Category.values)
+    source = check_choice(source, field="source", choices=Memory.Source.values)
+    check_validity(valid_from, valid_to)
     with transaction.atomic():
         memory = Memory.objects.create(
             text=text,
@@ -153,8 +131,8 @@ def memory_update(
     if text is not None:
         text = clean_memory_text(text)
     if category is not None:
-        category = _check_choice(category, field="category", choices=Memory.Category.values)
-    source = _check_choice(source, field="source", choices=Memory.Source.values)
+        category = check_choice(category, field="category", choices=Memory.Category.values)
+    source = check_choice(source, field="source", choices=Memory.Source.values)
     with transaction.atomic():
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
@@ -162,7 +140,7 @@ def memory_update(
         check_version(memory, version, noun="memory")
         starts = memory.valid_from if valid_from is _KEEP else valid_from
         ends = memory.valid_to if valid_to is _KEEP else valid_to
-        _check_validity(starts, ends)
+        check_validity(starts, ends)
         new: dict[str, Any] = {
             "text": memory.text if text is None else text,
             "category": memory.category if category is None else category,
@@ -207,7 +185,7 @@ def memory_supersede(
         memory.version += 1
         memory.superseded_by_id = by_id
         memory.superseded_at = timezone.now() if by_id else None
-        memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
+        memory.source = check_choice(source, field="source", choices=Memory.Source.values)
         if by_id is not None:
             newer = Memory.objects.filter(pk=by_id).values_list("valid_from", flat=True).first()
             if memory.valid_to is None:
@@ -242,8 +220,8 @@ def memory_remember(
 ) -> Remembered:
     """A new fact, after the conflict check (which runs first, outside any transaction)."""
     text = clean_memory_text(text)
-    category = _check_choice(category, field="category", choices=Memory.Category.values)
-    _check_validity(valid_from, valid_to)
+    category = check_choice(category, field="category", choices=Memory.Category.values)
+    check_validity(valid_from, valid_to)
     verdict = conflict_check(text=text, category=category)
     return _act_on(
         verdict,
@@ -343,7 +321,7 @@ def memory_bin(*, memory_id: int, source: str, actor: Actor = OWNER) -> Memory:
         if memory is None:
             raise NotFound(f"Memory {memory_id} does not exist.")
         memory.deleted_at = timezone.now()
-        memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
+        memory.source = check_choice(source, field="source", choices=Memory.Source.values)
         memory.save(update_fields=["deleted_at", "source", "updated_at"])
         _record(
             memory, MemoryRevision.Action.DELETE, actor=actor, before=item_fields(MEMORY, memory)
@@ -363,7 +341,7 @@ def memory_restore(
         if memory is None:
             raise NotFound(f"Memory {memory_id} is not in the bin.")
         memory.deleted_at = None
-        memory.source = _check_choice(source, field="source", choices=Memory.Source.values)
+        memory.source = check_choice(source, field="source", choices=Memory.Source.values)
         memory.save(update_fields=["deleted_at", "source", "updated_at"])
         _record(memory, MemoryRevision.Action.RESTORE, actor=actor)
     return memory

@@ -1,0 +1,31 @@
+"""The checks of a memory's fields, shared by every change to memories (memories.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from memory.models import Memory
+from talorys.lib.errors import ValidationFailed
+
+
+def clean_memory_text(text: str | None) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise ValidationFailed("text must not be empty.")
+    if len(text) > Memory.TEXT_MAX:
+        raise ValidationFailed(
+            f"text is longer than {Memory.TEXT_MAX} characters; keep a memory to one fact "
+            "and put longer text in a note."
+        )
+    return text
+
+
+def check_choice(value: str, *, field: str, choices: list[str]) -> str:
+    if value not in choices:
+        raise ValidationFailed(f"{field} must be one of {', '.join(choices)}.")
+    return str(value)
+
+
+def check_validity(valid_from: dt.date | None, valid_to: dt.date | None) -> None:
+    if valid_from and valid_to and valid_from > valid_to:
+        raise ValidationFailed("valid_from must not be after valid_to.")
