@@ -83,8 +83,8 @@ def run_automation(automation_id: int, slot: str, version: int) -> str | None:
 @shared_task
 def run_automations(claims: list[tuple[int, str, int]]) -> int:
     """Run several claimed deterministic slots, one after another, each as run_automation does.
-    One whose database trip fails is sent again on its own (run_automation retries it); the
-    others go on. Returns how many were done here (run, or found to have run already)."""
+    One whose database trip fails is sent again on its own (run_automation retries it); one that
+    fails otherwise is logged; the others go on either way. Returns how many were done here (run, or found to have run already)."""
     ran = 0
     for automation_id, slot, version in claims:
         try:
@@ -95,6 +95,8 @@ def run_automations(claims: list[tuple[int, str, int]]) -> int:
         except (OperationalError, InterfaceError):
             log.warning("Automation %s slot %s: sent again on its own", automation_id, slot)
             run_automation.delay(automation_id, slot, version)
+        except Exception:  # one run's bug must not cost the rest of the chunk their runs
+            log.exception("Automation %s slot %s: the run failed", automation_id, slot)
     return ran
 
 
