@@ -107,18 +107,46 @@ def commit() -> str:
     return done.stdout.strip() or "unknown"
 
 
+# How each output writes a ratio and a target: the terminal's table and the README's.
+PLAIN = {
+    "times": "x",
+    "le": "<=",
+    "ge": ">=",
+    "gap": "",
+    "unit": False,
+    "met": " ok",
+    "miss": " MISS",
+}
+README = {
+    "times": "×",
+    "le": "≤",
+    "ge": "≥",
+    "gap": " ",
+    "unit": True,
+    "met": ": met",
+    "miss": ": **missed**",
+}
+
+
+def cells(row: dict, style: dict) -> tuple[str, str, str, str]:
+    """One figure's value, floor, ratio and target, as ``style`` writes them."""
+    unit = f" {row['unit']}" if row["unit"] else ""
+    value = f"{row['value']:g}{unit}"
+    floor = "" if row["floor"] is None else f"{row['floor']:g}{unit}"
+    ratio = "" if row["ratio"] is None else f"{row['ratio']:g}{style['times']}"
+    target = ""
+    if row["target"] is not None:
+        sign = style["le"] if row["better"] == "lower" else style["ge"]
+        target = f"{sign}{style['gap']}{row['target']:g}" + (unit if style["unit"] else "")
+        target += style["met"] if row["met"] else style["miss"]
+    return value, floor, ratio, target
+
+
 def table(figures: list[dict]) -> str:
     head = f"{'benchmark':15} {'figure':58} {'value':>12} {'floor':>10} {'ratio':>7} {'target':>9}"
     lines = [head, "-" * len(head)]
     for row in figures:
-        unit = f" {row['unit']}" if row["unit"] else ""
-        value = f"{row['value']:g}{unit}"
-        floor = "" if row["floor"] is None else f"{row['floor']:g}{unit}"
-        ratio = "" if row["ratio"] is None else f"{row['ratio']:g}x"
-        target = ""
-        if row["target"] is not None:
-            sign = "<=" if row["better"] == "lower" else ">="
-            target = f"{sign}{row['target']:g}" + (" ok" if row["met"] else " MISS")
+        value, floor, ratio, target = cells(row, PLAIN)
         lines.append(
             f"{row['benchmark']:15} {row['name'][:58]:58} {value:>12} {floor:>10} {ratio:>7} "
             f"{target:>9}"
@@ -140,16 +168,9 @@ def markdown(report: dict) -> str:
         "| --- | --- | ---: | ---: | ---: | --- |",
     ]
     for row in report["figures"]:
-        unit = f" {row['unit']}" if row["unit"] else ""
-        floor = "" if row["floor"] is None else f"{row['floor']:g}{unit}"
-        ratio = "" if row["ratio"] is None else f"{row['ratio']:g}×"
-        target = ""
-        if row["target"] is not None:
-            sign = "≤" if row["better"] == "lower" else "≥"
-            target = f"{sign} {row['target']:g}{unit}: " + ("met" if row["met"] else "**missed**")
+        value, floor, ratio, target = cells(row, README)
         lines.append(
-            f"| {row['benchmark']} | {row['name']} | {row['value']:g}{unit} | {floor} | {ratio} "
-            f"| {target} |"
+            f"| {row['benchmark']} | {row['name']} | {value} | {floor} | {ratio} | {target} |"
         )
     return "\n".join(lines)
 
