@@ -17,7 +17,8 @@ from memory.recall import engine
 from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
 from memory.recall.writer import reindex_recent
-from talorys.lib.errors import NotFound
+from talorys.lib.errors import BudgetExhausted, NotFound
+from talorys.providers.base import ProviderError
 from talorys.workspace.models import Change, OwnerSettings
 
 logger = logging.getLogger(__name__)
@@ -177,33 +178,73 @@ class TurnRecall:
     related: list[str]
 
 
+@dataclass(frozen=True)
+class RecallPass:
+    """What a turn's two recalls share: the embedder (None: keyword), the mode and the index's
+    clock after the lazy pass."""
+
+    embedder: Embedder | None
+    mode: Mode | None
+    state: dict[str, Any] | None
+
+
+def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
+    """The lazy pass before a turn's recalls (``turn_memories``, ``turn_related``), without
+    messages (the turn's own message needs no index yet, and indexing it would cost a commit:
+    the pass after the reply does it); the embedder and the index's clock are looked up once
+    for both. With an embedder on, the message's vector is made here, once for both (and
+    cached: embeddings.embed_query): when that fails both recalls are keyword recalls, rather
+    than each asking the embedder again."""
+    embedder = embeddings.active_embedder(owner_settings=owner_settings)
+    if embedder is not None and text.strip():
+        try:
+            embeddings.embed_query(embedder, text.strip())
+        except (ProviderError, BudgetExhausted) as error:
+            logger.warning("Recall: the message's embedding failed, keyword only: %s", error)
+            embedder = None
+    state = reindex_recent(skip=("messages",), embedder=embedder).state
+    return RecallPass(
+        embedder=embedder, mode=None if embedder is not None else "keyword", state=state
+    )
+
+
+def turn_memories(*, text: str, recall: RecallPass) -> list[str]:
+    return memories_for_turn(
+        text=text, mode=recall.mode, embedder=recall.embedder, state=recall.state
+    )
+
+
+def turn_related(*, text: str, conversation_id: int, recall: RecallPass) -> list[str]:
+    """The related items are optional: a failure to recall them (the index, the embedder)
+    leaves them out and never fails the turn (the seed report's rule)."""
+    try:
+        return related_items_for_turn(
+            text=text,
+            conversation_id=conversation_id,
+            mode=recall.mode,
+            embedder=recall.embedder,
+            state=recall.state,
+        )
+    except Exception:
+        logger.exception("Related items for conversation %s left out", conversation_id)
+        return []
+
+
 def recall_for_turn(
     *, text: str, conversation_id: int | None, owner_settings: OwnerSettings
 ) -> TurnRecall:
     """What a turn's prompt recalls for the owner's message: its memories, and (for a chat
-    turn's ``conversation_id``) the related items. One lazy pass first, without messages (the
-    turn's own message needs no index yet, and indexing it would cost a commit: the pass after
-    the reply does it); the embedder and the index's clock are looked up once for all of it.
-
-    The related items are optional: a failure to recall them (the index, the embedder) leaves
-    them out and never fails the turn (the seed report's rule)."""
-    embedder = embeddings.active_embedder(owner_settings=owner_settings)
-    mode: Mode | None = None if embedder is not None else "keyword"
-    state = reindex_recent(skip=("messages",), embedder=embedder).state
-    memories = memories_for_turn(text=text, mode=mode, embedder=embedder, state=state)
-    related: list[str] = []
-    if conversation_id is not None:
-        try:
-            related = related_items_for_turn(
-                text=text,
-                conversation_id=conversation_id,
-                mode=mode,
-                embedder=embedder,
-                state=state,
-            )
-        except Exception:
-            logger.exception("Related items for conversation %s left out", conversation_id)
-    return TurnRecall(memories=memories, related=related)
+    turn's ``conversation_id``) the related items, after one ``recall_pass``. A chat turn makes
+    the two recalls at once instead (agent/runner/inputs.py)."""
+    recall = recall_pass(text=text, owner_settings=owner_settings)
+    return TurnRecall(
+        memories=turn_memories(text=text, recall=recall),
+        related=(
+            []
+            if conversation_id is None
+            else turn_related(text=text, conversation_id=conversation_id, recall=recall)
+        ),
+    )
 
 
 def memories_for_turn(
@@ -222,7 +263,7 @@ def memories_for_turn(
     The ranking is read without recall's hits (no snippets needed); the rows read next are the
     liveness check."""
     ranked, _mode, _error = engine.rank(
-        text, kinds=["memories"], top=2 * limit, mode=mode, embedder=embedder, state=state
+        text.strip(), kinds=["memories"], top=2 * limit, mode=mode, embedder=embedder, state=state
     )
     ids = [item.object_id for item in ranked if item.score >= MEMORY_MIN_SCORE]
     rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}

@@ -14,12 +14,12 @@ from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolExecutor
 from agent.models import Message
-from agent.runner.db import db, give_back_request_connection
+from agent.runner.db import db, give_back_request_connection, together
 from agent.runner.events import TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
-from agent.runner.model_loop import model_loop, shared_provider
+from agent.runner.model_loop import model_loop, shared_provider, step_gate
 from agent.runner.title import generated_title
 from memory import services as memory_services
 from talorys.lib.errors import AppError, database_unavailable
@@ -144,9 +144,11 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
             "user_message_id": start.user_message_id,
             "replaced_message_ids": list(start.replaced_message_ids),
         }
-        inputs = await db(read_chat_inputs)(start)
-        provider = shared_provider(inputs.provider)
-        messages = await turn_messages(provider, lease, start, inputs)
+        # The first step's gate (a cancel, the budget) at the same time as the reads.
+        read, _ = await together(read_chat_inputs(start), step_gate(lease))
+        inputs = read
+        provider = shared_provider(read.provider)
+        messages = await turn_messages(provider, lease, start, read)
         executor = ToolExecutor(
             ctx=ToolContext(
                 mode="chat",
@@ -154,16 +156,17 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
                 message_id=message_id,
                 source="chat",
             ),
-            max_tool_calls=inputs.max_tool_calls,
+            max_tool_calls=read.max_tool_calls,
         )
         steps = model_loop(
             provider,
             lease,
             executor,
-            max_steps=inputs.max_steps,
-            max_output_tokens=inputs.max_output_tokens,
+            max_steps=read.max_steps,
+            max_output_tokens=read.max_output_tokens,
             messages=messages,
             state=state,
+            first_step_gated=True,
         )
         async with aclosing(steps):
             async for said in steps:

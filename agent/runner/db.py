@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +14,8 @@ from django.db import connection
 
 P = ParamSpec("P")
 R = TypeVar("R")
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
@@ -45,6 +48,17 @@ def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
         )
 
     return trip
+
+
+async def together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both trips at once (on threads of their own, when ``trip_threads()``), each to its end:
+    the first one's error is raised only once the other is done too, so that no trip is left
+    holding a connection behind a turn that has moved on."""
+    one, two = await asyncio.gather(first, second, return_exceptions=True)
+    for outcome in (one, two):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return one, two  # type: ignore[return-value]
 
 
 def _close() -> None:

@@ -10,9 +10,11 @@ from django.utils import timezone
 
 from agent import context, prompt, selectors, services
 from agent.models import Conversation, Message
+from agent.runner.db import db, together
 from memory import selectors as memory_selectors
 from talorys.providers.base import ProviderConfig
 from talorys.workspace import services as core_services
+from talorys.workspace.models import OwnerSettings
 from talorys.workspace.selectors import provider_config
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
@@ -48,30 +50,27 @@ class TurnInputs:
         )
 
 
-def read_inputs(
-    *,
-    text: str,
-    summary: str = "",
-    history: list[context.HistoryEntry] | None = None,
-    related_to: int | None = None,
-) -> TurnInputs:
-    """The owner's settings, clock and the memories recalled for ``text``; with ``related_to``
-    (a chat turn's conversation), the related items too.
+def read_inputs(*, text: str) -> TurnInputs:
+    """The owner's settings, clock and the memories recalled for ``text`` (a scheduled run's).
 
     Recall first catches up with what changed since the last turn (memory.selectors.
-    recall_for_turn; messages are indexed after each reply, the catch-up task does the rest)."""
+    recall_pass; messages are indexed after each reply, the catch-up task does the rest)."""
     owner = core_services.owner_settings_get()
     recalled = memory_selectors.recall_for_turn(
-        text=text, conversation_id=related_to, owner_settings=owner
+        text=text, conversation_id=None, owner_settings=owner
     )
+    return _inputs(owner, memories=recalled.memories, related=[])
+
+
+def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) -> TurnInputs:
     return TurnInputs(
         provider=provider_config(owner),
         local_now=timezone.now().astimezone(ZoneInfo(owner.time_zone)),
         time_zone=owner.time_zone,
-        memories=recalled.memories,
-        related=recalled.related,
-        summary=summary,
-        history=history or [],
+        memories=memories,
+        related=related,
+        summary="",
+        history=[],
         max_steps=max(1, owner.max_steps_per_turn),
         max_tool_calls=owner.max_tool_calls_per_turn,
         max_output_tokens=owner.max_output_tokens,
@@ -79,25 +78,70 @@ def read_inputs(
     )
 
 
-def read_chat_inputs(start: services.TurnStart) -> TurnInputs:
-    """``read_inputs`` plus the conversation: its summary, history, window and outcome notes."""
+def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
+    owner = core_services.owner_settings_get()
+    return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
+
+
+async def _read_owner_inputs(start: services.TurnStart) -> TurnInputs:
+    """The settings and the index's lazy pass, then the memories and the related items, each
+    in a trip of its own at the same time."""
+    owner, recall = await db(_owner_and_recall_pass)(start.text)
+    memories, related = await together(
+        db(memory_selectors.turn_memories)(text=start.text, recall=recall),
+        db(memory_selectors.turn_related)(
+            text=start.text, conversation_id=start.conversation_id, recall=recall
+        ),
+    )
+    return _inputs(owner, memories=memories, related=related)
+
+
+@dataclass
+class _Conversation:
+    summary: str
+    history: list[context.HistoryEntry]
+    # The outcome notes when the window keeps every reply of ``history`` (the usual case).
+    outcomes_all_shown: list[str]
+
+
+def _read_conversation(start: services.TurnStart) -> _Conversation:
     conversation = Conversation.objects.only("summary", "summary_upto").get(
         pk=start.conversation_id
     )
-    inputs = read_inputs(
-        text=start.text,
-        summary=conversation.summary,
-        history=selectors.conversation_history(
-            conversation_id=start.conversation_id, after_id=conversation.summary_upto
-        ),
-        related_to=start.conversation_id,
+    history = selectors.conversation_history(
+        conversation_id=start.conversation_id, after_id=conversation.summary_upto
     )
-    # Chosen here, in the same trip to the database thread: the window is a pure function of
-    # what was just read, and the outcomes need to know which replies it keeps.
+    return _Conversation(
+        summary=conversation.summary,
+        history=history,
+        outcomes_all_shown=selectors.outcome_notes_outside(
+            conversation_id=start.conversation_id, shown_message_ids=_replies(history)
+        ),
+    )
+
+
+def _replies(entries: list[context.HistoryEntry]) -> set[int]:
+    return {entry.id for entry in entries if entry.role == Message.Role.ASSISTANT}
+
+
+async def read_chat_inputs(start: services.TurnStart) -> TurnInputs:
+    """``read_inputs`` plus the conversation: its summary, history, window and outcome notes.
+
+    The conversation's trip to the database runs beside recall's (agent/runner/db.py), which
+    needs none of it: recall is the longer, so the conversation costs the turn nothing before
+    its first token. (Where the trips share one thread, the suite's settings, they run one
+    after the other.)"""
+    conversation, inputs = await together(db(_read_conversation)(start), _read_owner_inputs(start))
+    inputs.summary = conversation.summary
+    inputs.history = conversation.history
+    # Chosen here: the window is a pure function of what was just read, and the outcomes need
+    # to know which replies it keeps.
     # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it. The outcome notes
     # go in the system prompt, so they are measured: a smaller window may leave out more
-    # replies, hence more notes, so the choice is repeated until the notes stop changing (once,
-    # when the conversation has no proposals out of the window).
+    # replies, hence more notes, so the choice is repeated until the notes stop changing. The
+    # first round's notes were read with the conversation; later rounds (only when the window
+    # leaves out a reply) read them again.
+    all_replies = _replies(inputs.history)
     outcomes: list[str] = []
     for _ in range(OUTCOME_ROUNDS):
         budget = context.history_budget(
@@ -105,12 +149,13 @@ def read_chat_inputs(start: services.TurnStart) -> TurnInputs:
             system_prompt=inputs.system_prompt(outcomes=outcomes),
         )
         inputs.window = context.select_window(inputs.history, budget_tokens=budget)
-        inputs.outcomes = selectors.outcome_notes_outside(
-            conversation_id=start.conversation_id,
-            shown_message_ids={
-                e.id for e in inputs.window.kept if e.role == Message.Role.ASSISTANT
-            },
-        )
+        shown = _replies(inputs.window.kept)
+        if shown == all_replies:
+            inputs.outcomes = conversation.outcomes_all_shown
+        else:
+            inputs.outcomes = await db(selectors.outcome_notes_outside)(
+                conversation_id=start.conversation_id, shown_message_ids=shown
+            )
         if inputs.outcomes == outcomes:
             break
         outcomes = inputs.outcomes

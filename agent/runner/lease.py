@@ -7,6 +7,7 @@ the running turn's side of it. A scheduled run has no conversation, hence ``NoLe
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from agent import services
@@ -31,6 +32,10 @@ class Lease(Protocol):
         """Raise TurnCancelled when the turn must stop."""
         ...
 
+    async def gate(self, then: Callable[[], None]) -> None:
+        """``check(force=True)``, then ``then()`` (a reservation), in one trip to the database."""
+        ...
+
 
 class TurnLease:
     """The turn's view of its row: polls for cancel, renews the lease."""
@@ -46,13 +51,24 @@ class TurnLease:
         """Raise TurnCancelled when a cancel was asked for or the lease is lost. Rate-limited to
         one read per POLL_SECONDS, unless ``force``: before something that must not happen after
         an accepted cancel (a tool call, a model step)."""
-        now = time.monotonic()
-        if not force and now - self.polled_at < POLL_SECONDS:
-            return
-        renew = now - self.renewed_at >= RENEW_SECONDS
-        alive = await db(services.turn_heartbeat)(
-            conversation_id=self.start.conversation_id, turn_id=self.start.turn_id, renew=renew
-        )
+        if force or time.monotonic() - self.polled_at >= POLL_SECONDS:
+            await self._poll(then=None)
+
+    async def gate(self, then: Callable[[], None]) -> None:
+        await self._poll(then=then)
+
+    async def _poll(self, *, then: Callable[[], None] | None) -> None:
+        renew = time.monotonic() - self.renewed_at >= RENEW_SECONDS
+
+        def heartbeat() -> bool:
+            alive = services.turn_heartbeat(
+                conversation_id=self.start.conversation_id, turn_id=self.start.turn_id, renew=renew
+            )
+            if alive and then is not None:
+                then()
+            return alive
+
+        alive = await db(heartbeat)()
         self.polled_at = time.monotonic()
         if renew:
             self.renewed_at = self.polled_at
@@ -68,3 +84,6 @@ class NoLease:
 
     async def check(self, *, force: bool = False) -> None:
         return None
+
+    async def gate(self, then: Callable[[], None]) -> None:
+        await db(then)()

@@ -7,6 +7,7 @@ each budget is reserved (all or none) before every provider call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections.abc import AsyncGenerator
@@ -125,6 +126,12 @@ def _reserve(kinds: tuple[str, ...]) -> None:
             core_services.usage_reserve(kind=kind)
 
 
+async def step_gate(lease: Lease, budgets: tuple[str, ...] = ("ai",)) -> None:
+    """What must hold before a model call, in one trip: no cancel accepted since the last poll,
+    and a request of each of ``budgets`` reserved (BudgetExhausted otherwise)."""
+    await lease.gate(functools.partial(_reserve, budgets))
+
+
 async def model_loop(
     provider: Provider,
     lease: Lease,
@@ -135,16 +142,18 @@ async def model_loop(
     messages: list[ChatMessage],
     state: TurnState,
     budgets: tuple[str, ...] = ("ai",),
+    first_step_gated: bool = False,
 ) -> AsyncGenerator[str | ToolActivity, None]:
     """Yields each text delta (a str) and each tool's activity as it comes; ``state`` keeps
-    them too. A request of each of ``budgets`` is reserved before every provider call."""
+    them too. A request of each of ``budgets`` is reserved before every provider call
+    (``step_gate``); ``first_step_gated``: the caller passed the first step's gate already."""
     max_reply_chars = settings.TALORYS_MAX_REPLY_CHARS
     for step in range(1, max_steps + 1):
         # Out of steps or tool budget: ask for an answer in words from what is known so far.
         final = step == max_steps or executor.budget_left <= 0
         # A cancel accepted since the last poll stops the turn before another model call.
-        await lease.check(force=True)
-        await db(_reserve)(budgets)
+        if step > 1 or not first_step_gated:
+            await step_gate(lease, budgets)
         state.requests += 1
         step_text = ""
         calls: list[ToolCall] = []
