@@ -296,14 +296,17 @@ def turn_begin(
                     conversation_id=conversation_id, text=text, message_id=message_id
                 )
             else:
-                owner_message = Message.objects.create(
+                owner_message = Message(
                     conversation_id=conversation_id, role=Message.Role.USER, content=text
                 )
-            reply = Message.objects.create(
+            reply = Message(
                 conversation_id=conversation_id,
                 role=Message.Role.ASSISTANT,
                 status=Message.Status.STREAMING,
             )
+            # One INSERT for both where there are two (ids in order: PostgreSQL and SQLite
+            # return them), so the owner's message always has the smaller id.
+            Message.objects.bulk_create([m for m in (owner_message, reply) if m.pk is None])
     except BaseException:
         turn_release(conversation_id=conversation_id, turn_id=turn_id)
         raise
