@@ -5,7 +5,6 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
-from ninja.pagination import paginate
 
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
@@ -19,14 +18,14 @@ from memory.schemas import (
     SearchQuery,
 )
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import Pagination
+from talorys.lib.pagination import paginate_rows
 
 router = Router(tags=["memory"])
 search_router = Router(tags=["search"])
 
 
 @router.get("", response=list[MemoryOut])
-@paginate(Pagination)
+@paginate_rows(MemoryOut)
 def memory_list(request: HttpRequest, filters: Query[MemoryFilters]) -> QuerySet[Memory]:
     return selectors.memory_list(q=filters.q, superseded=filters.superseded)
 
@@ -68,7 +67,7 @@ def memory_delete(request: HttpRequest, memory_id: int) -> Status:
 
 
 @router.get("/{int:memory_id}/history", response=list[MemoryRevisionOut])
-@paginate(Pagination)
+@paginate_rows(MemoryRevisionOut)
 def memory_history(request: HttpRequest, memory_id: int) -> QuerySet[MemoryRevision]:
     return selectors.memory_history(memory_id=memory_id)
 

@@ -14,7 +14,7 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from talorys.accounts.auth import owner_session_auth, request_actor, request_by_token
-from talorys.lib.pagination import Pagination
+from talorys.lib.pagination import Pagination, paginate_rows
 from talorys.lib.schemas import QueryText
 from talorys.workspace import history, selectors, services
 from talorys.workspace.bin_items import BinItems
@@ -50,7 +50,7 @@ notes_router = Router(tags=["notes"])
 
 
 @projects_router.get("", response=list[ProjectOut])
-@paginate(Pagination)
+@paginate_rows(ProjectOut)
 def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Project]:
     return selectors.project_list(q=q)
 
@@ -86,7 +86,7 @@ def project_delete(request: HttpRequest, project_id: int) -> Status:
 
 
 @tasks_router.get("", response=list[TaskOut])
-@paginate(Pagination)
+@paginate_rows(TaskOut)
 def task_list(request: HttpRequest, filters: Query[TaskFilters]) -> QuerySet[Task]:
     return selectors.task_list(
         status=filters.status,
@@ -127,7 +127,7 @@ def task_delete(request: HttpRequest, task_id: int) -> Status:
 
 
 @notes_router.get("", response=list[NoteOut])
-@paginate(Pagination)
+@paginate_rows(NoteOut)
 def note_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Note]:
     return selectors.note_list(q=q)
 
@@ -186,7 +186,7 @@ def bin_purge(request: HttpRequest, kind: Kind, item_id: int) -> Status:
 
 
 @changes_router.get("", response=list[ChangeOut])
-@paginate(Pagination)
+@paginate_rows(ChangeOut)
 def change_list(request: HttpRequest) -> QuerySet[Change]:
     return selectors.change_list()
 

@@ -1,0 +1,179 @@
+"""The lists read as rows (talorys/lib/schema_rows.py, ``paginate_rows``) answer byte for byte
+what ninja answered from model instances validated by the same schema; a schema that computes
+anything is refused when it is given; and a page of tasks costs the same queries for 5 tasks
+as for 60 (issue 14)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models import QuerySet
+from django.test.utils import CaptureQueriesContext
+from ninja import Field, Schema
+from ninja.errors import ConfigError
+from ninja.renderers import JSONRenderer
+from pydantic import computed_field, field_validator
+
+from memory import selectors as memory_selectors
+from memory import services as memory_services
+from memory.models import Memory
+from memory.schemas import MemoryOut, MemoryRevisionOut
+from talorys.lib.actors import Actor
+from talorys.lib.schema_rows import SchemaRows
+from talorys.workspace import history, selectors, services
+from talorys.workspace.models import Task
+from talorys.workspace.schemas import ChangeOut, NoteOut, ProjectOut, TaskOut
+
+MODEL = Actor(source="chat", conversation_id=7, message_id=11)
+
+
+@pytest.fixture
+def world(db) -> dict[str, Any]:
+    home = services.project_create(name="Home", description="The flat")
+    services.task_create(title="No project, no date")
+    services.task_create(
+        title="Whole second",  # no microseconds: the JSON writes none
+        details="Both dates",
+        priority=Task.Priority.HIGH,
+        due_at=dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+        project_id=home.pk,
+    )
+    done = services.task_create(
+        title="Done", due_at=dt.datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
+    )
+    services.task_update(task_id=done.pk, status="done", project_id=home.pk, actor=MODEL)
+    services.project_create(name="Empty")
+    note = services.note_create(title="Minutes", content="Said and done")
+    services.note_update(note_id=note.pk, content="Said, not done", actor=MODEL)
+    older = memory_services.memory_create(text="Ana lives in Lisbon")
+    newer = memory_services.memory_create(
+        text="Ana lives in Porto", valid_from=dt.date(2030, 1, 1), valid_to=dt.date(2031, 1, 1)
+    )
+    memory_services.memory_supersede(memory_id=older.pk, by_id=newer.pk, source="chat")
+    memory_services.memory_update(memory_id=newer.pk, text="Ana moved to Porto", actor=MODEL)
+    Memory.objects.filter(pk=newer.pk).update(conflicts_with=older)
+    note_change = selectors.change_list(kind="note", object_id=note.pk).first()
+    history.change_revert(change_id=note_change.pk, actor=MODEL)  # reverted, and a revert
+    return {"memory": newer}
+
+
+ALL = slice(None)
+# url -> the schema it lists, the rows ninja validated (the view's queryset), and the page of them
+CASES: dict[str, tuple[type[Schema], Callable[[dict[str, Any]], QuerySet], slice]] = {
+    "/api/tasks?limit=50": (TaskOut, lambda w: selectors.task_list(), ALL),
+    "/api/tasks?limit=2&offset=1": (TaskOut, lambda w: selectors.task_list(), slice(1, 3)),
+    "/api/tasks?status=done": (TaskOut, lambda w: selectors.task_list(status="done"), ALL),
+    "/api/tasks?offset=40": (TaskOut, lambda w: selectors.task_list(), slice(40, None)),
+    "/api/projects": (ProjectOut, lambda w: selectors.project_list(), ALL),
+    "/api/notes": (NoteOut, lambda w: selectors.note_list(), ALL),
+    "/api/changes": (ChangeOut, lambda w: selectors.change_list(), ALL),
+    "/api/memories": (MemoryOut, lambda w: memory_selectors.memory_list(), ALL),
+    "/api/memories?superseded=true": (
+        MemoryOut,
+        lambda w: memory_selectors.memory_list(superseded=True),
+        ALL,
+    ),
+    "/api/memories/{memory}/history": (
+        MemoryRevisionOut,
+        lambda w: memory_selectors.memory_history(memory_id=w["memory"].pk),
+        ALL,
+    ),
+}
+
+
+def as_ninja_wrote_it(schema: type[Schema], objects: QuerySet, count: int) -> bytes:
+    """The answer of ``@paginate(Pagination)``: each object validated by the schema, dumped."""
+    page = {"items": [schema.model_validate(obj).model_dump() for obj in objects], "count": count}
+    return JSONRenderer().render(None, page, response_status=200).encode()
+
+
+@pytest.mark.parametrize("url", CASES)
+def test_a_list_read_as_rows_answers_what_the_schema_would(api, world, url):
+    schema, rows, page = CASES[url]
+    response = api.get(url.format(memory=world["memory"].pk))
+    assert response.status_code == 200, response.content[:300]
+    assert response.content == as_ninja_wrote_it(schema, rows(world)[page], rows(world).count())
+    # Not a list that happens to be empty, and written as ninja writes every answer.
+    assert page.start == 40 or response.json()["items"]
+    assert response["Content-Type"] == api.get("/api/bin")["Content-Type"]
+
+
+def test_a_page_of_tasks_runs_the_same_queries_for_5_tasks_as_for_60(api, db):
+    def read() -> tuple[int, list[dict[str, Any]]]:
+        with CaptureQueriesContext(connection) as queries:
+            response = api.get("/api/tasks?limit=50")
+        assert response.status_code == 200
+        return len(queries), response.json()["items"]
+
+    project = services.project_create(name="Home")
+    for n in range(60):
+        if n == 5:
+            few, few_items = read()
+        services.task_create(title=f"Task {n}", project_id=project.pk if n % 2 else None)
+    many, many_items = read()
+    assert (len(few_items), len(many_items)) == (5, 50)
+    assert many == few
+    assert {item["project"]["name"] for item in many_items if item["project"]} == {"Home"}
+
+
+class Ref(Schema):
+    id: int
+
+
+class Resolved(Schema):
+    id: int
+    name: str
+
+    @staticmethod
+    def resolve_name(obj: Any) -> str:
+        return "computed"
+
+
+class Validated(Schema):
+    id: int
+
+    @field_validator("id")
+    @classmethod
+    def _double(cls, value: int) -> int:
+        return value * 2
+
+
+class Computed(Schema):
+    id: int
+
+    @computed_field
+    def twice(self) -> int:
+        return self.id * 2
+
+
+class Floating(Schema):
+    score: float
+
+
+class Listed(Schema):
+    refs: list[Ref]
+
+
+class Bounded(Schema):
+    id: int = Field(ge=1)
+
+
+@pytest.mark.parametrize(
+    "schema", [Resolved, Validated, Computed, Floating, Listed, Bounded], ids=lambda s: s.__name__
+)
+def test_a_schema_that_computes_or_converts_is_refused_when_given(schema):
+    with pytest.raises(ConfigError):
+        SchemaRows(schema)
+
+
+def test_a_nested_schema_reads_the_relation_columns_after_its_key():
+    class Task(Schema):
+        id: int
+        project: Ref | None
+        memo: str = Field(alias="details")
+
+    assert SchemaRows(Task).lookups == ["id", "project", "project__id", "details"]
