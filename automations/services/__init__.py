@@ -3,7 +3,8 @@
 - ``crud``: the owner's changes (create, update, pause, resume, bin, cancel) and the bin kind.
 - ``dispatch``: claims due slots and advances the schedules; it returns its claims, and the
   Celery task (automations/tasks.py) enqueues one run per claim.
-- ``runs``: the run of one claimed slot, with its receipt and its lease.
+- ``runs``: the run of one claimed slot, with its receipt and its lease; and a chunk of
+  reminders' and digests' slots run together in one transaction (``automation_runs_together``).
 - ``digest``: the text of a ``task_digest`` run.
 - ``housekeeping``: closing runs whose worker died, purging the automations' bin.
 

@@ -20,6 +20,7 @@ import ipaddress
 import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
@@ -182,12 +183,13 @@ def quiet_hours_until(*, now: dt.datetime) -> dt.datetime | None:
 
 
 def push_deliveries_create(
-    *, notification: Notification, now: dt.datetime | None = None
+    *, notifications: Sequence[Notification], now: dt.datetime | None = None
 ) -> list[int]:
-    """One delivery per active subscription. Returns the ids to send now (none in quiet hours)."""
+    """One delivery per notification and active subscription, in one INSERT. Returns the ids to
+    send now (none in quiet hours)."""
     now = now or timezone.now()
     subscriptions = list(PushSubscription.objects.filter(active=True))
-    if not subscriptions:  # no device to push to: the quiet hours need not be read either
+    if not subscriptions or not notifications:  # nothing to push: no need to read quiet hours
         return []
     hold = quiet_hours_until(now=now)
     deliveries = PushDelivery.objects.bulk_create(
@@ -198,6 +200,7 @@ def push_deliveries_create(
                 status=Status.HELD if hold else Status.PENDING,
                 not_before=hold or now,
             )
+            for notification in notifications
             for subscription in subscriptions
         ]
     )

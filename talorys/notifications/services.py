@@ -5,7 +5,8 @@ notify_owner tool) makes a notification. In one transaction it saves the notific
 push delivery per subscribed browser; after commit it shows the notification on open pages
 (Channels group ``owner-notifications``, see talorys/notifications/consumers.py) and enqueues the pushes. A
 rolled-back caller therefore announces nothing, and a push whose task is lost is still a pending
-delivery that the flush task sends later.
+delivery that the flush task sends later. ``notifications_send`` does the same for many at once
+(reminders due together): one INSERT for them, one for their deliveries, one broadcast.
 
 Embedded mode (no REDIS_URL) has no channel layer shared between processes: a worker's
 broadcast reaches nobody. There the web process watches the table itself (``watcher_join``,
@@ -19,6 +20,8 @@ import asyncio
 import logging
 import threading
 from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -30,7 +33,7 @@ from django.utils import timezone
 
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
-from talorys.notifications import push, services
+from talorys.notifications import push
 from talorys.notifications.models import Notification
 from talorys.notifications.tasks import deliver_push
 
@@ -61,28 +64,53 @@ def notification_send(
     *, title: str, body: str = "", kind: str = Notification.Kind.INFO, source: str = ""
 ) -> Notification:
     """Create a notification; on commit, broadcast it to open pages and push it to browsers."""
-    with transaction.atomic():
-        notification = services.notification_create(
-            title=title, body=body, kind=kind, source=source
-        )
-        # Before the commit, so the watcher can never see the row without knowing it is ours.
-        with _made_here_lock:
-            _made_here.append(notification.pk)
-        to_send = push.push_deliveries_create(notification=notification)
-        # robust: a channel layer or broker outage is logged and must not fail the caller,
-        # whose transaction has already committed by then.
-        transaction.on_commit(partial(_broadcast, notification_payload(notification)), robust=True)
-        for delivery_id in to_send:
-            transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
+    (notification,) = notifications_send([Draft(title=title, body=body, kind=kind, source=source)])
     return notification
 
 
-def _broadcast(payload: dict[str, Any]) -> None:
+@dataclass(frozen=True)
+class Draft:
+    """A notification to make: what ``notification_send`` takes, for ``notifications_send``."""
+
+    title: str
+    body: str = ""
+    kind: str = Notification.Kind.INFO
+    source: str = ""
+
+
+def notifications_send(drafts: Sequence[Draft]) -> list[Notification]:
+    """``notification_send`` for many at once, in one transaction: one INSERT for the
+    notifications and one for their push deliveries, and on commit one broadcast of them all
+    (each broadcast opens a connection to the channel layer). A draft that fails its checks
+    fails the lot, with the error ``notification_send`` gives."""
+    unsaved = [_checked(d.title, d.body, d.kind, d.source) for d in drafts]
+    with transaction.atomic():
+        notifications = Notification.objects.bulk_create(unsaved)
+        # Before the commit, so the watcher can never see the rows without knowing they are ours.
+        with _made_here_lock:
+            _made_here.extend(notification.pk for notification in notifications)
+        to_send = push.push_deliveries_create(notifications=notifications)
+        # robust: a channel layer or broker outage is logged and must not fail the caller,
+        # whose transaction has already committed by then.
+        payloads = [notification_payload(notification) for notification in notifications]
+        transaction.on_commit(partial(_broadcast, payloads), robust=True)
+        for delivery_id in to_send:
+            transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
+    return notifications
+
+
+def _broadcast(payloads: list[dict[str, Any]]) -> None:
     layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(
-            NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
-        )
+    if layer is None:
+        return
+
+    async def send_all() -> None:
+        for payload in payloads:
+            await layer.group_send(
+                NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
+            )
+
+    async_to_sync(send_all)()
 
 
 def _enqueue_push(delivery_id: int) -> None:
@@ -190,9 +218,16 @@ async def watcher_leave() -> None:
 def notification_create(
     *, title: str, body: str = "", kind: str = Notification.Kind.INFO, source: str = ""
 ) -> Notification:
+    notification = _checked(title, body, kind, source)
+    notification.save(force_insert=True)
+    return notification
+
+
+def _checked(title: str, body: str, kind: str, source: str) -> Notification:
+    """The notification to save, its text checked (ValidationFailed)."""
     if kind not in Notification.Kind.values:
         raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
-    return Notification.objects.create(
+    return Notification(
         title=clean_text(title, field="title", max_length=Notification.TITLE_MAX),
         body=clean_text(body, field="body", max_length=Notification.BODY_MAX, required=False),
         kind=kind,

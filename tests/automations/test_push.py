@@ -152,7 +152,7 @@ def test_an_unreachable_push_service_is_recorded(clock, api, browser, send):
 
 def test_a_delivery_is_sent_once_however_many_tasks_try(clock, subscribed, push_service):
     notification = notification_services.notification_create(title="Once")
-    (delivery_id,) = push.push_deliveries_create(notification=notification)
+    (delivery_id,) = push.push_deliveries_create(notifications=[notification])
     assert core_tasks.deliver_push(delivery_id) == "sent"
     assert core_tasks.deliver_push(delivery_id) is None
     assert len(push_service.requests) == 1
