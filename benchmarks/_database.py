@@ -58,3 +58,14 @@ def start_django(use_sqlite: bool) -> tuple[str, str | None]:
 
     django.setup()
     return database_url, pg_name
+
+
+def analyze() -> None:
+    """PostgreSQL: fresh planner statistics after seeding, as autovacuum would have made by now
+    in use. (This machine's PostgreSQL runs without autovacuum; without statistics the planner
+    takes 10,000 fresh rows for a handful and picks plans no install would see.)"""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")

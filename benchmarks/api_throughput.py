@@ -9,7 +9,9 @@ benchmarks/_database.py, dropped at the end) with the owner and 10,000 tasks in 
 runs daphne on it with benchmarks/_floor_settings.py: Talorys's settings plus the floor view
 ``/api/floor/tasks`` (benchmarks/_floor_urls.py), which answers the API's own JSON, computed
 once, through the same middleware. The cache is on Redis (REDIS_URL=TALORYS_BENCH_REDIS_URL,
-default redis://127.0.0.1:6379/14, flushed) when it answers, as in production; else in memory.
+default redis://127.0.0.1:6379/11, flushed: each benchmark has a database of its own) when it
+answers, as in production; else in memory. Planner statistics are made after seeding
+(benchmarks/_database.py analyze), as autovacuum would have in use.
 
 After checking that both answer the same JSON, ``--clients`` concurrent connections of one
 httpx client (the owner's session cookies on both, so the session is read for both) request
@@ -78,6 +80,8 @@ Task.objects.bulk_create(
     ),
     batch_size=1000,
 )
+from benchmarks._database import analyze
+analyze()
 """
 
 
@@ -105,7 +109,7 @@ def redis_for_cache() -> str | None:
     """The Redis URL, flushed, when Redis answers; else None (the cache stays in memory)."""
     import redis
 
-    url = os.environ.get("TALORYS_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+    url = os.environ.get("TALORYS_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
     try:
         client = redis.Redis.from_url(url, socket_timeout=2)
         client.flushdb()

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._database import drop_database, start_django  # noqa: E402
+from benchmarks._database import analyze, drop_database, start_django  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 
 TARGET_MS = 100.0
@@ -112,6 +112,7 @@ def _seed() -> dict[str, int]:
         )
         for n in range(2000)
     )
+    analyze()
     return {"conversation": conversation.pk, "project": projects[0].pk, "note": notes[0].pk}
 
 

@@ -177,15 +177,6 @@ def _dated(when: dt.datetime) -> dict[str, dt.datetime]:
     return {name: when for name in ("created_at", "updated_at") if name in names}
 
 
-def analyze() -> None:
-    """PostgreSQL: fresh planner statistics, as autovacuum would have made by now."""
-    from django.db import connection
-
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-
-
 def write_vectors(rng: np.random.Generator) -> np.ndarray:
     """A random unit float32 vector for every live entry, written straight into RecallEntry
     (vector, vector_model = FAKE_MODEL, vector_dim, vector_hash = content_hash): the state a

@@ -91,7 +91,8 @@ def seed_child(model_url: str, semantic: bool) -> None:
     django.setup()
     import numpy as np
 
-    from benchmarks.recall_build import FAKE_MODEL, analyze, write_vectors
+    from benchmarks._database import analyze
+    from benchmarks.recall_build import FAKE_MODEL, write_vectors
     from benchmarks.turn_overhead import _seed
     from memory import services as memory_services
     from memory.models import RecallEntry

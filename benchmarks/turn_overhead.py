@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._database import drop_database, start_django  # noqa: E402
+from benchmarks._database import analyze, drop_database, start_django  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 
 TARGET_P50_MS = 8.0
@@ -69,6 +69,7 @@ def _seed(base_url: str) -> int:
         )
         for n in range(200)
     )
+    analyze()
     return conversation.pk
 
 
