@@ -266,11 +266,12 @@ def memories_for_turn(
         text.strip(), kinds=["memories"], top=2 * limit, mode=mode, embedder=embedder, state=state
     )
     ids = [item.object_id for item in ranked if item.score >= MEMORY_MIN_SCORE]
-    rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}
+    rows = {m.pk: m for m in current_memories().filter(pk__in=ids).only(*_LINE_FIELDS)}
     ids = [pk for pk in ids if pk in rows][:limit]
     if len(ids) < limit:
         for memory in (
             current_memories()
+            .only(*_LINE_FIELDS)
             .exclude(pk__in=ids)
             .order_by("-updated_at", "-id")[: limit - len(ids)]
         ):
@@ -288,6 +289,10 @@ def memories_for_turn(
             line += f" [contradicts memory {other}; ask the owner which holds]"
         lines.append(line)
     return lines
+
+
+# What a memory's line in the prompt reads (the rest of a row is not loaded for it).
+_LINE_FIELDS = ("id", "text", "valid_from", "valid_to")
 
 
 def _validity(memory: Memory) -> str:

@@ -14,12 +14,12 @@ from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolExecutor
 from agent.models import Message
-from agent.runner.db import db, give_back_request_connection, together
+from agent.runner.db import db, give_back_request_connection
 from agent.runner.events import TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
-from agent.runner.model_loop import model_loop, shared_provider, step_gate
+from agent.runner.model_loop import model_loop, shared_provider
 from agent.runner.title import generated_title
 from memory import services as memory_services
 from talorys.lib.errors import AppError, database_unavailable
@@ -144,9 +144,9 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
             "user_message_id": start.user_message_id,
             "replaced_message_ids": list(start.replaced_message_ids),
         }
-        # The first step's gate (a cancel, the budget) at the same time as the reads.
-        read, _ = await together(read_chat_inputs(start), step_gate(lease))
-        inputs = read
+        # The first model step's gate (a cancel, the budget) is passed with the reads.
+        read = await read_chat_inputs(start, lease)
+        inputs = read  # for the title, after the reply
         provider = shared_provider(read.provider)
         messages = await turn_messages(provider, lease, start, read)
         executor = ToolExecutor(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
@@ -11,6 +12,8 @@ from django.utils import timezone
 from agent import context, prompt, selectors, services
 from agent.models import Conversation, Message
 from agent.runner.db import db, together
+from agent.runner.lease import Lease
+from agent.runner.model_loop import reserve_step
 from memory import selectors as memory_selectors
 from talorys.providers.base import ProviderConfig
 from talorys.workspace import services as core_services
@@ -79,14 +82,18 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
 
 
 def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
+    """The settings, the first model step's reservation (its limit is in them) and the index's
+    lazy pass: one trip."""
     owner = core_services.owner_settings_get()
+    reserve_step(("ai",), owner_settings=owner)
     return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
 
 
-async def _read_owner_inputs(start: services.TurnStart) -> TurnInputs:
-    """The settings and the index's lazy pass, then the memories and the related items, each
-    in a trip of its own at the same time."""
-    owner, recall = await db(_owner_and_recall_pass)(start.text)
+async def _read_owner_inputs(start: services.TurnStart, lease: Lease) -> TurnInputs:
+    """The first model step's gate (the lease, the budget: model_loop's ``step_gate``) with the
+    settings and the index's lazy pass, then the memories and the related items, each in a trip
+    of its own at the same time."""
+    owner, recall = await lease.gate(functools.partial(_owner_and_recall_pass, start.text))
     memories, related = await together(
         db(memory_selectors.turn_memories)(text=start.text, recall=recall),
         db(memory_selectors.turn_related)(
@@ -124,14 +131,17 @@ def _replies(entries: list[context.HistoryEntry]) -> set[int]:
     return {entry.id for entry in entries if entry.role == Message.Role.ASSISTANT}
 
 
-async def read_chat_inputs(start: services.TurnStart) -> TurnInputs:
-    """``read_inputs`` plus the conversation: its summary, history, window and outcome notes.
+async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInputs:
+    """``read_inputs`` plus the conversation: its summary, history, window and outcome notes;
+    and the first model step passes its gate (pass ``first_step_gated`` to model_loop).
 
     The conversation's trip to the database runs beside recall's (agent/runner/db.py), which
     needs none of it: recall is the longer, so the conversation costs the turn nothing before
     its first token. (Where the trips share one thread, the suite's settings, they run one
     after the other.)"""
-    conversation, inputs = await together(db(_read_conversation)(start), _read_owner_inputs(start))
+    conversation, inputs = await together(
+        db(_read_conversation)(start), _read_owner_inputs(start, lease)
+    )
     inputs.summary = conversation.summary
     inputs.history = conversation.history
     # Chosen here: the window is a pure function of what was just read, and the outcomes need

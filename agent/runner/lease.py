@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from agent import services
 from agent.runner.db import db
@@ -17,6 +17,8 @@ from agent.runner.db import db
 # LEASE_SECONDS / 3 it is the lease renewal instead).
 POLL_SECONDS = 0.5
 RENEW_SECONDS = services.LEASE_SECONDS / 3
+
+R = TypeVar("R")
 
 
 class TurnCancelled(Exception):
@@ -32,8 +34,9 @@ class Lease(Protocol):
         """Raise TurnCancelled when the turn must stop."""
         ...
 
-    async def gate(self, then: Callable[[], None]) -> None:
-        """``check(force=True)``, then ``then()`` (a reservation), in one trip to the database."""
+    async def gate(self, then: Callable[[], R]) -> R:
+        """``check(force=True)``, then ``then()`` (a reservation, and perhaps what else a trip
+        to the database before a model call reads), in one trip; returns what ``then`` does."""
         ...
 
 
@@ -52,28 +55,24 @@ class TurnLease:
         one read per POLL_SECONDS, unless ``force``: before something that must not happen after
         an accepted cancel (a tool call, a model step)."""
         if force or time.monotonic() - self.polled_at >= POLL_SECONDS:
-            await self._poll(then=None)
+            await self.gate(lambda: None)
 
-    async def gate(self, then: Callable[[], None]) -> None:
-        await self._poll(then=then)
-
-    async def _poll(self, *, then: Callable[[], None] | None) -> None:
+    async def gate(self, then: Callable[[], R]) -> R:
         renew = time.monotonic() - self.renewed_at >= RENEW_SECONDS
 
-        def heartbeat() -> bool:
+        def heartbeat() -> tuple[bool, R | None]:
             alive = services.turn_heartbeat(
                 conversation_id=self.start.conversation_id, turn_id=self.start.turn_id, renew=renew
             )
-            if alive and then is not None:
-                then()
-            return alive
+            return alive, then() if alive else None
 
-        alive = await db(heartbeat)()
+        alive, result = await db(heartbeat)()
         self.polled_at = time.monotonic()
         if renew:
             self.renewed_at = self.polled_at
         if not alive:
             raise TurnCancelled
+        return result  # type: ignore[return-value]  # then() ran: alive
 
 
 class NoLease:
@@ -85,5 +84,5 @@ class NoLease:
     async def check(self, *, force: bool = False) -> None:
         return None
 
-    async def gate(self, then: Callable[[], None]) -> None:
-        await db(then)()
+    async def gate(self, then: Callable[[], R]) -> R:
+        return await db(then)()

@@ -33,6 +33,7 @@ from talorys.providers.base import (
     Usage,
 )
 from talorys.workspace import services as core_services
+from talorys.workspace.models import OwnerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -119,17 +120,17 @@ def _log_tool(outcome: ToolOutcome) -> None:
     )
 
 
-def _reserve(kinds: tuple[str, ...]) -> None:
-    """Reserve one request of each kind, all or none."""
+def reserve_step(kinds: tuple[str, ...], owner_settings: OwnerSettings | None = None) -> None:
+    """Reserve one request of each kind, all or none (``owner_settings``: read already)."""
     with transaction.atomic():
         for kind in kinds:
-            core_services.usage_reserve(kind=kind)
+            core_services.usage_reserve(kind=kind, owner_settings=owner_settings)
 
 
 async def step_gate(lease: Lease, budgets: tuple[str, ...] = ("ai",)) -> None:
     """What must hold before a model call, in one trip: no cancel accepted since the last poll,
     and a request of each of ``budgets`` reserved (BudgetExhausted otherwise)."""
-    await lease.gate(functools.partial(_reserve, budgets))
+    await lease.gate(functools.partial(reserve_step, budgets))
 
 
 async def model_loop(

@@ -7,7 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from talorys.lib.errors import BudgetExhausted
-from talorys.workspace.models import UsageDay
+from talorys.workspace.models import OwnerSettings, UsageDay
 from talorys.workspace.selectors import USAGE_KINDS, usage_report
 from talorys.workspace.services.settings import owner_settings_get
 
@@ -24,14 +24,17 @@ def _usage_today() -> UsageDay:
     return row
 
 
-def usage_reserve(*, kind: str, count: int = 1) -> None:
+def usage_reserve(
+    *, kind: str, count: int = 1, owner_settings: OwnerSettings | None = None
+) -> None:
     """Reserve ``count`` requests of ``kind`` before a provider call, or raise BudgetExhausted.
 
     A conditional UPDATE, so concurrent turns and workers can never overspend the day's budget.
-    It is one query on the hot path; the day's row is made only when the first try finds none.
+    It is one query on the hot path (with ``owner_settings`` read already: the limit); the day's
+    row is made only when the first try finds none.
     """
     column, limit_field = USAGE_KINDS[kind]
-    limit = getattr(owner_settings_get(), limit_field)
+    limit = getattr(owner_settings or owner_settings_get(), limit_field)
     within = {"day": timezone.now().date(), f"{column}__lte": limit - count}
     spend = {column: F(column) + count}
     updated = UsageDay.objects.filter(**within).update(**spend)
