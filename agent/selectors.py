@@ -140,13 +140,29 @@ _OUTCOMES = {
 
 
 def outcome_notes_outside(
-    *, conversation_id: int, shown_message_ids: set[int], limit: int = 10
+    *, conversation_id: int, shown_from_id: int | None, limit: int = 10
 ) -> list[str]:
     """Outcome notes of this conversation's proposals whose reply the model will not see: a
-    reply that ended in error or was cancelled, or one evicted from the window. Oldest first."""
+    reply that ended in error or was cancelled, or one evicted from the window. Oldest first.
+
+    The model sees the complete replies from ``shown_from_id`` on (the window keeps the newest
+    entries of ``conversation_history``; None: no entry), so they are named by a subquery, not
+    by a list of ids the query would have to carry."""
+    shown = (
+        shown_messages()
+        .filter(
+            conversation_id=conversation_id,
+            role=Message.Role.ASSISTANT,
+            status=Message.Status.COMPLETE,
+            id__gte=shown_from_id,
+        )
+        .values("id")
+        if shown_from_id is not None
+        else Message.objects.none().values("id")
+    )
     actions = (
         PendingAction.objects.filter(conversation_id=conversation_id)
-        .exclude(message_id__in=shown_message_ids)
+        .exclude(message_id__in=shown)
         .order_by("-created_at", "-id")[:limit]
     )
     return [outcome_note(action) for action in reversed(actions)]

@@ -122,9 +122,13 @@ def _read_conversation(start: services.TurnStart) -> _Conversation:
         summary=conversation.summary,
         history=history,
         outcomes_all_shown=selectors.outcome_notes_outside(
-            conversation_id=start.conversation_id, shown_message_ids=_replies(history)
+            conversation_id=start.conversation_id, shown_from_id=_first_id(history)
         ),
     )
+
+
+def _first_id(entries: list[context.HistoryEntry]) -> int | None:
+    return entries[0].id if entries else None
 
 
 def _replies(entries: list[context.HistoryEntry]) -> set[int]:
@@ -164,7 +168,7 @@ async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInput
             inputs.outcomes = conversation.outcomes_all_shown
         else:
             inputs.outcomes = await db(selectors.outcome_notes_outside)(
-                conversation_id=start.conversation_id, shown_message_ids=shown
+                conversation_id=start.conversation_id, shown_from_id=_first_id(inputs.window.kept)
             )
         if inputs.outcomes == outcomes:
             break
