@@ -5,9 +5,10 @@ is the JSON envelope, and every answer the schema describes matches it.
 Positive cases (what the schema allows) and negative ones (what it does not: huge numbers,
 wrong types, malformed bodies), through Django's test client on the suite's database
 (PostgreSQL or SQLite). TALORYS_FUZZ_EXAMPLES is how many of each kind per operation and caller:
-`make test` runs 50 positive and 50 negative (100 per operation, for each of the three
-callers); `make fuzz` 500 and 500 (1,000 per operation; TALORYS_FUZZ_TOKEN_EXAMPLES, 200 and
-200 with each token). /api/chat streams a model turn: it is left out here (its input checks are
+`make test` runs 50 positive and 50 negative as the owner (100 per operation) and, with
+TALORYS_FUZZ_TOKEN_EXAMPLES, 25 and 25 with each token (a token's answers are mostly its
+rights: a read token is refused every write before its input is looked at); `make fuzz` 500 and
+500 as the owner (1,000 per operation) and 200 and 200 with each token. /api/chat streams a model turn: it is left out here (its input checks are
 tested in tests/agent).
 """
 
@@ -34,7 +35,7 @@ from tests.conftest import ApiClient
 from tests.talorys.routes import envelope_code
 
 EXAMPLES = int(os.environ.get("TALORYS_FUZZ_EXAMPLES", "50"))
-TOKEN_EXAMPLES = int(os.environ.get("TALORYS_FUZZ_TOKEN_EXAMPLES", str(EXAMPLES)))
+TOKEN_EXAMPLES = int(os.environ.get("TALORYS_FUZZ_TOKEN_EXAMPLES", "25"))
 # Logging out would end the session the rest of the run uses.
 SKIPPED = {("POST", "/api/chat"), ("POST", "/api/auth/logout")}
 
