@@ -9,7 +9,8 @@ reports its figures through benchmarks/_results.py into a file this script reads
 (127.0.0.1:5432) and Redis (127.0.0.1:6379) are used when they answer; without PostgreSQL the
 scripts that can run on SQLite do (said in the output) and the others are skipped with the
 reason. ``--full`` adds the long variants: 10,000 automations due at once and a cold
-``make run`` on a fresh clone. The default run takes about 8 minutes on 2 cores.
+``make run`` on a fresh clone. The default run takes about 5 minutes on 2 cores, ``--full``
+about 6.
 
 Figures are only comparable on the same machine with nothing else running: results.json names
 the machine, the commit and when.
@@ -101,10 +102,15 @@ def machine() -> dict[str, object]:
 
 
 def commit() -> str:
-    done = subprocess.run(
-        ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
-    )
-    return done.stdout.strip() or "unknown"
+    """The commit measured, "-dirty" when files other than results.json (the last run's,
+    rewritten by each run) differ from it."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
+
+    name = git("describe", "--always").strip() or "unknown"
+    changed = git("status", "--porcelain", "--", ".", f":!{RESULTS.relative_to(ROOT)}").strip()
+    return f"{name}-dirty" if changed else name
 
 
 # How each output writes a ratio and a target: the terminal's table and the README's.
