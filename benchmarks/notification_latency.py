@@ -23,7 +23,6 @@ import random
 import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.load import start_daphne  # noqa: E402
+
 PASSWORD = "benchmark passphrase of some length"
 
 
@@ -127,29 +129,12 @@ def main() -> int:
         get_user_model().objects.create_superuser(username="owner", password=PASSWORD)
         connection.close()
 
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        daphne = subprocess.Popen(
-            [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]
-            + ["talorys.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=(data_dir / "daphne.log").open("wb"),
-        )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if daphne.poll() is not None or time.monotonic() > deadline:
-                print((data_dir / "daphne.log").read_text(), file=sys.stderr)
-                return 1
-            time.sleep(0.1)
+        try:
+            daphne, url = start_daphne(env, data_dir / "daphne.log")
+        except RuntimeError as error:
+            print(error, file=sys.stderr)
+            return 1
+        port = int(url.rsplit(":", 1)[1])
         login = httpx.post(
             f"{url}/api/auth/login",
             json={"username": "owner", "password": PASSWORD},
