@@ -148,23 +148,16 @@ def outcome_notes_outside(
     The model sees the complete replies from ``shown_from_id`` on (the window keeps the newest
     entries of ``conversation_history``; None: no entry), so they are named by a subquery, not
     by a list of ids the query would have to carry."""
-    shown = (
-        shown_messages()
-        .filter(
+    actions = PendingAction.objects.filter(conversation_id=conversation_id)
+    if shown_from_id is not None:
+        shown = shown_messages().filter(
             conversation_id=conversation_id,
             role=Message.Role.ASSISTANT,
             status=Message.Status.COMPLETE,
             id__gte=shown_from_id,
         )
-        .values("id")
-        if shown_from_id is not None
-        else Message.objects.none().values("id")
-    )
-    actions = (
-        PendingAction.objects.filter(conversation_id=conversation_id)
-        .exclude(message_id__in=shown)
-        .order_by("-created_at", "-id")[:limit]
-    )
+        actions = actions.exclude(message_id__in=shown.values("id"))
+    actions = actions.order_by("-created_at", "-id")[:limit]
     return [outcome_note(action) for action in reversed(actions)]
 
 

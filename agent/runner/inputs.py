@@ -13,7 +13,7 @@ from agent import context, prompt, selectors, services
 from agent.models import Conversation, Message
 from agent.runner.db import db, together
 from agent.runner.lease import Lease
-from agent.runner.model_loop import reserve_step
+from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
 from memory import selectors as memory_selectors
 from talorys.providers.base import ProviderConfig
 from talorys.workspace import services as core_services
@@ -85,7 +85,7 @@ def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.R
     """The settings, the first model step's reservation (its limit is in them) and the index's
     lazy pass: one trip."""
     owner = core_services.owner_settings_get()
-    reserve_step(("ai",), owner_settings=owner)
+    reserve_step(CHAT_BUDGETS, owner_settings=owner)
     return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
 
 

@@ -38,6 +38,8 @@ from talorys.workspace.models import OwnerSettings
 logger = logging.getLogger(__name__)
 
 STEP_SEPARATOR = "\n\n"
+# What a chat turn's model call spends (a scheduled run's spends its own budget as well).
+CHAT_BUDGETS = ("ai",)
 
 # Providers are kept across turns, per event loop and configuration: their HTTP client keeps
 # connections (and TLS sessions) to the model server open, and making a new client costs more
@@ -132,7 +134,7 @@ def reserve_step(kinds: tuple[str, ...], owner_settings: OwnerSettings | None = 
             core_services.usage_reserve(kind=kind, owner_settings=owner_settings)
 
 
-async def step_gate(lease: Lease, budgets: tuple[str, ...] = ("ai",)) -> None:
+async def step_gate(lease: Lease, budgets: tuple[str, ...]) -> None:
     """What must hold before a model call, in one trip: no cancel accepted since the last poll,
     and a request of each of ``budgets`` reserved (BudgetExhausted otherwise)."""
     await lease.gate(functools.partial(reserve_step, budgets))
@@ -147,7 +149,7 @@ async def model_loop(
     max_output_tokens: int,
     messages: list[ChatMessage],
     state: TurnState,
-    budgets: tuple[str, ...] = ("ai",),
+    budgets: tuple[str, ...] = CHAT_BUDGETS,
     first_step_gated: bool = False,
 ) -> AsyncGenerator[str | ToolActivity, None]:
     """Yields each text delta (a str) and each tool's activity as it comes; ``state`` keeps
