@@ -10,8 +10,9 @@ How the wire format is written and read, and what it tolerates, is openai_wire.p
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, suppress
 from typing import Any, Literal
 
 import httpx
@@ -121,6 +122,7 @@ class OpenAICompatProvider:
                     async for data in stream:
                         if data.strip() == "[DONE]":
                             done = True
+                            await _read_to_the_end(stream)
                             break
                         for text in apply_chunk(state, data):
                             yield TextDelta(text)
@@ -146,6 +148,22 @@ class OpenAICompatProvider:
             raise ProviderError("bad_response", "The model stream ended before the model finished.")
         for event in state.closing_events():
             yield event
+
+
+# After [DONE] the body has only its end to come (the chunked body's last chunk). A body left
+# unread makes httpx close the connection instead of keeping it for the next request, and a new
+# one costs every later step a connect (and, with a remote server, a TLS handshake): so it is
+# read, for this long and this many events at most, before a server that says more is hung up on.
+AFTER_DONE_SECONDS = 0.25
+AFTER_DONE_EVENTS = 8
+
+
+async def _read_to_the_end(stream: AsyncIterator[str]) -> None:
+    """The rest of the body after [DONE]; the answer is complete, so nothing here is an error."""
+    with suppress(StopAsyncIteration, TimeoutError, httpx.HTTPError, ProviderError):
+        async with asyncio.timeout(AFTER_DONE_SECONDS):
+            for _ in range(AFTER_DONE_EVENTS):
+                await anext(stream)
 
 
 async def _raise_for_status(response: httpx.Response) -> None:

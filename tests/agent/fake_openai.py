@@ -244,6 +244,8 @@ class FakeOpenAI:
         self.embedding_headers: list[dict[str, str]] = []
         # Set when a client hangs up before its reply was fully sent.
         self.disconnected = threading.Event()
+        # TCP connections accepted: a client that keeps its connection alive makes one.
+        self.connections = 0
         self._httpd = _Server((host, port), _Handler)
         self._httpd.fake = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
@@ -322,6 +324,11 @@ class _Server(ThreadingHTTPServer):
     # start many turns at once (test_connection_pool.py) saw some connects reset, reported as
     # PROVIDER_UNREACHABLE (benchmarks/concurrent_turns.py hit the same).
     request_queue_size = 128
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.fake._lock:  # type: ignore[attr-defined]
+            self.fake.connections += 1  # type: ignore[attr-defined]
+        super().process_request(request, client_address)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client hanging up on a kept-alive connection is normal here, not worth a traceback.

@@ -410,6 +410,32 @@ async def test_a_stall_longer_than_the_read_timeout_is_a_timeout(fake_openai):
     assert "0.3 s" in problem.message
 
 
+# The connection is kept for the next step
+
+
+async def test_steps_one_after_another_share_one_connection(client, fake_openai):
+    fake_openai.script(fake.text("one"), fake.text("two"), fake.text("three"))
+
+    said = [text_of(await collect(client)) for _ in range(3)]
+
+    assert said == ["one", "two", "three"]
+    assert fake_openai.connections == 1
+
+
+async def test_a_server_that_keeps_talking_after_done_is_hung_up_on(client, fake_openai):
+    fake_openai.script(
+        events(chunk({"content": "Hello"}), chunk(finish_reason="stop"), fake.DONE, Stall(30))
+    )
+    started = time.monotonic()
+
+    received = await collect(client)
+
+    assert text_of(received) == "Hello"
+    assert isinstance(received[-1], Finish)
+    assert time.monotonic() - started < 5
+    assert await asyncio.to_thread(fake_openai.disconnected.wait, 2)
+
+
 # Abandoning a step hangs up on the server
 
 

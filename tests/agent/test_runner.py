@@ -139,6 +139,9 @@ def test_multi_step_tool_turn_creates_a_task_and_streams_the_answer(db, fake_ope
     assert usage.ai_requests == 4
     assert len(fake_openai.json_requests) == 1
     assert usage.input_tokens == 20 + 12  # the first reply reported no usage
+    # The three steps went over one connection, kept alive between them; the title question
+    # (a synchronous JSON call, agent/runner/title.py) has one of its own.
+    assert fake_openai.connections == 2
 
 
 def test_second_turn_has_no_title_and_sees_only_complete_history(db, fake_openai):
