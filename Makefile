@@ -57,6 +57,11 @@ $(DEV_STAMP): requirements/dev.lock requirements/runtime.lock | $(UV)
 run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded defaults)
 	$(BIN)/python manage.py talorys_run
 
+# The suite runs on TEST_WORKERS pytest-xdist workers, each with its own test database, Redis
+# database and data dir; worksteal evens out the long tests (the fuzz, the browser pages).
+# `make test TEST_WORKERS=0` runs it in one process.
+TEST_WORKERS ?= 2
+PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist worksteal
 test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the whole suite
 	$(BIN)/python requirements/check.py
 	$(BIN)/ruff check .

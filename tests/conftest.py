@@ -29,6 +29,25 @@ def _missing(what: str) -> None:
     pytest.skip(f"{message}; set it up or run .ci/run")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Before pytest-django drops the test database: end the connections that a process a test
+    started (a daphne, a Celery worker) may still hold on it while it exits. The drop failed on
+    them ("being accessed by other users") and left the database behind on the machine."""
+    if connection.vendor != "postgresql" or not str(connection.settings_dict["NAME"]).startswith(
+        "talorys_test_"
+    ):
+        return
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+    except Exception as error:  # the drop then says what is wrong
+        print(f"Could not end the test database's other connections: {error}")
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     cache.clear()
