@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -20,7 +21,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from pydantic import ValidationError
 
 from agent import services
-from agent.runner import begin_turn, stream_turn
+from agent.runner import stream_turn
 from agent.runner.events import error_event
 from agent.schemas import CancelFrame, SendFrame, frame_adapter, turn_request
 from talorys.accounts.auth import (
@@ -81,13 +82,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         # Every frame, not only the connect: the session may have ended since (websocket_owner_ok).
-        if not await database_sync_to_async(websocket_owner_ok)(self.scope):
-            await self.send_json(error_event(Unauthorized.code, WEBSOCKET_SESSION_ENDED))
-            await self.close(code=WEBSOCKET_UNAUTHENTICATED)
-            return
+        # A cancel or send frame is checked in the same trip to the database as what it asks.
         try:
             frame = frame_adapter.validate_python(content)
         except ValidationError as error:
+            if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+                await self._session_ended()
+                return
             problems = "; ".join(
                 f"{'.'.join(str(part) for part in item['loc']) or 'frame'}: {item['msg']}"
                 for item in error.errors(include_url=False)[:5]
@@ -101,20 +102,26 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.turns.add(task)
         task.add_done_callback(self.turns.discard)
 
+    async def _session_ended(self) -> None:
+        await self.send_json(error_event(Unauthorized.code, WEBSOCKET_SESSION_ENDED))
+        await self.close(code=WEBSOCKET_UNAUTHENTICATED)
+
     async def _cancel(self, frame: CancelFrame) -> None:
         try:
-            await database_sync_to_async(services.turn_cancel)(
-                conversation_id=frame.conversation_id
+            cancelled = await database_sync_to_async(_cancel_if_owner)(
+                self.scope, frame.conversation_id
             )
         except AppError as error:
             await self.send_json(error_event(error.code, error.message, frame.conversation_id))
+            return
+        if not cancelled:
+            await self._session_ended()
 
     async def _run(self, frame: SendFrame) -> None:
-        # A socket lives for hours, but no connection goes stale on it: the frame's session
-        # check just ran through database_sync_to_async, which drops a stale connection before
-        # and after, on the thread begin_turn runs on (one more trip here cost a turn 0.2 ms).
+        # A socket lives for hours, but no connection goes stale on it: database_sync_to_async
+        # drops a stale connection before and after the trip.
         try:
-            start = await begin_turn(**turn_request(frame))
+            start = await database_sync_to_async(_begin_if_owner)(self.scope, turn_request(frame))
         except AppError as error:
             await self.send_json(error_event(error.code, error.message, frame.conversation_id))
             return
@@ -130,6 +137,26 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 )
             )
             return
+        if start is None:
+            await self._session_ended()
+            return
         async with aclosing(stream_turn(start)) as events:
             async for event in events:
                 await self.send_json(event)
+
+
+def _begin_if_owner(scope: Mapping[str, Any], request: dict[str, Any]) -> services.TurnStart | None:
+    """A send frame's session check and the turn's claim (``begin_turn``'s) in one trip to the
+    database: None, with nothing claimed or saved, when the session has ended."""
+    if not websocket_owner_ok(scope):
+        return None
+    return services.turn_begin(**request)
+
+
+def _cancel_if_owner(scope: Mapping[str, Any], conversation_id: int) -> bool:
+    """A cancel frame's session check and the cancel in one trip; False when the session has
+    ended (nothing cancelled)."""
+    if not websocket_owner_ok(scope):
+        return False
+    services.turn_cancel(conversation_id=conversation_id)
+    return True

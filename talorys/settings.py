@@ -60,10 +60,13 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "talorys.accounts.middleware.SessionLifetimeMiddleware",
-    "talorys.workspace.middleware.OwnerTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Last, and synchronous only: under ASGI Django then runs every middleware above in the
+    # request's one worker thread. Before it, the three above ran async, and each of their
+    # process_request/process_response calls hopped to that thread and back (six hops a request).
+    "talorys.workspace.middleware.OwnerTimeZoneMiddleware",
 ]
 
 ROOT_URLCONF = "talorys.urls"

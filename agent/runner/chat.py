@@ -14,7 +14,7 @@ from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolExecutor
 from agent.models import Message
-from agent.runner.db import db, give_back_request_connection
+from agent.runner.db import db, give_back_request_connection, together
 from agent.runner.events import TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
@@ -134,7 +134,6 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     message_id = start.assistant_message_id
     logger.info("Turn started: conversation %s, reply %s", conversation_id, message_id)
     try:
-        await give_back_request_connection()
         if start.title is not None:
             yield {"type": "title", "conversation_id": conversation_id, "title": start.title}
         yield {
@@ -144,8 +143,9 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
             "user_message_id": start.user_message_id,
             "replaced_message_ids": list(start.replaced_message_ids),
         }
-        # The first model step's gate (a cancel, the budget) is passed with the reads.
-        read = await read_chat_inputs(start, lease)
+        # The first model step's gate (a cancel, the budget) is passed with the reads, and the
+        # request's connection is given back meanwhile (on its own thread).
+        _, read = await together(give_back_request_connection(), read_chat_inputs(start, lease))
         inputs = read  # for the title, after the reply
         provider = shared_provider(read.provider)
         messages = await turn_messages(provider, lease, start, read)

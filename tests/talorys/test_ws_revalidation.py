@@ -136,6 +136,18 @@ async def test_a_cancel_frame_is_refused_too(owner):
         await ws.disconnect()
 
 
+async def test_an_invalid_frame_is_refused_for_the_session_first(owner):
+    phone = await sync_to_async(logged_in)()
+    ws = await open_socket("/ws/chat/", phone)
+    try:
+        await sync_to_async(owner_sessions_end)(user=owner)
+        await ws.send_json_to({"type": "dance"})
+        # Not VALIDATION: what a socket without a session sends is not looked at.
+        await assert_refused_and_closed(ws)
+    finally:
+        await ws.disconnect()
+
+
 async def test_an_idle_session_ends_its_open_chat_socket(owner):
     with time_machine.travel(START, tick=False) as clock:
         phone = await sync_to_async(logged_in)()
