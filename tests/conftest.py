@@ -40,10 +40,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     try:
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
+            # A terminated backend is listed until it has exited: wait for that (5 s at most).
+            for _ in range(50):
+                cursor.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                if cursor.fetchone()[0] == 0:
+                    break
+                time.sleep(0.1)
     except Exception as error:  # the drop then says what is wrong
         print(f"Could not end the test database's other connections: {error}")
 
