@@ -12,6 +12,7 @@ import sys
 import time
 
 from django.conf import settings
+from django.core.checks import Tags
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.utils import timezone
@@ -22,6 +23,12 @@ from talorys.ops.selectors import heartbeat_states
 
 class Command(BaseCommand):
     help = "Migrate, make sure the owner exists, then run web + worker + beat together."
+    # Every system check but the URL ones: those import the whole URLconf (the API's schemas,
+    # about 0.4 s of every start) in this process, which serves nothing. The web loads it at
+    # its first request, and `manage.py check` and the suite check it.
+    requires_system_checks = [
+        tag for name, tag in vars(Tags).items() if not name.startswith("_") and tag != Tags.urls
+    ]
 
     def handle(self, *args, **options):
         # talorys_setup applies the migrations that are pending (a new data dir: all of them);
