@@ -29,17 +29,16 @@ def _missing(what: str) -> None:
     pytest.skip(f"{message}; set it up or run .ci/run")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Before pytest-django drops the test database: end the connections that a process a test
-    started (a daphne, a Celery worker) may still hold on it while it exits. The drop failed on
-    them ("being accessed by other users") and left the database behind on the machine."""
-    if connection.vendor != "postgresql" or not str(connection.settings_dict["NAME"]).startswith(
-        "talorys_test_"
-    ):
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, and before it drops the test database: end the connections that a
+    process a test started (a daphne, a Celery worker) may still hold on it while it exits. The
+    drop failed on them ("being accessed by other users") and left the database behind."""
+    yield
+    if connection.vendor != "postgresql":
         return
     try:
-        with connection.cursor() as cursor:
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
             # A terminated backend is listed until it has exited: wait for that (5 s at most).
             for _ in range(50):
                 cursor.execute(
