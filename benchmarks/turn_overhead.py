@@ -115,12 +115,9 @@ async def _queries_before_first_text(conversation_id: int) -> int:
             sent["before"] += 1
         return execute(sql, params, many, context)
 
-    def wrap(connection) -> None:  # type: ignore[no-untyped-def]
+    def hook(sender, connection, **kwargs) -> None:  # type: ignore[no-untyped-def]
         if count not in connection.execute_wrappers:
             connection.execute_wrappers.append(count)
-
-    def hook(sender, connection, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        wrap(connection)
 
     connections.close_all()  # every trip's connection is made afresh, so hooked
     connection_created.connect(hook)
@@ -141,6 +138,11 @@ def _one_read() -> object:
     return OwnerSettings.objects.filter(pk=1).first()
 
 
+def _warm_median(times: list[float]) -> float:
+    """The median of ``times`` after their first fifth (the warm-up)."""
+    return statistics.median(times[len(times) // 5 :])
+
+
 async def _read_trip_ms(count: int = 200) -> float:
     """The median cost of one trip as the turn makes them (agent/runner/db.py: a thread, a pooled
     connection, one ORM read of the settings row): the unit the turn's overhead is made of."""
@@ -151,7 +153,7 @@ async def _read_trip_ms(count: int = 200) -> float:
         began = time.perf_counter()
         await db(_one_read)()
         times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times[count // 5 :])
+    return _warm_median(times)
 
 
 def _on_one_connection(count: int = 200) -> tuple[float, float]:
@@ -171,7 +173,7 @@ def _on_one_connection(count: int = 200) -> tuple[float, float]:
             began = time.perf_counter()
             call()
             times.append((time.perf_counter() - began) * 1000)
-        medians.append(statistics.median(times[count // 5 :]))
+        medians.append(_warm_median(times))
     connection.close()
     return medians[0], medians[1]
 
