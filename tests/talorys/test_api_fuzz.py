@@ -5,11 +5,11 @@ is the JSON envelope, and every answer the schema describes matches it.
 Positive cases (what the schema allows) and negative ones (what it does not: huge numbers,
 wrong types, malformed bodies), through Django's test client on the suite's database
 (PostgreSQL or SQLite). TALORYS_FUZZ_EXAMPLES is how many of each kind per operation and caller:
-`make test` runs 50 positive and 50 negative as the owner (100 per operation) and, with
-TALORYS_FUZZ_TOKEN_EXAMPLES, 25 and 25 with each token (a token's answers are mostly its
-rights: a read token is refused every write before its input is looked at); `make fuzz` 500 and
-500 as the owner (1,000 per operation) and 200 and 200 with each token. /api/chat streams a model turn: it is left out here (its input checks are
-tested in tests/agent).
+`make test` runs 50 positive and 50 negative as the owner (100 per operation, in two halves of
+the operations) and, with TALORYS_FUZZ_TOKEN_EXAMPLES, 25 and 25 with each token (a token's
+answers are mostly its rights: a read token is refused every write before its input is looked
+at); `make fuzz` 500 and 500 as the owner (1,000 per operation) and 200 and 200 with each token.
+/api/chat streams a model turn: it is left out here (its input checks are tested in tests/agent).
 """
 
 from __future__ import annotations
