@@ -17,7 +17,8 @@ MAX_USER_CHARS = 16_000  # an owner message's body in the window
 SUMMARY_MAX_CHARS = 2_000
 SUMMARY_ENTRY_CHARS = 1_500  # each overflow message shown to the summarizer
 SUMMARY_MIN_OVERFLOW = 8
-# The summary call spends one request; the answer still needs one after it.
+# The summary call spends one request; the answer still needs one after it. Counted before the
+# turn starts: what is left in the day's budget with the turn's first request not yet taken.
 SUMMARY_MIN_AI_REQUESTS = 2
 SUMMARY_MAX_TOKENS = 800
 # Room kept beside the system prompt for the running summary (at most 2,000 chars, about 500
@@ -86,8 +87,9 @@ def overflow_needs_summary(overflow: int) -> bool:
     return overflow >= SUMMARY_MIN_OVERFLOW
 
 
-def budget_allows_summary(ai_remaining: int) -> bool:
-    return ai_remaining >= SUMMARY_MIN_AI_REQUESTS
+def budget_allows_summary(*, left_before_turn: int) -> bool:
+    """``left_before_turn``: the day's requests left before the turn's first was reserved."""
+    return left_before_turn >= SUMMARY_MIN_AI_REQUESTS
 
 
 def summary_messages(*, prior_summary: str, overflow: list[HistoryEntry]) -> list[ChatMessage]:

@@ -68,9 +68,10 @@ async def turn_messages(
     window = inputs.window
     assert window is not None  # set by read_chat_inputs
     summary = inputs.summary
-    # The day's remaining budget is read only when enough overflowed to want a summary.
+    # The day's remaining budget is read only when enough overflowed to want a summary. The
+    # first step's request is reserved already (read_chat_inputs), so it counts as left.
     if context.overflow_needs_summary(len(window.overflow)) and context.budget_allows_summary(
-        await db(core_services.usage_remaining)(kind="ai")
+        left_before_turn=await db(core_services.usage_remaining)(kind="ai") + 1
     ):
         summary = await _summarize(provider, lease, start, inputs, window)
     system = inputs.system_prompt(summary=summary, outcomes=inputs.outcomes)

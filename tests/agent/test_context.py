@@ -70,7 +70,9 @@ def test_owner_message_bodies_are_capped_in_the_window_but_replies_are_not():
 def test_a_summary_needs_eight_overflowing_messages_and_two_requests_left(
     overflow, remaining, expected
 ):
-    wanted = context.overflow_needs_summary(overflow) and context.budget_allows_summary(remaining)
+    wanted = context.overflow_needs_summary(overflow) and context.budget_allows_summary(
+        left_before_turn=remaining
+    )
     assert wanted is expected
 
 
@@ -195,6 +197,22 @@ def test_fewer_than_eight_overflowing_messages_are_dropped_without_a_summary(db,
     assert "A3 " in sent
     conversation.refresh_from_db()
     assert (conversation.summary, conversation.summary_upto) == ("", None)
+
+
+def test_a_summary_runs_when_exactly_two_requests_are_left_before_the_turn(db, fake_openai):
+    # The turn's first request is reserved before the summary is considered: two left before
+    # the turn are one for the summary and one for the answer (issue 22, item 7).
+    use_fake(fake_openai, max_context_tokens=2000, daily_ai_requests=2)
+    conversation = long_conversation(20)
+    fake_openai.script(text("The owner asked twenty questions."), text("Sure."))
+
+    result = turn(conversation_id=conversation.pk, text="Next")
+
+    assert result[-1]["status"] == "complete"
+    assert len(fake_openai.requests) == 2
+    conversation.refresh_from_db()
+    assert conversation.summary == "The owner asked twenty questions."
+    assert UsageDay.objects.get().ai_requests == 2
 
 
 def test_no_summary_when_fewer_than_two_requests_remain(db, fake_openai):
