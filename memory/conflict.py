@@ -1,9 +1,11 @@
 """The conflict check: is a new or corrected memory already known, newer than, or at odds with
 one the owner has?
 
-Its nearest memories (hybrid recall, plus the most recent of the same category, since "moved to
-Lisbon" shares no word with "lives in Berlin") go to the chat model in JSON mode for one
-verdict: ``duplicate``, ``updates``, ``contradicts`` or ``unrelated``, naming which memory. The
+Its candidates are the memories recall ranks nearest (hybrid when semantic recall is on) and the
+owner's memories about the same subject (talorys/lib/subjects.py: where someone lives or works,
+an allergy, a name...), whatever their words or category: "moved to Lisbon" shares no word with
+"lives in Berlin", and keyword-only recall would never show it. They go to the chat model in
+JSON mode for one verdict: ``duplicate``, ``updates``, ``contradicts`` or ``unrelated``, naming which memory. The
 call has its own timeout and reserves one request of the ordinary budget first (the seed
 report's Clef check). On any failure (budget, timeout, unreachable, malformed or impossible
 answer) the verdict is "keep both", marked unchecked: a check that fails never loses a fact.
@@ -23,6 +25,7 @@ from django.conf import settings
 from memory.models import Memory
 from memory.selectors import current_memories, recall_memories
 from talorys.lib.errors import BudgetExhausted
+from talorys.lib.subjects import same_subject, subject_of
 from talorys.providers.base import ChatMessage, ProviderError
 from talorys.providers.demo_verdicts import demo_verdict
 from talorys.providers.structured import json_completion
@@ -34,7 +37,10 @@ logger = logging.getLogger(__name__)
 VerdictKind = Literal["duplicate", "updates", "contradicts", "unrelated"]
 VERDICTS: tuple[VerdictKind, ...] = ("duplicate", "updates", "contradicts", "unrelated")
 NEAREST = 5
-SAME_CATEGORY = 3
+SAME_SUBJECT = 3
+# The newest current memories whose subject is read for a check: the scan stays bounded however
+# many memories there are (an older fact about the subject is found through recall only).
+SUBJECT_SCAN = 2_000
 MAX_TOKENS = 200
 
 SYSTEM = """\
@@ -63,18 +69,30 @@ def _keep_both(reason: str) -> Verdict:
     return Verdict("unrelated", reason=reason, checked=False)
 
 
-def candidates(*, text: str, category: str, exclude_id: int | None = None) -> list[Memory]:
-    """The memories the new one is compared with, nearest first."""
-    ids = [hit.id for hit in recall_memories(query=text, limit=NEAREST + 1)]
-    ids += list(
-        current_memories()
-        .filter(category=category)
-        .order_by("-updated_at", "-id")
-        .values_list("pk", flat=True)[: SAME_CATEGORY + 1]
-    )
-    ids = [pk for pk in dict.fromkeys(ids) if pk != exclude_id]
-    rows = {m.pk: m for m in current_memories().filter(pk__in=ids)}
-    return [rows[pk] for pk in ids if pk in rows][: NEAREST + SAME_CATEGORY]
+def candidates(*, text: str, exclude_id: int | None = None) -> list[Memory]:
+    """The memories the new one is compared with: the newest ``SAME_SUBJECT`` about its subject,
+    then recall's ``NEAREST``, at most one list of both. A category never hides one."""
+    ids = same_subject_ids(text=text, exclude_id=exclude_id)
+    near = [hit.id for hit in recall_memories(query=text, limit=NEAREST + 1)]
+    ids += [pk for pk in near if pk != exclude_id][:NEAREST]
+    ids = list(dict.fromkeys(ids))
+    rows = current_memories().in_bulk(ids)
+    return [rows[pk] for pk in ids if pk in rows]
+
+
+def same_subject_ids(*, text: str, exclude_id: int | None = None) -> list[int]:
+    """The newest current memories about the same subject as ``text``, newest first."""
+    subject = subject_of(text)
+    found: list[int] = []
+    recent = current_memories().order_by("-updated_at", "-id")
+    if exclude_id is not None:
+        recent = recent.exclude(pk=exclude_id)
+    for pk, other in recent.values_list("pk", "text")[:SUBJECT_SCAN].iterator(chunk_size=500):
+        if same_subject(subject, subject_of(other)):
+            found.append(pk)
+            if len(found) == SAME_SUBJECT:
+                break
+    return found
 
 
 def _messages(text: str, nearest: list[Memory]) -> list[ChatMessage]:
@@ -100,8 +118,8 @@ def parse_verdict(answer: dict[str, object], nearest: list[Memory]) -> Verdict:
     return Verdict(verdict, memory_id=memory_id, reason=reason)  # type: ignore[arg-type]
 
 
-def conflict_check(*, text: str, category: str, exclude_id: int | None = None) -> Verdict:
-    nearest = candidates(text=text, category=category, exclude_id=exclude_id)
+def conflict_check(*, text: str, exclude_id: int | None = None) -> Verdict:
+    nearest = candidates(text=text, exclude_id=exclude_id)
     if not nearest:
         return Verdict("unrelated", reason="Nothing similar is remembered.")
     config = workspace_selectors.provider_config(workspace_services.owner_settings_get())

@@ -222,7 +222,7 @@ def memory_remember(
     text = clean_memory_text(text)
     category = check_choice(category, field="category", choices=Memory.Category.values)
     check_validity(valid_from, valid_to)
-    verdict = conflict_check(text=text, category=category)
+    verdict = conflict_check(text=text)
     return _act_on(
         verdict,
         store=lambda contradicted: memory_create(
@@ -257,9 +257,7 @@ def memory_correct(
         raise NotFound(f"Memory {memory_id} does not exist, or a newer memory superseded it.")
     verdict = Verdict("unrelated", reason="Unchanged.")
     if text != current.text:
-        verdict = conflict_check(
-            text=text, category=category or current.category, exclude_id=memory_id
-        )
+        verdict = conflict_check(text=text, exclude_id=memory_id)
     return _act_on(
         verdict,
         store=lambda contradicted: memory_update(

@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from talorys.providers.base import ChatMessage, Finish, ProviderEvent, TextDelta, ToolCall
+from talorys.providers.demo_facts import fact_memory
 from talorys.providers.demo_requests import (
     HELP,
     DemoRequest,
     capitalised,
-    fact_category,
     parse_request,
-    third_person,
 )
 from talorys.providers.demo_times import NoTime, owner_clock, reminder_time, spoken
 
@@ -100,11 +99,8 @@ class DemoProvider:
             return _say(f"I can't use the {tool} tool right now, so I couldn't do that.")
         arguments: dict[str, Any] = {
             "create_task": {"title": capitalised(request.what)},
-            "remember": (
-                {"text": third_person(request.what), "category": fact_category(request.what)}
-                if request.intent == "tell_fact"
-                else {"text": capitalised(request.what)}
-            ),
+            # "remember that ..." and a fact told outright are filed alike (demo_facts.py).
+            "remember": dict(zip(("text", "category"), fact_memory(request.what), strict=True)),
             "list_tasks": {"status": "open"},
             "search_tasks": {"query": request.what},
             "create_note": _note_arguments(request.what),

@@ -12,7 +12,8 @@ HELP = (
     "requests:\n"
     "- “add a task to buy milk” or “remind me to call Ana”\n"
     "- “remind me to call Sam in 20 minutes” (or “at 17:30”, “tomorrow at 9am”)\n"
-    "- “remember that my sister is called Ana”, or “I live in Berlin”, “I moved to Lisbon”\n"
+    "- “remember that my sister is called Ana”, or “I live in Berlin”, “I moved to Lisbon”, "
+    "“I work at Acme”, “I'm allergic to peanuts”, “I no longer eat meat”\n"
     "- “what are my open tasks?”\n"
     "- “delete the task buy milk”\n"
     "- “create a note Groceries: eggs, bread”\n"
@@ -33,12 +34,19 @@ _PATTERNS: list[tuple[str, str]] = [
     ("timed_reminder", rf"^remind me (?P<when>{_WHEN}.*?),? to (?P<what>.+)$"),
     ("create_task", r"^remind me to (?P<what>.+)$"),
     ("remember", r"^remember(?: that |:\s*)(?P<what>.+)$"),
-    # A fact about the owner's home or work, told in the first person.
+    # A fact about the owner told in the first person: home, work, allergies, names, a change.
     (
         "tell_fact",
-        r"^(?P<what>i(?:'ve| have)? (?:just )?(?:live|moved|relocated|work|started working)\b.+)$",
+        r"^(?P<what>i(?:'ve| have)? (?:just )?(?:live|moved|relocated|work|started working|"
+        r"started a (?:new )?job|left|quit|no longer|stopped|used to)\b.+)$",
     ),
-    ("tell_fact", r"^(?P<what>i(?:'m| am) (?:moving|living|working|based)\b.+)$"),
+    (
+        "tell_fact",
+        r"^(?P<what>i(?:'m| am) (?:moving|living|working|based|allergic|no longer|not allergic)"
+        r"\b.+)$",
+    ),
+    ("tell_fact", r"^(?P<what>i (?:don't|do not) .+ any ?more)$"),
+    ("tell_fact", r"^(?P<what>my .+?(?: is called | is named |'s name is ).+)$"),
     ("list_tasks", r"^(?:what are|show(?: me)?|list) (?:all )?my (?:open )?tasks$"),
     ("list_tasks", r"^what(?:'s| is) on my (?:to-?do )?list$"),
     ("delete_task", rf"^(?:delete|remove) {_TASK}(?P<what>.+)$"),
@@ -57,7 +65,8 @@ class DemoRequest:
 
 
 def parse_request(text: str) -> DemoRequest | None:
-    cleaned = re.sub(r"^(?:please|hey|ok|okay),? ", "", text.strip(), flags=re.IGNORECASE)
+    cleaned = text.strip().replace("’", "'")
+    cleaned = re.sub(r"^(?:please|hey|ok|okay),? ", "", cleaned, flags=re.IGNORECASE)
     cleaned = re.sub(r"(?:,? please)?[\s.!?]*$", "", cleaned, flags=re.IGNORECASE)
     cleaned = re.sub(r"\s+", " ", cleaned)
     for intent, pattern in _COMPILED:
@@ -74,36 +83,6 @@ def parse_request(text: str) -> DemoRequest | None:
 
 def _unquote(text: str) -> str:
     return text.strip().strip("\"'“”‘’«»").strip()
-
-
-# How the demo writes a first-person statement as a memory: "I live in Berlin" -> "Lives in
-# Berlin", as a model would.
-_THIRD_PERSON = [
-    (r"^i(?:'m| am) ", ""),
-    (r"^i(?:'ve| have)? (?:just )?", ""),
-    (r"^live\b", "lives"),
-    (r"^work\b", "works"),
-    (r"^living\b", "lives"),
-    (r"^working\b", "works"),
-    (r"^moving\b", "is moving"),
-    (r"^based\b", "is based"),
-]
-
-
-def third_person(statement: str) -> str:
-    text = statement.strip()
-    for pattern, replacement in _THIRD_PERSON:
-        text = re.sub(pattern, replacement, text, count=1, flags=re.IGNORECASE)
-    return capitalised(text)
-
-
-def fact_category(statement: str) -> str:
-    """The memory's category: where the owner lives is a place; the rest a fact."""
-    return (
-        "place"
-        if re.search(r"\b(live|lives|living|moved|moving|relocated|based)\b", statement, re.I)
-        else "fact"
-    )
 
 
 def capitalised(text: str) -> str:

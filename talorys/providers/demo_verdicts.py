@@ -1,96 +1,51 @@
 """The demo provider's memory conflict verdicts: deterministic, so the check runs with no model.
 
 It answers what a model would for the plain cases, in the model's JSON shape
-(memory/conflict.py reads both alike):
-- the same words (up to order, case and a trailing "s") → ``duplicate``;
-- the same words but for a negation ("likes coffee" / "does not like coffee") → ``contradicts``;
-- both about the same slot of the same person's life (where they live or work, a phone number
-  or email) and saying different things → ``updates`` (the new one holds now);
+(memory/conflict.py reads both alike), from each statement's subject (talorys/lib/subjects.py):
+- the same words (up to order, case and a trailing "s"), or the same subject with the same
+  value ("Lives in Lisbon" / "I'm living in Lisbon now") → ``duplicate``;
+- the same subject with another value ("Lives in Berlin" / "Moved to Lisbon"), or a change of
+  the same one ("Works at Acme" / "I left Acme", "Allergic to peanuts" / "No longer allergic to
+  peanuts") → ``updates`` (the new one holds now);
+- the same statement with a plain negation ("Likes coffee" / "Does not like coffee"): not said
+  to be a change → ``contradicts``;
 - anything else → ``unrelated``.
+Candidates are read nearest first; the first that decides wins.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_WORD = re.compile(r"[^\W_]+")
-_FILLER = frozenset(
-    [
-        "i",
-        "im",
-        "my",
-        "me",
-        "the",
-        "a",
-        "an",
-        "to",
-        "in",
-        "at",
-        "of",
-        "and",
-        "is",
-        "am",
-        "are",
-        "was",
-        "be",
-        "that",
-        "now",
-        "do",
-        "doe",
-    ]
-)
-_NEGATIONS = frozenset(
-    ["not", "no", "never", "dont", "doesnt", "isnt", "arent", "wasnt", "didnt", "cant", "wont"]
-)
-# Slots of the owner's life where a new statement replaces the old one.
-_SLOTS = {
-    "home": re.compile(
-        r"\b(live[sd]?|living|moved?|moving|relocat\w*|based in|home is|reside\w*)\b"
-    ),
-    "work": re.compile(r"\b(works?|working|job|employ\w*|employer)\b"),
-    "phone": re.compile(r"\b(phone|mobile|cell)\b"),
-    "email": re.compile(r"\b(e-?mail)\b"),
-}
+from talorys.lib.subjects import SINGLE_VALUED, Subject, same_subject, same_value, subject_of, words
 
 
-def _words(text: str) -> set[str]:
-    words = {w.removesuffix("s") for w in _WORD.findall(text.lower().replace("'", ""))}
-    return words - _FILLER
-
-
-def _slot(text: str) -> tuple[str, frozenset[str]] | None:
-    """The slot a statement is about and whose it is (the words before it: none for the
-    owner's own, "sister ana" for "Sister Ana lives in Porto")."""
-    lowered = text.lower()
-    for name, pattern in _SLOTS.items():
-        match = pattern.search(lowered)
-        if match is not None:
-            return name, frozenset(_words(lowered[: match.start()]))
-    return None
+def _about(new: Subject, old: Subject) -> tuple[str, str] | None:
+    """(verdict, reason) for two statements of the same subject, or None: they are not."""
+    if not same_subject(new, old):
+        return None
+    if new.holds == old.holds:
+        if same_value(new, old):
+            return "duplicate", f"The same {new.topic}."
+        if new.topic in SINGLE_VALUED and new.holds:
+            return "updates", f"A newer statement about the same {new.topic}."
+        return None
+    if new.topic in SINGLE_VALUED and not new.holds and not same_value(new, old):
+        return None  # "I left Acme" says nothing of "Works at Globex"
+    if new.changed or old.changed or new.topic in SINGLE_VALUED:
+        return "updates", f"A change of the same {new.topic}."
+    return "contradicts", "The same statement, negated."
 
 
 def demo_verdict(new_text: str, candidates: list[tuple[int, str]]) -> dict[str, Any]:
-    """``candidates``: (id, text) of the nearest existing memories, nearest first."""
-    new_words = _words(new_text)
+    """``candidates``: (id, text) of the memories the check found, nearest first."""
+    new_words = words(new_text)
     for memory_id, text in candidates:
-        old_words = _words(text)
-        if old_words == new_words:
+        if words(text) == new_words:
             return {"verdict": "duplicate", "memory_id": memory_id, "reason": "Same words."}
-        differ = old_words ^ new_words
-        if differ and differ <= _NEGATIONS:
-            return {
-                "verdict": "contradicts",
-                "memory_id": memory_id,
-                "reason": "The same statement, negated.",
-            }
-    slot = _slot(new_text)
-    if slot is not None:
-        for memory_id, text in candidates:
-            if _slot(text) == slot:
-                return {
-                    "verdict": "updates",
-                    "memory_id": memory_id,
-                    "reason": f"A newer statement about the same {slot[0]}.",
-                }
+    new = subject_of(new_text)
+    for memory_id, text in candidates:
+        found = _about(new, subject_of(text))
+        if found is not None:
+            return {"verdict": found[0], "memory_id": memory_id, "reason": found[1]}
     return {"verdict": "unrelated", "memory_id": None, "reason": "No memory says the same."}

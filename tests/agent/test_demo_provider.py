@@ -119,7 +119,7 @@ async def test_a_tool_error_is_reported():
 async def test_remember_that():
     messages = owner("Remember that my sister is called Ana")
     first = await step(messages)
-    assert calls(first) == [("remember", {"text": "My sister is called Ana"})]
+    assert calls(first) == [("remember", {"text": "Sister is called Ana", "category": "person"})]
 
     remembered = {"ok": True, "memory": {"id": 1, "text": "My sister is called Ana"}}
     events = await step(after(messages, first, remembered))
