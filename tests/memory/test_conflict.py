@@ -51,7 +51,8 @@ def test_demo_an_update_supersedes_the_old_fact_which_stays_in_history():
     assert berlin.superseded_by_id == lisbon.memory.pk and berlin.deleted_at is None
     assert berlin.valid_to is not None
     assert current_texts() == ["Moved to Lisbon"]
-    assert selectors.recall_memories(query="Berlin") == []
+    # Semantic recall may still offer Lisbon for "Berlin" (both are cities); never Berlin.
+    assert berlin.pk not in {hit.id for hit in selectors.recall_memories(query="Berlin")}
     assert [r.action for r in berlin.revisions.order_by("id")] == ["create", "supersede"]
     assert selectors.memories_for_turn(text="Where do I live?") == ["Moved to Lisbon"]
 
