@@ -41,6 +41,12 @@ def use_fake_embeddings(server: Any) -> None:
 
 
 @pytest.fixture
+def keyword_recall(db) -> None:
+    """Semantic recall off: the keyword engine alone (the owner's switch on /settings/)."""
+    services.owner_settings_update(semantic_enabled=False)
+
+
+@pytest.fixture
 def local_embeddings(db) -> None:
     """Semantic recall on, through the local embedder (the local-embeddings extra)."""
     if not local_embedding.available():

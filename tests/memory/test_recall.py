@@ -60,6 +60,7 @@ def test_keyword_ranking_stems_folds_accents_and_weighs_rare_words():
     assert len(selectors.recall_memories(query="job", limit=20)) == len(common) + 1
 
 
+@pytest.mark.usefixtures("keyword_recall")
 def test_an_exact_rare_name_or_number_is_found_among_many():
     for n in range(60):
         memory_services.memory_create(text=f"Dentist appointment number {n} went fine")

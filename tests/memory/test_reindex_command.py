@@ -19,7 +19,8 @@ pytestmark = pytest.mark.django_db
 def test_the_catch_up_task_indexes_everything_and_removes_what_is_gone():
     items = one_of_each("Skopelos")
 
-    assert tasks.reindex_recall() == {"written": 6, "removed": 0, "embedded": 0}
+    # The local embedder is on by default: each new entry gets its vector.
+    assert tasks.reindex_recall() == {"written": 6, "removed": 0, "embedded": 6}
     services.task_delete(task_id=items["tasks"].pk)
     assert tasks.reindex_recall() == {"written": 0, "removed": 1, "embedded": 0}
     assert not RecallEntry.objects.get(kind="tasks").live

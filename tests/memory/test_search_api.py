@@ -25,6 +25,7 @@ def test_search_returns_hybrid_hits_of_every_kind(api, fake_openai):
     assert message["conversation_id"] == items["messages"].conversation_id
 
 
+@pytest.mark.usefixtures("keyword_recall")
 def test_without_an_embedder_search_is_keyword_and_narrowed_by_kinds(api):
     items = one_of_each("Skopelos")
 

@@ -10,7 +10,6 @@ import pytest
 from django.utils import timezone
 
 from memory import services as memory_services
-from talorys.providers import local_embedding
 from talorys.workspace import services
 from talorys.workspace.models import OwnerSettings, Task, UsageDay
 
@@ -32,10 +31,9 @@ def test_settings_start_from_the_defaults_on_the_demo_provider(api, settings):
 
     assert body["time_zone"] == "UTC"
     assert body["provider"] == "demo"
-    # No embeddings server: the local embedder where its extra is installed (the dev install
-    # has it), else none; semantic recall is off until the owner turns it on.
-    assert body["embeddings_provider"] == ("local" if local_embedding.available() else "none")
-    assert body["recall_mode"] == "keyword"
+    # No embeddings server: the local embedder, in every install; semantic recall is on.
+    assert body["embeddings_provider"] == "local" and body["semantic_enabled"] is True
+    assert body["recall_mode"] == "hybrid"
     assert body["model_api_key_set"] is False
     assert body["daily_ai_requests"] == 200
     assert body["max_steps_per_turn"] == 6
