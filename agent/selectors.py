@@ -205,9 +205,15 @@ def message_recall_source() -> RecallSource:
     return RecallSource(
         kind="messages",
         live=recallable_messages,
-        doc=lambda m: Doc(object_id=m.pk, title="", body=m.content, parent_id=m.conversation_id),
+        doc=lambda m: Doc(
+            object_id=m.pk,
+            title="",
+            body=m.content,
+            parent_id=m.conversation_id,
+            when=m.created_at,
+        ),
         changed_since=messages_changed_since,
-        columns=("content", "conversation_id"),
+        columns=("content", "conversation_id", "created_at"),
     )
 
 

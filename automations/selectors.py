@@ -89,7 +89,7 @@ def automation_recall_source() -> RecallSource:
     return RecallSource(
         kind="automations",
         live=Automation.objects.live,
-        doc=lambda a: Doc(object_id=a.pk, title=a.name, body=a.message),
+        doc=lambda a: Doc(object_id=a.pk, title=a.name, body=a.message, when=a.updated_at),
         change_kind="automation",
-        columns=("name", "message"),
+        columns=("name", "message", "updated_at"),
     )

@@ -152,6 +152,9 @@ class RecallEntry(models.Model):
     vector_model = models.CharField(max_length=200, blank=True, default="")
     vector_dim = models.PositiveIntegerField(default=0)
     vector_hash = models.CharField(max_length=32, blank=True, default="")
+    # When the item said what it says (a message's time, a memory's last change): recall's
+    # recency prior. Null until the catch-up has written it (then it counts as old).
+    stated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

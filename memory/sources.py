@@ -12,7 +12,7 @@ from talorys.workspace.models import Note, Project, Task
 
 
 def _memory_doc(memory: Any) -> Doc:
-    return Doc(object_id=memory.pk, title="", body=memory.text)
+    return Doc(object_id=memory.pk, title="", body=memory.text, when=memory.updated_at)
 
 
 def memory_sources() -> list[RecallSource]:
@@ -22,27 +22,27 @@ def memory_sources() -> list[RecallSource]:
             live=current_memories,
             doc=_memory_doc,
             change_kind="memory",
-            columns=("text",),
+            columns=("text", "updated_at"),
         ),
         RecallSource(
             kind="tasks",
             live=Task.objects.live,
-            doc=lambda t: Doc(object_id=t.pk, title=t.title, body=t.details),
+            doc=lambda t: Doc(object_id=t.pk, title=t.title, body=t.details, when=t.updated_at),
             change_kind="task",
-            columns=("title", "details"),
+            columns=("title", "details", "updated_at"),
         ),
         RecallSource(
             kind="notes",
             live=Note.objects.live,
-            doc=lambda n: Doc(object_id=n.pk, title=n.title, body=n.content),
+            doc=lambda n: Doc(object_id=n.pk, title=n.title, body=n.content, when=n.updated_at),
             change_kind="note",
-            columns=("title", "content"),
+            columns=("title", "content", "updated_at"),
         ),
         RecallSource(
             kind="projects",
             live=Project.objects.live,
-            doc=lambda p: Doc(object_id=p.pk, title=p.name, body=p.description),
+            doc=lambda p: Doc(object_id=p.pk, title=p.name, body=p.description, when=p.updated_at),
             change_kind="project",
-            columns=("name", "description"),
+            columns=("name", "description", "updated_at"),
         ),
     ]

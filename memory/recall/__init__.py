@@ -6,8 +6,10 @@
   above it.
 - ``index``: each process's in-memory index (BM25 postings and the vectors), kept in step with
   the ``RecallEntry`` table by its ``seq``.
-- ``engine``: keyword, vector and hybrid (reciprocal rank fusion) ranking, snippets, and the
-  check that a hit is still live.
+- ``threads``: the order of each conversation's turns in the index (which turn came before).
+- ``priors``: what ranking knows besides an item's text: its conversation and its time.
+- ``engine``: keyword, vector and hybrid ranking, the priors, snippets, and the check that a
+  hit is still live.
 
 The table is written by ``memory.services.reindex``/``reindex_recent``; reads go through
 ``memory.selectors.recall_items``/``recall_memories``.

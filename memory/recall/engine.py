@@ -13,6 +13,14 @@ so the cosine gets about 1 / 0.4 times the keyword's weight (0.7 : 0.3) for the 
 ranking alike. An exact rare name ranks first by keyword, a paraphrase by vector. With
 no embedder, or when it fails, the keyword ranking is the answer.
 
+Then, in every mode, what an item's own text cannot say (``with_priors``; the constants and
+their reasons are in priors.py): a message's score rises halfway toward its previous turn's in
+the same conversation when that turn matches better (a short reply is found by the question it
+answers), and every score is weighed by a bounded recency prior (at most a fifth more for the
+newest item, half of that for one a quarter of a year older), so of two statements that match
+alike the later one ("moved to Lisbon" after "I live in Berlin") comes first. Superseded
+memories are never ranked at all; the prior orders the rest, messages above all.
+
 Each recall first catches the index up with what changed since the last pass (writer.py's
 lazy pass: cheap when nothing did). Every hit is checked against its source before it is returned (``live_ids``): an item binned
 or superseded a moment ago, whose entry the index has not caught up with, is never recalled.
@@ -30,6 +38,7 @@ import numpy as np
 from memory import embeddings
 from memory.embeddings import Embedder
 from memory.models import RecallEntry
+from memory.recall import priors
 from memory.recall.index import INDEX, Ranked
 from memory.recall.sources import check_kinds, source
 from memory.recall.text import fold, terms
@@ -114,15 +123,20 @@ def rank(
         INDEX.sync(vector_model=vector_model, state=state)
         lexical = INDEX.keyword_scores(query_terms, kinds=kinds)
         if query_vector is None or mode == "keyword":
-            return INDEX.best(lexical, top), "keyword", error
+            return INDEX.best(with_priors(lexical), top), "keyword", error
         semantic = INDEX.vector_scores(query_vector, kinds=kinds)
         if mode == "vector":
-            return (
-                INDEX.best(np.nan_to_num(semantic, nan=-np.inf), top, floor=-np.inf),
-                "vector",
-                error,
-            )
-        return INDEX.best(hybrid_scores(lexical, semantic), top), "hybrid", error
+            scores = with_priors(np.nan_to_num(semantic, nan=0.0))
+            scores[np.isnan(semantic)] = -np.inf  # no vector from this embedder: no rank
+            return INDEX.best(scores, top, floor=-np.inf), "vector", error
+        return INDEX.best(with_priors(hybrid_scores(lexical, semantic)), top), "hybrid", error
+
+
+def with_priors(scores: np.ndarray) -> np.ndarray:
+    """``scores`` with each message's conversation and each item's time taken into account
+    (priors.py). Call with INDEX.lock held."""
+    scores = priors.in_conversation(scores, INDEX.threads.previous())
+    return priors.recency(scores, np.frombuffer(INDEX.times, dtype=np.float64), INDEX.newest)
 
 
 def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ read through zero-copy numpy views under the lock.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import threading
 from array import array
@@ -28,6 +29,7 @@ import numpy as np
 
 from memory.models import IndexState, RecallEntry
 from memory.recall.text import term_counts
+from memory.recall.threads import Threads
 
 # BM25's usual constants (Robertson & Zaragoza); titles count twice (a BM25F field weight).
 K1 = 1.2
@@ -52,6 +54,7 @@ _ENTRY_COLUMNS = (
     "vector_model",
     "vector_dim",
     "vector_hash",
+    "stated_at",
 )
 
 
@@ -86,6 +89,9 @@ class RecallIndex:
         self.kind_code = array("b")
         self.object_ids = array("q")
         self.parent_ids = array("q")  # -1: none
+        self.times = array("d")  # when each item was stated, POSIX seconds; NaN: not known
+        self.newest = math.nan  # the latest of them (the recency prior's "now")
+        self.threads = Threads()
         self.alive = bytearray()
         self.doc_len = array("f")
         self.postings: dict[str, _Postings] = {}
@@ -154,6 +160,7 @@ class RecallIndex:
             vmodel,
             vdim,
             vhash,
+            stated_at,
         ) in rows:
             self.seq = max(self.seq, seq)
             key = (kind, object_id)
@@ -165,6 +172,7 @@ class RecallIndex:
                 continue
             if slot is None:
                 slot = self._add(key, parent_id, title, text, chash)
+            self._set_time(slot, stated_at)
             if vec is not None and vmodel == self.vector_model and vhash == chash:
                 self._set_vector(slot, bytes(vec), vdim)
 
@@ -180,6 +188,8 @@ class RecallIndex:
         self.kind_code.append(self.kinds.index(kind))
         self.object_ids.append(object_id)
         self.parent_ids.append(-1 if parent_id is None else parent_id)
+        self.times.append(math.nan)
+        self.threads.add(slot, parent_id=parent_id, object_id=object_id)
         self.alive.append(1)
         counts = {term: float(n) for term, n in term_counts(text).items()}
         for term, n in term_counts(title).items():
@@ -201,12 +211,22 @@ class RecallIndex:
             return
         self.alive[slot] = 0
         del self.slot_of[(self.kinds[self.kind_code[slot]], self.object_ids[slot])]
+        parent = self.parent_ids[slot]
+        self.threads.remove(
+            slot, parent_id=None if parent < 0 else parent, object_id=self.object_ids[slot]
+        )
         self.live_count -= 1
         self.total_len -= self.doc_len[slot]
         self.dead += 1
         row = self.vector_row_of.pop(slot, None)
         if row is not None:
             self.vector_alive[row] = 0
+
+    def _set_time(self, slot: int, stated_at: dt.datetime | None) -> None:
+        when = math.nan if stated_at is None else stated_at.timestamp()
+        self.times[slot] = when
+        if not math.isnan(when) and not when <= self.newest:  # newest NaN: the first one
+            self.newest = when
 
     def _set_vector(self, slot: int, vector: bytes, dim: int) -> None:
         if dim <= 0 or len(vector) != 4 * dim or (self.dim and dim != self.dim):

@@ -22,7 +22,9 @@ class Doc:
     object_id: int
     title: str  # weighted above the body (BM25F); "" where the title is the text itself
     body: str
-    parent_id: int | None = None  # a message's conversation
+    parent_id: int | None = None  # a message's conversation (its turns are ordered by id)
+    # When the item said what it says (ranking prefers the newer of two close matches).
+    when: dt.datetime | None = None
     label: str = ""  # what a hit is called when the title is empty (a memory's text)
 
 

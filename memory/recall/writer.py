@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +85,14 @@ def _entry_values(doc: Doc) -> dict[str, object]:
         "text": text,
         "parent_id": doc.parent_id,
         "content_hash": content_hash(title, text),
+        "stated_at": doc.when,
     }
+
+
+def _same(row: Mapping[str, Any], values: dict[str, object]) -> bool:
+    """The entry already says what ``values`` say: the same content, stated at the same time
+    (a new time with the same content is rewritten too: the ranking's recency reads it)."""
+    return row["content_hash"] == values["content_hash"] and row["stated_at"] == values["stated_at"]
 
 
 def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
@@ -97,7 +104,7 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
         existing = {
             row["object_id"]: row
             for row in RecallEntry.objects.filter(kind=kind, object_id__in=ids).values(
-                "id", "object_id", "content_hash", "live"
+                "id", "object_id", "content_hash", "live", "stated_at"
             )
         }
         seq = state.seq
@@ -107,7 +114,7 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
         for doc in docs:
             values = _entry_values(doc)
             row = existing.get(doc.object_id)
-            if row is not None and row["live"] and row["content_hash"] == values["content_hash"]:
+            if row is not None and row["live"] and _same(row, values):
                 unchanged.append(row["id"])
                 continue
             seq += 1

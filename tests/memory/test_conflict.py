@@ -10,7 +10,6 @@ import pytest
 from memory import selectors
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
-from talorys.workspace import services
 from talorys.workspace.models import Change, UsageDay
 from tests.agent.fake_openai import Reply, completion, error, verdict
 from tests.agent.test_runner import use_fake
@@ -181,14 +180,3 @@ def test_a_correction_that_duplicates_another_memory_is_not_applied():
     typo.refresh_from_db()
     assert result.verdict.verdict == "duplicate" and result.other.pk == ana.pk
     assert typo.text == "Brother Rui plays chess" and typo.deleted_at is None
-
-
-def test_the_owners_own_writes_are_not_checked_and_never_superseded(api, fake_openai):
-    use_fake(fake_openai)
-    services.owner_settings_update(daily_ai_requests=5)
-    api.post("/api/memories", {"text": "Lives in Berlin", "category": "place"})
-
-    response = api.post("/api/memories", {"text": "Lives in Berlin", "category": "place"})
-
-    assert response.status_code == 201
-    assert Memory.objects.count() == 2 and fake_openai.json_requests == []

@@ -1,0 +1,60 @@
+"""What ranking knows besides an item's own text: the conversation around it and its time.
+
+Both act on the scores of any mode (keyword, vector, hybrid), after them and before the best are
+taken, as numpy over every slot (about a millisecond at 100k items).
+
+**The conversation.** A reply carries its meaning in the turn it answers: "Yes, last Tuesday,
+with my sister" is about whatever was asked just before. So a message's score rises toward its
+previous turn's when that turn matches the query better: ``own + CONTEXT_SHARE x (previous -
+own)`` if the previous is higher, else its own. It never falls (a message that says it all
+itself keeps its score, and only messages have a previous turn, so other kinds are not
+outranked by a mere neighbour), and it stays below the turn it leans on (the question it answers
+still ranks above it when the question matches better). ``CONTEXT_SHARE`` is one half: an
+exchange is a question and its answer, and the reply is ranked as the midpoint of what it says
+and what it answers; more would rank the acknowledgement after every fact ("Noted!") nearly as
+high as the fact.
+
+**Time.** Of two statements about a thing that changed ("I drive a Mazda", later "traded it in
+for a Volvo") the later one is the answer. A recency prior in the manner of Li & Croft (2003,
+"Time-based language models"): an exponential decay with age, the age measured from the newest
+item the index holds (the collection's "now", not the wall clock, so a pause in use or an
+imported history ages nothing), mixed with a uniform prior so age alone never buries an old
+match: a score is multiplied by ``1 + RECENCY_BOOST x 2 ** (-age / RECENCY_HALF_LIFE)``. The
+newest item gains at most ``RECENCY_BOOST`` (a fifth) over one of any age: it reorders matches
+whose scores are within a fifth of each other, the spread of a sentence embedding's cosine
+between two phrasings of the same thing, and never a clearly better one. The half-life is a
+quarter of a year: the facts of a life (a home, a job, a dose, a manager) change over months, so
+a statement a season old has lost half its advantage. An item with no known time has none.
+Scores at or below zero are left alone (a negative cosine is no match to favour).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CONTEXT_SHARE = 0.5
+RECENCY_BOOST = 0.2
+RECENCY_HALF_LIFE = 91 * 86_400.0  # seconds: a quarter of a year
+
+
+def in_conversation(scores: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """Each slot's score lifted toward its previous turn's (``previous``: a slot per slot, -1
+    for none). ``scores`` must be finite."""
+    has = np.flatnonzero(previous >= 0)
+    if not len(has):
+        return scores
+    own = scores[has]
+    lift = np.maximum(scores[previous[has]] - own, 0.0)
+    out = scores.copy()
+    out[has] = own + CONTEXT_SHARE * lift
+    return out
+
+
+def recency(scores: np.ndarray, times: np.ndarray, newest: float) -> np.ndarray:
+    """``scores`` weighted by the recency prior (``times``: POSIX seconds per slot, NaN where
+    unknown; ``newest``: the latest of them)."""
+    if np.isnan(newest):
+        return scores
+    weight = np.exp2(-(newest - times) / RECENCY_HALF_LIFE)
+    factor = 1.0 + RECENCY_BOOST * np.nan_to_num(weight, nan=0.0)
+    return np.where(scores > 0.0, scores * factor, scores).astype(scores.dtype, copy=False)
