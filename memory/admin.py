@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from memory import services
+from memory.conflict import Verdict, conflict_check
 from memory.models import IndexState, Memory, MemoryRevision, RecallEntry
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
@@ -85,12 +86,52 @@ class MemoryAdmin(ServiceAdmin):
         # get_queryset's annotation: an attribute of the row that the model does not declare.
         return vars(obj)["_revisions"]
 
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        # The conflict check is a model request: it runs here, before the transaction the
+        # admin's view opens (memory/services/checked.py), and save_model acts on its verdict.
+        if request.method == "POST" and not request.POST.get("_saveasnew"):
+            request._memory_verdict = self._check_first(request, object_id)  # type: ignore[attr-defined]
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def _check_first(self, request: HttpRequest, object_id: str | None) -> Verdict | None:
+        """The verdict on the posted text (None: nothing to check, or a form the admin will
+        refuse anyway)."""
+        obj = self.get_object(request, object_id) if object_id else None
+        form = self.get_form(request, obj, change=obj is not None)(request.POST, instance=obj)
+        if not form.is_valid() or (obj is not None and "text" not in form.changed_data):
+            return None
+        text = form.cleaned_data["text"]
+        return conflict_check(text=text, exclude_id=obj.pk if obj is not None else None)
+
     # The operator acts for the owner; each service call records a revision.
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Memory:
-        return services.memory_create(**data, actor=self.actor(request))
+        result = services.memory_remember(
+            **data,
+            source=Memory.Source.OWNER,
+            actor=self.actor(request),
+            verdict=getattr(request, "_memory_verdict", None),
+        )
+        self._say(request, result)
+        return result.memory
 
     def service_update(self, request: HttpRequest, obj: Memory, changes: dict[str, Any]) -> None:
-        services.memory_update(memory_id=obj.pk, **changes, actor=self.actor(request))
+        result = services.memory_revise(
+            memory_id=obj.pk,
+            **changes,
+            actor=self.actor(request),
+            verdict=getattr(request, "_memory_verdict", None),
+        )
+        self._say(request, result)
+
+    def _say(self, request: HttpRequest, result: services.Remembered) -> None:
+        if result.verdict.verdict != "unrelated":
+            self.message_user(request, services.remembered_note(result), messages.WARNING)
 
     def service_delete(self, request: HttpRequest, obj: Memory) -> None:
         services.memory_delete(memory_id=obj.pk, actor=self.actor(request))

@@ -14,6 +14,7 @@ from memory.schemas import (
     MemoryOut,
     MemoryPatch,
     MemoryRevisionOut,
+    MemoryWriteOut,
     SearchOut,
     SearchQuery,
 )
@@ -30,16 +31,29 @@ def memory_list(request: HttpRequest, filters: Query[MemoryFilters]) -> QuerySet
     return selectors.memory_list(q=filters.q, superseded=filters.superseded)
 
 
-@router.post("", response={201: MemoryOut})
+def _written(result: services.Remembered) -> dict[str, Any]:
+    """The memory and what the conflict check found (MemoryWriteOut)."""
+    verdict = result.verdict
+    other = result.other.pk if result.other is not None else verdict.memory_id
+    # By alias: MemoryWriteOut reads the memory's fields by their model names, as from a row.
+    return MemoryOut.from_orm(result.memory).model_dump(by_alias=True) | {
+        "conflict_check": {
+            "verdict": verdict.verdict,
+            "memory_id": None if verdict.verdict == "unrelated" else other,
+            "checked": verdict.checked,
+            "reason": verdict.reason,
+        }
+    }
+
+
+@router.post("", response={201: MemoryWriteOut, 200: MemoryWriteOut})
 def memory_create(request: HttpRequest, payload: MemoryIn) -> Status:
-    # The owner is acting: stored as given, with no conflict check (that is for the model's
-    # writes); the owner resolves a contradiction by editing or deleting.
-    return Status(
-        201,
-        services.memory_create(
-            **payload.model_dump(), source=Memory.Source.OWNER, actor=request_actor(request)
-        ),
+    """Checked against the owner's memories first (``conflict_check``): 201 with the new memory,
+    or 200 with the one that already says it (a duplicate: nothing new was stored)."""
+    result = services.memory_remember(
+        **payload.model_dump(), source=Memory.Source.OWNER, actor=request_actor(request)
     )
+    return Status(201 if result.stored else 200, _written(result))
 
 
 @router.get("/{int:memory_id}", response=MemoryOut)
@@ -47,15 +61,18 @@ def memory_get(request: HttpRequest, memory_id: int) -> Memory:
     return selectors.memory_get(memory_id=memory_id)
 
 
-@router.patch("/{int:memory_id}", response=MemoryOut)
-def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) -> Memory:
+@router.patch("/{int:memory_id}", response=MemoryWriteOut)
+def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) -> dict[str, Any]:
+    """New text is checked against the other memories first (``conflict_check``); an edit that
+    duplicates another memory is not applied."""
     changes = payload.model_dump(exclude_unset=True)
-    return services.memory_update(
+    result = services.memory_revise(
         memory_id=memory_id,
         **changes,
         source=Memory.Source.OWNER,
         actor=request_actor(request),
     )
+    return _written(result)
 
 
 @router.delete("/{int:memory_id}", response={204: None})

@@ -8,6 +8,7 @@ from typing import Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from memory.conflict import VerdictKind
 from memory.models import Memory
 from talorys.lib.schemas import BoundedDate, ExpectedVersion, In, QueryText
 from talorys.lib.search import QUERY_MAX
@@ -59,6 +60,27 @@ class MemoryOut(Schema):
     created_at: dt.datetime
     updated_at: dt.datetime
     version: int
+
+
+class ConflictCheckOut(Schema):
+    """What the conflict check found when the memory was written (memory/conflict.py)."""
+
+    verdict: VerdictKind = Field(
+        description="duplicate: nothing new was stored (the memory returned is the one that "
+        "already said it); updates: the memory returned supersedes memory_id; contradicts: both "
+        "are kept and marked for the owner to settle; unrelated: stored as given."
+    )
+    memory_id: int | None = Field(
+        None, description="The other memory: the duplicate, the superseded or the contradicted."
+    )
+    checked: bool = Field(description="False: the check failed (both are kept, unmarked).")
+    reason: str = ""
+
+
+class MemoryWriteOut(MemoryOut):
+    """A memory the owner added or edited, with what the conflict check found."""
+
+    conflict_check: ConflictCheckOut
 
 
 class MemoryFilters(Schema):

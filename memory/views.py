@@ -47,7 +47,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         return run_action(
             request,
-            lambda: services.memory_create(
+            lambda: services.memory_remember(
                 text=form_text(request, "text"),
                 category=form_text(request, "category") or Memory.Category.FACT,
                 source=Memory.Source.OWNER,
@@ -56,7 +56,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
                 valid_to=_date(request, "valid_to"),
             ),
             back=LIST,
-            done="Memory added.",
+            done=lambda result: services.remembered_note(result, plain="Memory added."),
         )
     q = (request.GET.get("q") or "").strip()[:200]
     superseded = request.GET.get("show") == "superseded"
@@ -112,7 +112,7 @@ def memory_page(request: HttpRequest, memory_id: int) -> HttpResponse:
 def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
     return run_action(
         request,
-        lambda: services.memory_update(
+        lambda: services.memory_revise(
             memory_id=memory_id,
             text=form_text(request, "text"),
             category=form_text(request, "category") or None,
@@ -123,7 +123,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
             version=form_version(request),
         ),
         back=f"{LIST}{memory_id}/",
-        done="Memory saved.",
+        done=services.remembered_note,
     )
 
 

@@ -4,23 +4,18 @@ history always says what the memory was after each change, who made it and from 
 lists the model's changes under its reply and reverts them, so one function (``_record``) keeps
 both.
 
-``memory_remember`` and ``memory_correct`` are the model's writes: they run the conflict check
-(memory/conflict.py) first, outside any transaction, and act on its verdict. A duplicate stores
-nothing; an update supersedes the old memory (kept, marked, never recalled); a contradiction
-keeps both and marks the new one. Nothing is ever deleted by a verdict.
+The writes that run the conflict check first (the model's, and the owner's from the page, the
+API and the admin) are in checked.py; these are the plain writes they end in.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from memory.conflict import Verdict, conflict_check
 from memory.models import Memory, MemoryRevision
 from memory.services.checks import check_choice, check_validity, clean_memory_text
 from talorys.lib.actors import OWNER, Actor
@@ -196,112 +191,6 @@ def memory_supersede(
         action = MemoryRevision.Action.SUPERSEDE if by_id else MemoryRevision.Action.REINSTATE
         _record(memory, action, actor=actor, before=before)
     return memory
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """What became of a fact the model was told: the memory that holds it now, the verdict,
-    and the memory the verdict concerns (the duplicate, the superseded, the contradicted)."""
-
-    memory: Memory
-    verdict: Verdict
-    other: Memory | None = None
-    stored: bool = True
-
-
-def memory_remember(
-    *,
-    text: str,
-    category: str = Memory.Category.FACT,
-    source: str = Memory.Source.CHAT,
-    actor: Actor = OWNER,
-    valid_from: dt.date | None = None,
-    valid_to: dt.date | None = None,
-) -> Remembered:
-    """A new fact, after the conflict check (which runs first, outside any transaction)."""
-    text = clean_memory_text(text)
-    category = check_choice(category, field="category", choices=Memory.Category.values)
-    check_validity(valid_from, valid_to)
-    verdict = conflict_check(text=text)
-    return _act_on(
-        verdict,
-        store=lambda contradicted: memory_create(
-            text=text,
-            category=category,
-            source=source,
-            actor=actor,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            conflicts_with_id=contradicted,
-        ),
-        source=source,
-        actor=actor,
-    )
-
-
-def memory_correct(
-    *,
-    memory_id: int,
-    text: str,
-    category: str | None = None,
-    source: str = Memory.Source.CHAT,
-    actor: Actor = OWNER,
-    version: int | None = None,
-) -> Remembered:
-    """The model's correction, after the conflict check against the other memories. A
-    correction that duplicates another memory is not applied (the other already says it).
-    ``version``: the one the model read; a memory changed since is refused (Conflict)."""
-    text = clean_memory_text(text)
-    current = _current(memory_id)
-    if current is None:
-        raise NotFound(f"Memory {memory_id} does not exist, or a newer memory superseded it.")
-    verdict = Verdict("unrelated", reason="Unchanged.")
-    if text != current.text:
-        verdict = conflict_check(text=text, exclude_id=memory_id)
-    return _act_on(
-        verdict,
-        store=lambda contradicted: memory_update(
-            memory_id=memory_id,
-            text=text,
-            category=category,
-            source=source,
-            actor=actor,
-            conflicts_with_id=contradicted,
-            version=version,
-        ),
-        source=source,
-        actor=actor,
-        unchanged=current,
-    )
-
-
-def _act_on(
-    verdict: Verdict,
-    *,
-    store: Callable[[int | None], Memory],
-    source: str,
-    actor: Actor,
-    unchanged: Memory | None = None,
-) -> Remembered:
-    """Carry out a verdict: a duplicate stores nothing (``unchanged`` stays as it is); else
-    ``store(contradicted_id)`` writes the memory, and an update supersedes the older one in the
-    same transaction."""
-    other = _current(verdict.memory_id)
-    if verdict.verdict == "duplicate" and other is not None:
-        return Remembered(memory=unchanged or other, verdict=verdict, other=other, stored=False)
-    with transaction.atomic():
-        memory = store(other.pk if other and verdict.verdict == "contradicts" else None)
-        if other is not None and verdict.verdict == "updates":
-            other = memory_supersede(
-                memory_id=other.pk, by_id=memory.pk, source=source, actor=actor
-            )
-    return Remembered(memory=memory, verdict=verdict, other=other)
-
-
-def _current(memory_id: int | None) -> Memory | None:
-    if memory_id is None:
-        return None
-    return Memory.objects.live().filter(pk=memory_id, superseded_by__isnull=True).first()
 
 
 def memory_delete(
