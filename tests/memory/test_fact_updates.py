@@ -153,3 +153,21 @@ def test_with_a_model_giving_the_verdict_the_later_fact_supersedes(
     prompt = system_prompt(fake_openai)
     assert f"- {new_text}" in prompt and f"- {old_text}" not in prompt
     assert_superseded_revertable(api, conversation, earlier, later)
+
+
+def test_done_when_the_readme_example_leaves_one_home_and_search_finds_it(api):
+    """Issue 22's done-when, with the default install (demo model, semantic recall on)."""
+    conversation, _ = say(api, "remember that I live in Berlin")
+    say(api, "I moved to Lisbon", conversation)
+    _, reply = say(api, "remember that I live in Lisbon now", conversation)
+
+    current = list(Memory.objects.filter(superseded_by=None).values_list("text", flat=True))
+    assert current == ["Lives in Lisbon"]
+    assert Memory.objects.get(text="Lives in Berlin").superseded_by.text == "Lives in Lisbon"
+    found = api.get("/api/search", {"q": "where do I live", "kinds": "memories"}).json()
+    assert found["mode"] == "hybrid"
+    assert [hit["title"] for hit in found["items"]] == ["Lives in Lisbon"]
+    current_page = api.client.get("/memories/").content.decode()
+    superseded_page = api.client.get("/memories/?show=superseded").content.decode()
+    assert "Lives in Lisbon" in current_page and "Lives in Berlin" not in current_page
+    assert "Lives in Berlin" in superseded_page
