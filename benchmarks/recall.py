@@ -22,16 +22,20 @@ PostgreSQL database that does not exist yet: the script creates it, migrates it 
    nothing changed). The floor is plain numpy over the same N x 384 matrix: matrix @ q,
    argpartition top 10. With ``--runs 3`` every figure is the median of the runs' figures.
    Peak RSS is the process's (resource.getrusage), so it only grows from row to row.
-2. Quality on ``recall_set.build()``: each turn a Message (one Conversation per session),
-   semantic recall on with the real local embedder (all-MiniLM-L6-v2 int8 ONNX), ``reindex()``
-   embeds them; each question ranked by ``recall_items(query=question, kinds=["messages"],
-   limit=10, mode=...)`` for keyword, vector and hybrid (the engine's convex combination). A hit
-   is relevant when its message is a supporting turn: recall@k (share of supporting turns in
-   the top k) and MRR (1 / rank of the first relevant hit, 0 past 10), averaged over questions.
-   The "rrf" row is computed here, not by the engine: engine.fuse over INDEX.keyword and
-   INDEX.vector's top 50, under INDEX.lock.
+2. Quality on ``recall_set.build()``: each turn a Message (one Conversation per session, dated
+   on its day), semantic recall on with the default install's embedder (memory.embeddings.
+   active_embedder), ``reindex()`` embeds them; each question ranked by ``engine.recall(query=
+   question, kinds=["messages"], limit=10, mode=...)`` for keyword, vector and hybrid, then as
+   the default install ranks (mode None: hybrid with the active embedder) and with the
+   local-embeddings extra's onnxruntime embedder (same model and vectors: only the query's
+   vector is its own). A hit is relevant when its message is a supporting turn: recall@k (share
+   of supporting turns in the top k) and MRR (1 / rank of the first relevant hit, 0 past 10),
+   averaged over questions. The "rrf" row is computed here, not by the engine: engine.fuse over
+   INDEX.keyword and INDEX.vector's top 50, under INDEX.lock, without the priors. R@5, R@10 and
+   MRR of keyword only, the default and the MiniLM extra are published (benchmarks/_results.py),
+   with the default's paraphrase R@10 and temporal-update MRR.
 
---quick: sizes 1000,10000, 50 queries, one run.
+--quick: sizes 1000,10000, 50 queries, one run. --quality-only: part 2 alone.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from benchmarks import recall_build as rb  # noqa: E402
 from benchmarks import recall_set  # noqa: E402
 from benchmarks._database import analyze  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
+from benchmarks.recall_quality import measure_quality, publish_quality  # noqa: E402
 
 if TYPE_CHECKING:
     from memory.recall.engine import Mode
@@ -67,7 +72,6 @@ TOP = 10
 RRF_DEPTH = 50
 LATENCY_KEYS = ("keyword", "keyword+catch-up", "hybrid", "hybrid+catch-up", "numpy floor")
 ENGINE_MODES: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
-QUALITY_MODES = (*ENGINE_MODES, "rrf")
 T = TypeVar("T")
 
 
@@ -130,12 +134,6 @@ def floor_top(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return best[np.argsort(-scores[best])]
 
 
-def set_semantic(on: bool) -> None:
-    from talorys.workspace import services
-
-    services.owner_settings_update(semantic_enabled=on)
-
-
 def empty_index() -> None:
     from memory.recall.index import INDEX
 
@@ -157,7 +155,7 @@ def one_run(queries: list[str], matrix: np.ndarray, notes: list[str]) -> dict[st
         )
 
     out: dict[str, Any] = {}
-    set_semantic(False)
+    rb.set_semantic(False)
     rb.use_fake_embedder(False)
     empty_index()
     out["load keyword"] = timed_ms(
@@ -165,7 +163,7 @@ def one_run(queries: list[str], matrix: np.ndarray, notes: list[str]) -> dict[st
     )
     out["keyword"] = series(False)
     out["keyword+catch-up"] = series(True)
-    set_semantic(True)
+    rb.set_semantic(True)
     rb.use_fake_embedder(True)
     empty_index()
     out["load hybrid"] = timed_ms(lambda: recall_items(query=queries[0], limit=TOP, catch_up=False))
@@ -242,87 +240,6 @@ def latency_table(rows: list[dict[str, Any]], runs: int, count: int) -> str:
     return "\n".join(lines)
 
 
-def rrf_ids(question: str, embedder: Any) -> list[int]:
-    """The comparison row: reciprocal rank fusion of the engine's two rankings (not its hybrid)."""
-    from memory import embeddings
-    from memory.recall import engine
-    from memory.recall.index import INDEX
-    from memory.recall.text import terms
-
-    vector = embeddings.embed_query(embedder, question)
-    with INDEX.lock:
-        INDEX.sync(vector_model=embedder.name)
-        keyword = INDEX.keyword(terms(question), kinds=["messages"], top=RRF_DEPTH)
-        semantic = INDEX.vector(vector, kinds=["messages"], top=RRF_DEPTH)
-    return [item.object_id for item in engine.fuse([keyword, semantic])[:TOP]]
-
-
-def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str]]:
-    from memory import embeddings, services
-    from memory.recall import engine
-    from memory.selectors import recall_items
-
-    rb.wipe()
-    rb.use_fake_embedder(False)
-    turn_of = rb.load_recall_set(rs)
-    set_semantic(True)
-    embedder = embeddings.active_embedder()
-    if embedder is None:
-        raise RuntimeError("no embedder: is the local-embeddings extra installed?")
-    began = time.perf_counter()
-    report = services.reindex()
-    info = [
-        f"{len(rs.turns)} turns, {len(rs.questions)} questions; embedder {embedder.name}; "
-        f"reindex() {time.perf_counter() - began:.1f} s, {report.embedded} embedded"
-        + (f" (error: {report.embed_error})" if report.embed_error else ""),
-        f"engine hybrid: {engine.HYBRID_WEIGHT} x cosine + {1 - engine.HYBRID_WEIGHT:.1f} x "
-        f"BM25/sum(idf); rrf (benchmark only): engine.fuse(k={engine.RRF_K}) over INDEX.keyword "
-        f"and INDEX.vector top {RRF_DEPTH}",
-    ]
-    print(info[0], flush=True)
-    ranked: dict[str, list[list[int]]] = {}
-    for mode in ENGINE_MODES:  # one mode at a time: a mode change reloads the index
-        used = engine.recall(query=rs.questions[0].text, kinds=["messages"], mode=mode)
-        if used.mode != mode:
-            raise RuntimeError(f"asked for {mode}, ranked by {used.mode}: {used.error}")
-        ranked[mode] = [
-            [
-                hit.id
-                for hit in recall_items(
-                    query=q.text, kinds=["messages"], limit=TOP, mode=mode, catch_up=False
-                )
-            ]
-            for q in rs.questions
-        ]
-    ranked["rrf"] = [rrf_ids(q.text, embedder) for q in rs.questions]
-    head = ["mode", "category", "questions", "recall@5", "recall@10", "MRR"]
-    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * 4]
-    for name in QUALITY_MODES:
-        label = "rrf (benchmark, not the engine)" if name == "rrf" else name
-        for category in ("all", *recall_set.CATEGORIES):
-            scores = [
-                score([turn_of.get(i, "") for i in ids], set(q.supporting))
-                for q, ids in zip(rs.questions, ranked[name], strict=True)
-                if category in ("all", q.category)
-            ]
-            means = [statistics.fmean(s[i] for s in scores) for i in range(3)]
-            lines.append(
-                f"| {label} | {category} | {len(scores)} | "
-                + " | ".join(f"{m:.3f}" for m in means)
-                + " |"
-            )
-    return "\n".join(lines), info
-
-
-def score(turns: list[str], support: set[str]) -> tuple[float, float, float]:
-    first = next((1 / rank for rank, t in enumerate(turns, start=1) if t in support), 0.0)
-    return (
-        len(support & set(turns[:5])) / len(support),
-        len(support & set(turns[:10])) / len(support),
-        first,
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -331,10 +248,13 @@ def main() -> int:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--quick", action="store_true", help="sizes 1000,10000, 50 queries, 1 run")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--quality-only", action="store_true", help="skip the latency part")
     options = parser.parse_args()
     sizes = [int(s) for s in options.sizes.split(",") if s]
     if options.quick:
         sizes, options.queries, options.runs = [s for s in sizes if s <= 10_000], 50, 1
+    if options.quality_only:
+        sizes = []
     scratch = rb.boot(options.database_url or None)
     try:
         print("command:", shlex.join([sys.executable, *sys.argv]))
@@ -365,7 +285,8 @@ def main() -> int:
                     floor_name="numpy brute-force top 10 over the same vectors",
                     database=rb.database_label(),
                 )
-        quality, info = measure_quality(rs)
+        quality, info, means = measure_quality(rs)
+        publish_quality(means)
         print("\n" + latency_table(rows, options.runs, len(queries)))
         print(
             "\nSemantic on: one mode='keyword' call, then one hybrid call (~load s if it reloads):"

@@ -214,6 +214,7 @@ class FakeEmbedder:
     """The Embedder protocol (memory/embeddings.py) at no cost: no model, no server."""
 
     name = FAKE_MODEL
+    floor = 0.0
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.stack([unit_vector(text) for text in texts]) if texts else np.zeros((0, DIM))
@@ -260,3 +261,10 @@ def load_recall_set(rs: RecallSet) -> dict[int, str]:
         when = dt.datetime.fromisoformat(day).replace(hour=12, tzinfo=dt.UTC)
         Message.objects.filter(conversation=conversation[s]).update(**_dated(when))
     return {m.pk: t.id for m, t in zip(messages, rs.turns, strict=True)}
+
+
+def set_semantic(on: bool) -> None:
+    """Semantic recall on or off, as the owner's setting."""
+    from talorys.workspace import services
+
+    services.owner_settings_update(semantic_enabled=on)

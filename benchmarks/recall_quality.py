@@ -1,0 +1,189 @@
+"""Recall quality on benchmarks/recall_set.py: part 2 of benchmarks/recall.py (its docstring
+says what is measured), and the figures it publishes.
+
+Django must be set up (recall_build.boot) before anything here is called.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import recall_build as rb  # noqa: E402
+from benchmarks import recall_set  # noqa: E402
+from benchmarks._results import figure  # noqa: E402
+
+if TYPE_CHECKING:
+    from memory.recall.engine import Mode
+
+TOP = 10
+RRF_DEPTH = 50
+ENGINE_MODES: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
+
+
+def rrf_ids(question: str, embedder: Any) -> list[int]:
+    """The comparison row: reciprocal rank fusion of the engine's two rankings (not its hybrid)."""
+    from memory import embeddings
+    from memory.recall import engine
+    from memory.recall.index import INDEX
+    from memory.recall.text import terms
+
+    vector = embeddings.embed_query(embedder, question)
+    with INDEX.lock:
+        INDEX.sync(vector_model=embedder.name)
+        keyword = INDEX.keyword(terms(question), kinds=["messages"], top=RRF_DEPTH)
+        semantic = INDEX.vector(vector, kinds=["messages"], top=RRF_DEPTH)
+    return [item.object_id for item in engine.fuse([keyword, semantic])[:TOP]]
+
+
+def minilm_extra() -> Any:
+    """The local-embeddings extra's onnxruntime embedder (the same vectors and name as the
+    default's pure-numpy one), or None when it is not installed. Its class is ``OnnxEmbedder``
+    once the numpy embedder has landed beside it, ``LocalEmbedder`` before."""
+    from talorys.providers import local_embedding
+
+    make = getattr(local_embedding, "OnnxEmbedder", None) or getattr(
+        local_embedding, "LocalEmbedder", None
+    )
+    try:
+        return make() if make is not None else None
+    except Exception as exc:  # any failure to load means "not installed" here
+        print(f"MiniLM extra unavailable: {exc}", flush=True)
+        return None
+
+
+def ranked_ids(rs: recall_set.RecallSet, *, mode: Mode | None, embedder: Any) -> list[list[int]]:
+    """Each question's top 10 message ids, as recall_items ranks them (``embedder`` None: the
+    active one, as the default install's recall has it)."""
+    from memory import embeddings
+    from memory.recall import engine
+
+    chosen = embeddings.ACTIVE if embedder is None else embedder
+    used = engine.recall(query=rs.questions[0].text, kinds=["messages"], mode=mode, embedder=chosen)
+    if mode is not None and used.mode != mode:
+        raise RuntimeError(f"asked for {mode}, ranked by {used.mode}: {used.error}")
+    return [
+        [
+            hit.id
+            for hit in engine.recall(
+                query=q.text,
+                kinds=["messages"],
+                limit=TOP,
+                mode=mode,
+                catch_up=False,
+                embedder=chosen,
+            ).hits
+        ]
+        for q in rs.questions
+    ]
+
+
+def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str], dict[str, Any]]:
+    """The quality table, what was measured, and each published row's means by category."""
+    from memory import embeddings, services
+    from memory.recall import engine
+
+    rb.wipe()
+    rb.use_fake_embedder(False)
+    turn_of = rb.load_recall_set(rs)
+    rb.set_semantic(True)
+    embedder = embeddings.active_embedder()
+    if embedder is None:
+        raise RuntimeError("no embedder: semantic recall is on but none is available")
+    began = time.perf_counter()
+    report = services.reindex()
+    extra = minilm_extra()
+    info = [
+        f"{len(rs.turns)} turns, {len(rs.questions)} questions; default embedder {embedder.name} "
+        f"({type(embedder).__name__}); MiniLM extra "
+        + (f"{extra.name} ({type(extra).__name__})" if extra else "not installed")
+        + f"; reindex() {time.perf_counter() - began:.1f} s, {report.embedded} embedded"
+        + (f" (error: {report.embed_error})" if report.embed_error else ""),
+        f"engine hybrid: {engine.HYBRID_WEIGHT} x cosine + {1 - engine.HYBRID_WEIGHT:.1f} x "
+        f"BM25/sum(idf), then the conversation and recency priors (memory/recall/priors.py); "
+        f"rrf (benchmark only): engine.fuse(k={engine.RRF_K}) over INDEX.keyword and "
+        f"INDEX.vector top {RRF_DEPTH}, no priors",
+    ]
+    print(info[0], flush=True)
+    ranked: dict[str, list[list[int]]] = {}
+    for mode in ENGINE_MODES:  # one mode at a time: a mode change reloads the index
+        ranked[mode] = ranked_ids(rs, mode=mode, embedder=None)
+    ranked["default"] = ranked_ids(rs, mode=None, embedder=None)
+    if extra is not None:
+        ranked["MiniLM extra"] = ranked_ids(rs, mode=None, embedder=extra)
+    ranked["rrf"] = [rrf_ids(q.text, embedder) for q in rs.questions]
+    means = {name: quality_means(rs, ids, turn_of) for name, ids in ranked.items()}
+    return quality_table(means), info, means
+
+
+def quality_means(
+    rs: recall_set.RecallSet, ranked: list[list[int]], turn_of: dict[int, str]
+) -> dict[str, tuple[int, float, float, float]]:
+    """Per category (and "all"): questions, mean recall@5, recall@10 and MRR."""
+    out = {}
+    for category in ("all", *recall_set.CATEGORIES):
+        scores = [
+            score([turn_of.get(i, "") for i in ids], set(q.supporting))
+            for q, ids in zip(rs.questions, ranked, strict=True)
+            if category in ("all", q.category)
+        ]
+        out[category] = (len(scores), *(statistics.fmean(s[i] for s in scores) for i in range(3)))
+    return out  # type: ignore[return-value]
+
+
+def quality_table(means: dict[str, dict[str, tuple[int, float, float, float]]]) -> str:
+    labels = {"rrf": "rrf (benchmark, not the engine)", "default": "default (hybrid, active)"}
+    head = ["mode", "category", "questions", "recall@5", "recall@10", "MRR"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * 4]
+    for name, by_category in means.items():
+        for category, (count, *values) in by_category.items():
+            cells = [labels.get(name, name), category, str(count), *(f"{v:.3f}" for v in values)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# Published figures (name in the table: row of ``means``) and their targets (issue 22): the
+# default install's R@10 overall and on paraphrases; keyword-only no worse than at 24d5a95.
+PUBLISHED = {"keyword only": "keyword", "default": "default", "MiniLM extra": "MiniLM extra"}
+TARGETS = {
+    ("keyword only", "all", "R@10"): 0.675,
+    ("default", "all", "R@10"): 0.90,
+    ("default", "paraphrase", "R@10"): 0.85,
+}
+
+
+def publish_quality(means: dict[str, dict[str, tuple[int, float, float, float]]]) -> None:
+    cells = [("all", "R@5", 1), ("all", "R@10", 2), ("all", "MRR", 3)]
+    cells += [("paraphrase", "R@10", 2), ("temporal_update", "MRR", 3)]
+    for label, row in PUBLISHED.items():
+        if row not in means:
+            continue
+        for category, metric, index in cells:
+            if category != "all" and label != "default":
+                continue
+            where = "" if category == "all" else f" ({category})"
+            figure(
+                "recall",
+                f"recall set, {label}{where}: {metric}",
+                means[row][category][index],
+                "",
+                target=TARGETS.get((label, category, metric)),
+                better="higher",
+                note="benchmarks/recall_set.py, kinds=messages, limit=10",
+            )
+
+
+def score(turns: list[str], support: set[str]) -> tuple[float, float, float]:
+    first = next((1 / rank for rank, t in enumerate(turns, start=1) if t in support), 0.0)
+    return (
+        len(support & set(turns[:5])) / len(support),
+        len(support & set(turns[:10])) / len(support),
+        first,
+    )
