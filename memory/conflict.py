@@ -73,7 +73,7 @@ def candidates(*, text: str, exclude_id: int | None = None) -> list[Memory]:
     """The memories the new one is compared with: the newest ``SAME_SUBJECT`` about its subject,
     then recall's ``NEAREST``, at most one list of both. A category never hides one."""
     ids = same_subject_ids(text=text, exclude_id=exclude_id)
-    near = [hit.id for hit in recall_memories(query=text, limit=NEAREST + 1)]
+    near = [hit.id for hit in recall_memories(query=text, limit=NEAREST + 1, unrelated=True)]
     ids += [pk for pk in near if pk != exclude_id][:NEAREST]
     ids = list(dict.fromkeys(ids))
     rows = current_memories().in_bulk(ids)

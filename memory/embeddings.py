@@ -44,6 +44,9 @@ HTTP_TIMEOUT = 10.0
 @runtime_checkable
 class Embedder(Protocol):
     name: str
+    # The cosine at or below which this model's vectors say nothing: hybrid recall gives such a
+    # match no weight, so a query that matches nothing finds nothing (0: every cosine counts).
+    floor: float
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """float32, one unit-length row per text. Raises ProviderError or BudgetExhausted."""
@@ -62,6 +65,9 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 class HttpEmbedder:
+    # A server's model is not known here, nor where its unrelated texts' cosines lie.
+    floor = 0.0
+
     def __init__(self, config: EmbeddingsConfig) -> None:
         self.config = config
         self.name = f"{config.model} @ {config.base_url.rstrip('/')}"

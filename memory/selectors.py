@@ -136,10 +136,23 @@ def recall_items(
 
 
 def recall_memories(
-    *, query: str, limit: int = 10, mode: Mode | None = None, catch_up: bool = True
+    *,
+    query: str,
+    limit: int = 10,
+    mode: Mode | None = None,
+    catch_up: bool = True,
+    unrelated: bool = False,
 ) -> list[Hit]:
-    """``recall_items`` over memories only."""
-    return recall_items(query=query, kinds=["memories"], limit=limit, mode=mode, catch_up=catch_up)
+    """``recall_items`` over memories only; ``unrelated``: the nearest even below the
+    embedder's floor (memory/recall/engine.py ``rank``), for the conflict check."""
+    return engine.recall(
+        query=query,
+        kinds=["memories"],
+        limit=limit,
+        mode=mode,
+        catch_up=catch_up,
+        unrelated=unrelated,
+    ).hits
 
 
 # The page shows the best matches only: recall ranks, it does not page through everything.

@@ -96,11 +96,14 @@ def rank(
     mode: Mode | None = None,
     embedder: Embedder | None | object = embeddings.ACTIVE,
     state: dict[str, Any] | None = None,
+    unrelated: bool = False,
 ) -> tuple[list[Ranked], Mode, str]:
     """The ranking of ``query`` over the index, best first, at most ``top``.
 
     ``mode`` None: hybrid when an embedder is on, else keyword. Raises nothing for an embedder's
     failure: the keyword ranking stands, and the error is returned for the caller to show.
+    ``unrelated``: keep the cosines below the embedder's floor too (the conflict check wants its
+    nearest memories however far, for the model to judge).
     """
     if mode == "keyword":
         embedder = None
@@ -111,6 +114,7 @@ def rank(
     vector_model = embedder.name if embedder is not None else (None if mode == "keyword" else "")
     query_vector: np.ndarray | None = None
     error = ""
+    floor = embedder.floor if embedder is not None and not unrelated else 0.0
     if embedder is not None:
         # Outside the index's lock: it is a request to a server (or a model's forward pass).
         try:
@@ -129,7 +133,8 @@ def rank(
             scores = with_priors(np.nan_to_num(semantic, nan=0.0))
             scores[np.isnan(semantic)] = -np.inf  # no vector from this embedder: no rank
             return INDEX.best(scores, top, floor=-np.inf), "vector", error
-        return INDEX.best(with_priors(hybrid_scores(lexical, semantic)), top), "hybrid", error
+        scores = hybrid_scores(lexical, semantic, floor=floor)
+        return INDEX.best(with_priors(scores), top), "hybrid", error
 
 
 def with_priors(scores: np.ndarray) -> np.ndarray:
@@ -139,9 +144,12 @@ def with_priors(scores: np.ndarray) -> np.ndarray:
     return priors.recency(scores, np.frombuffer(INDEX.times, dtype=np.float64), INDEX.newest)
 
 
-def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray) -> np.ndarray:
-    """The convex combination; an item without a vector yet is ranked by its keyword score."""
+def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray, *, floor: float = 0.0) -> np.ndarray:
+    """The convex combination; an item without a vector yet is ranked by its keyword score.
+    A cosine at or below the embedder's ``floor`` (its unrelated texts' level) counts as 0: an
+    item neither worded nor meant like the query is not a hit at all."""
     cosine = np.clip(np.nan_to_num(semantic, nan=0.0), 0.0, 1.0)
+    cosine[cosine <= floor] = 0.0
     return HYBRID_WEIGHT * cosine + (1.0 - HYBRID_WEIGHT) * np.minimum(lexical, 1.0)
 
 
@@ -154,10 +162,12 @@ def recall(
     catch_up: bool = True,
     embedder: Embedder | None | object = embeddings.ACTIVE,
     state: dict[str, Any] | None = None,
+    unrelated: bool = False,
 ) -> Recall:
     """``catch_up``: first index what changed since the last pass (reindex_recent), so an item
     made a moment ago is found; a caller that just did it passes False (with the ``embedder``
-    it looked up and the clock ``state`` the pass returned, to spare the queries)."""
+    it looked up and the clock ``state`` the pass returned, to spare the queries).
+    ``unrelated``: see ``rank``."""
     kinds = check_kinds(kinds)
     query = query.strip()
     if not query or limit <= 0:
@@ -168,7 +178,13 @@ def recall(
     if catch_up:
         state = reindex_recent(embedder=embedder).state
     ranked, used, error = rank(
-        query, kinds=kinds, top=2 * limit + 5, mode=mode, embedder=embedder, state=state
+        query,
+        kinds=kinds,
+        top=2 * limit + 5,
+        mode=mode,
+        embedder=embedder,
+        state=state,
+        unrelated=unrelated,
     )
     return Recall(hits=_hits(ranked, query=query, limit=limit), mode=used, error=error)
 

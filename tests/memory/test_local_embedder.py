@@ -177,3 +177,16 @@ def test_the_default_embedder_is_the_numpy_runtime():
     owner = services.owner_settings_get()
     assert workspace_selectors.recall_mode(owner_settings=owner) == "hybrid"
     assert isinstance(embeddings.active_embedder(), local_embedding.NumpyEmbedder)
+
+
+@pytest.mark.django_db
+def test_a_query_neither_worded_nor_meant_like_anything_finds_nothing():
+    from memory import selectors
+
+    memory_services.memory_create(text="My daughter started the cello")
+    services.task_create(title="Renew the car insurance")
+
+    assert selectors.recall_items(query="quantum chromodynamics lecture") == []
+    # The conflict check still gets its nearest, however far, for the model to judge.
+    near = selectors.recall_memories(query="quantum chromodynamics lecture", unrelated=True)
+    assert [hit.title for hit in near] == ["My daughter started the cello"]
