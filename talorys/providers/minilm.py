@@ -21,8 +21,12 @@ Stegun's 7.1.26 (error below 1.5e-7, far below the int8 weights' own).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +38,7 @@ from talorys.providers.wordpiece import WordPiece
 LAYERS = 6
 HEADS = 12
 HIDDEN = 384
+SIZE = HIDDEN // HEADS  # one head's width
 EPSILON = 1e-12
 # Each layer's matrices in the file's order: query, key, value, attention output,
 # intermediate, output (the order the encoder's modules are exported in).
@@ -41,17 +46,89 @@ _PER_LAYER = ("query", "key", "value", "attention", "intermediate", "output")
 _QUANTISED = re.compile(r"val_(\d+)_q")
 _PREFIX = "inner.embeddings."
 
+# A layer is computed as two halves that only meet at the norms: attention by heads (6 and 6),
+# each half projecting its own heads' queries, keys and values and its share of the output; the
+# feed-forward block by hidden units (768 and 768), each half its GELU and its share of the
+# output. A few rows (a query's dozen tokens: the latency an owner waits for) run the halves on
+# two threads at once: numpy lets go of the interpreter lock in its products, and each half keeps
+# all the rows (a product of fewer rows is no quicker). Not BLAS's own threads: OpenBLAS's spin
+# while they wait, and on busy cores that made embedding ten times slower (local_embedding.py
+# holds it to one). Longer inputs (indexing) run the halves one after the other: the web's
+# requests need the other core.
+_SPLIT_ROWS = 64
+_SPLIT = (os.cpu_count() or 1) > 1
+# pid -> the helper thread's pool: a process forked after a product (a Celery worker's child)
+# has no thread behind its parent's pool, so each process makes its own.
+_helpers: dict[int, ThreadPoolExecutor] = {}
+
+
+def _helper() -> ThreadPoolExecutor:
+    pid = os.getpid()
+    pool = _helpers.get(pid)
+    if pool is None:
+        pool = _helpers.setdefault(
+            pid, ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
+        )
+    return pool
+
+
+@dataclass(frozen=True)
+class _Half:
+    qkv: np.ndarray  # (384, 3 x 192): this half's heads' queries, keys, values side by side
+    qkv_bias: np.ndarray
+    attention: np.ndarray  # (192, 384): the attention output's rows for these heads
+    intermediate: np.ndarray  # (384, 768)
+    intermediate_bias: np.ndarray
+    output: np.ndarray  # (768, 384)
+
+    def attend(self, rows: np.ndarray, blocked: np.ndarray) -> np.ndarray:
+        """This half's heads' share of the attention output, before its bias."""
+        batch, _, _, length = blocked.shape
+        heads = HEADS // 2
+        qkv = rows @ self.qkv
+        qkv += self.qkv_bias
+        # (3, batch, heads, length, size)
+        query, key, value = qkv.reshape(batch, length, 3, heads, SIZE).transpose(2, 0, 3, 1, 4)
+        scores = query @ key.transpose(0, 1, 3, 2)
+        scores *= np.float32(SIZE**-0.5)
+        scores += blocked
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch * length, heads * SIZE)
+        return context @ self.attention
+
+    def feed_forward(self, rows: np.ndarray) -> np.ndarray:
+        """This half's hidden units' share of the feed-forward output, before its bias."""
+        inner = rows @ self.intermediate
+        inner += self.intermediate_bias
+        return _gelu(inner) @ self.output
+
 
 @dataclass(frozen=True)
 class _Layer:
-    # Query, key and value side by side (384 x 1,152): one product instead of three.
-    qkv: np.ndarray
-    attention: np.ndarray
-    intermediate: np.ndarray
-    output: np.ndarray
-    biases: dict[str, np.ndarray]
+    halves: tuple[_Half, _Half]
+    attention_bias: np.ndarray
+    output_bias: np.ndarray
     attention_norm: tuple[np.ndarray, np.ndarray]
     output_norm: tuple[np.ndarray, np.ndarray]
+
+    def __call__(self, rows: np.ndarray, blocked: np.ndarray) -> np.ndarray:
+        attended = _both(functools.partial(_Half.attend, blocked=blocked), self.halves, rows)
+        rows = _layer_norm(rows + attended + self.attention_bias, *self.attention_norm)
+        fed = _both(_Half.feed_forward, self.halves, rows)
+        return _layer_norm(rows + fed + self.output_bias, *self.output_norm)
+
+
+def _both(
+    work: Callable[[_Half, np.ndarray], np.ndarray], halves: tuple[_Half, _Half], rows: np.ndarray
+) -> np.ndarray:
+    """``work(half, rows)`` summed over the two halves: at once for a few rows (see above)."""
+    first, second = halves
+    if _SPLIT and len(rows) <= _SPLIT_ROWS:
+        other = _helper().submit(work, second, rows)
+        return work(first, rows) + other.result()
+    return work(first, rows) + work(second, rows)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -120,36 +197,15 @@ class MiniLM:
             mask[row, : len(tokens)] = 1.0
         x = self._words[ids].astype(np.float32) * self._word_scale[ids]
         x += self._positions[:length] + self._token_type
-        x = _layer_norm(x, *self._norm)
+        # Row by row from here: (batch x length, 384).
+        rows = _layer_norm(x, *self._norm).reshape(-1, HIDDEN)
         # Padding never takes attention: a large negative score before the softmax.
         blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         for layer in self._layers:
-            x = _encoder_layer(x, layer, blocked)
+            rows = layer(rows, blocked)
+        x = rows.reshape(len(batch), length, HIDDEN)
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)
-
-
-def _encoder_layer(x: np.ndarray, layer: _Layer, blocked: np.ndarray) -> np.ndarray:
-    batch, length, _ = x.shape
-    size = HIDDEN // HEADS
-    b = layer.biases
-
-    qkv = x @ layer.qkv
-    qkv += b["qkv"]
-    # (3, batch, heads, length, size)
-    query, key, value = qkv.reshape(batch, length, 3, HEADS, size).transpose(2, 0, 3, 1, 4)
-    scores = query @ key.transpose(0, 1, 3, 2)
-    scores *= np.float32(size**-0.5)
-    scores += blocked
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
-    context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch, length, HIDDEN)
-    x = _layer_norm(x + context @ layer.attention + b["attention"], *layer.attention_norm)
-    inner = x @ layer.intermediate
-    inner += b["intermediate"]
-    inner = _gelu(inner)
-    return _layer_norm(x + inner @ layer.output + b["output"], *layer.output_norm)
 
 
 def _layers(tensors: dict[str, np.ndarray]) -> list[_Layer]:
@@ -159,29 +215,23 @@ def _layers(tensors: dict[str, np.ndarray]) -> list[_Layer]:
     layers = []
     for index in range(LAYERS):
         own = numbers[index * len(_PER_LAYER) : (index + 1) * len(_PER_LAYER)]
-        matrices = {
+        matrix = {
             role: tensors[f"val_{n}_q"].astype(np.float32) * tensors[f"val_{n}_scale"]
             for role, n in zip(_PER_LAYER, own, strict=True)
         }
         prefix = f"inner.encoder.layer.{index}."
-        biases: dict[str, np.ndarray] = {
+        bias = {
             "query": tensors[prefix + "attention.self.query.bias"],
             "key": tensors[prefix + "attention.self.key.bias"],
             "value": tensors[prefix + "attention.self.value.bias"],
-            "attention": tensors[prefix + "attention.output.dense.bias"],
             "intermediate": tensors[prefix + "intermediate.dense.bias"],
-            "output": tensors[prefix + "output.dense.bias"],
         }
-        qkv = np.concatenate([matrices.pop(n) for n in ("query", "key", "value")], axis=1)
-        biases["qkv"] = np.concatenate([biases.pop(n) for n in ("query", "key", "value")])
         norm = prefix + "{}.LayerNorm.{}"
         layers.append(
             _Layer(
-                qkv=qkv,
-                attention=matrices["attention"],
-                intermediate=matrices["intermediate"],
-                output=matrices["output"],
-                biases=biases,
+                halves=(_half(matrix, bias, 0), _half(matrix, bias, 1)),
+                attention_bias=tensors[prefix + "attention.output.dense.bias"],
+                output_bias=tensors[prefix + "output.dense.bias"],
                 attention_norm=(
                     tensors[norm.format("attention.output", "weight")],
                     tensors[norm.format("attention.output", "bias")],
@@ -193,3 +243,17 @@ def _layers(tensors: dict[str, np.ndarray]) -> list[_Layer]:
             )
         )
     return layers
+
+
+def _half(matrix: dict[str, np.ndarray], bias: dict[str, np.ndarray], which: int) -> _Half:
+    heads = slice(which * HIDDEN // 2, (which + 1) * HIDDEN // 2)
+    units = slice(which * 2 * HIDDEN, (which + 1) * 2 * HIDDEN)
+    roles = ("query", "key", "value")
+    return _Half(
+        qkv=np.ascontiguousarray(np.concatenate([matrix[r][:, heads] for r in roles], axis=1)),
+        qkv_bias=np.concatenate([bias[r][heads] for r in roles]),
+        attention=np.ascontiguousarray(matrix["attention"][heads]),
+        intermediate=np.ascontiguousarray(matrix["intermediate"][:, units]),
+        intermediate_bias=bias["intermediate"][units].copy(),
+        output=np.ascontiguousarray(matrix["output"][units]),
+    )

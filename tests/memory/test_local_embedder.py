@@ -190,3 +190,26 @@ def test_a_query_neither_worded_nor_meant_like_anything_finds_nothing():
     # The conflict check still gets its nearest, however far, for the model to judge.
     near = selectors.recall_memories(query="quantum chromodynamics lecture", unrelated=True)
     assert [hit.title for hit in near] == ["My daughter started the cello"]
+
+
+def test_a_forked_process_embeds_with_a_helper_of_its_own(numpy_embedder):
+    """A Celery worker's child is forked: the parent's helper thread is not there."""
+    import os
+    import signal
+
+    query = "Which instrument does my kid play?"
+    expected = numpy_embedder.embed([query])[0]  # the parent's helper thread is running now
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child)
+        signal.alarm(30)  # a child stuck on its parent's helper is ended, and the test fails
+        try:
+            os.write(write, numpy_embedder.embed([query])[0].tobytes())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        vector = np.frombuffer(pipe.read(), dtype=np.float32)
+    os.waitpid(child, 0)
+
+    assert vector.shape == (384,) and float(vector @ expected) > 0.99999
