@@ -54,9 +54,10 @@ class Bench:
 
 BENCHES = [
     Bench("turn_overhead", ("--runs", "100")),
-    # The product's default (keyword recall at every turn), then with semantic recall on.
+    # Keyword recall at every turn, then the product's default: semantic recall on as well.
     Bench("turn_http", ("--keyword-recall",), postgres="needs", redis=True),
     Bench("turn_http:semantic", postgres="needs", redis=True),
+    Bench("embedders", ("--only", "numpy,onnxruntime"), postgres="never"),
     Bench("api_throughput"),
     Bench("pages", ("--runs", "15")),
     Bench("recall", ("--quick",), postgres="never"),

@@ -8,9 +8,8 @@ The stack is benchmarks/load.py's ``live_stack``: a throwaway PostgreSQL databas
 fake model server in its own process (benchmarks/_load_fake.py, no pause before any piece) and
 daphne with its channel layer and cache on ``--redis-url`` (flushed; not load.py's database 13,
 which a soak may be using). A child process then seeds it as benchmarks/turn_overhead.py does
-(1,000 tasks, 1,000 notes, 2,000 memories, a 200-message conversation) and turns semantic recall
-on (``OwnerSettings.semantic_enabled``, off by default; keyword recall runs at every turn either
-way): the recall index is built and every entry is given a random unit vector under the local
+(1,000 tasks, 1,000 notes, 2,000 memories, a 200-message conversation) with semantic recall on
+(``OwnerSettings.semantic_enabled``, the default; keyword recall runs at every turn either way): the recall index is built and every entry is given a random unit vector under the local
 embedder's name (as benchmarks/recall_build.py does), the state a finished catch-up leaves; the
 vectors' values do not change what a recall costs, and embedding 4,000 items for real would take
 most of a minute. Each owner message is new, so its query vector is made by the real local model
@@ -101,15 +100,16 @@ def seed_child(model_url: str, semantic: bool) -> None:
 
     conversation_id = _seed(model_url)
     if semantic and not local_embedding.available():
-        raise SystemExit("semantic recall needs the local-embeddings extra; or --keyword-recall")
+        raise SystemExit("the local embedder's model package is missing; or --keyword-recall")
     services.owner_settings_update(semantic_enabled=semantic)
     # Every item's words indexed now, not by the first turn's lazy pass (a one-off per install);
     # no vectors made here: the random ones below stand in for the catch-up's.
     memory_services.reindex(embed_limit=0)
     if semantic:
         write_vectors(np.random.default_rng(14))
-        name = local_embedding.LocalEmbedder.name
-        RecallEntry.objects.filter(vector_model=FAKE_MODEL).update(vector_model=name)
+        RecallEntry.objects.filter(vector_model=FAKE_MODEL).update(
+            vector_model=local_embedding.NAME
+        )
     analyze()
     print(conversation_id)
 

@@ -4,7 +4,7 @@
 
 Sets up a throwaway database (PostgreSQL at 127.0.0.1:5432 when it answers, else SQLite in a
 temporary directory) with 1,000 tasks, 1,000 notes, 2,000 memories and a 200-message
-conversation, starts the fake OpenAI-compatible server from the test suite, then alternates
+conversation, semantic recall off (turn_http.py measures it on), starts the fake OpenAI-compatible server from the test suite, then alternates
 the two measurements so both see the same machine state:
 
 - direct: one streamed chat-completions request with the OpenAI-compatible client, timed to
@@ -50,6 +50,10 @@ def _seed(base_url: str) -> int:
         model_name="fake-model",
         time_zone="Europe/Paris",
         daily_ai_requests=100_000,
+        # Keyword recall: this figure is the turn's own path (the items here have no vectors,
+        # and the lazy pass would embed 16 of them a turn). turn_http.py measures both, with
+        # every vector in place as a finished catch-up leaves them.
+        semantic_enabled=False,
     )
     Task.objects.bulk_create(
         Task(title=f"Task {n}: water the garden beds" if n % 50 == 0 else f"Task {n}")
