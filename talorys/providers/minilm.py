@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from talorys.lib.halves import at_once
 from talorys.providers.onnx_weights import initializers
 from talorys.providers.wordpiece import WordPiece
 
@@ -49,27 +48,10 @@ _PREFIX = "inner.embeddings."
 # A layer is computed as two halves that only meet at the norms: attention by heads (6 and 6),
 # each half projecting its own heads' queries, keys and values and its share of the output; the
 # feed-forward block by hidden units (768 and 768), each half its GELU and its share of the
-# output. A few rows (a query's dozen tokens: the latency an owner waits for) run the halves on
-# two threads at once: numpy lets go of the interpreter lock in its products, and each half keeps
-# all the rows (a product of fewer rows is no quicker). Not BLAS's own threads: OpenBLAS's spin
-# while they wait, and on busy cores that made embedding ten times slower (local_embedding.py
-# holds it to one). Longer inputs (indexing) run the halves one after the other: the web's
-# requests need the other core.
+# output. A few rows (a query's dozen tokens: the latency an owner waits for) run the halves at
+# once (talorys/lib/halves.py), each with all the rows (a product of fewer rows is no quicker).
+# Longer inputs (indexing) run them one after the other: the web's requests need the other core.
 _SPLIT_ROWS = 64
-_SPLIT = (os.cpu_count() or 1) > 1
-# pid -> the helper thread's pool: a process forked after a product (a Celery worker's child)
-# has no thread behind its parent's pool, so each process makes its own.
-_helpers: dict[int, ThreadPoolExecutor] = {}
-
-
-def _helper() -> ThreadPoolExecutor:
-    pid = os.getpid()
-    pool = _helpers.get(pid)
-    if pool is None:
-        pool = _helpers.setdefault(
-            pid, ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
-        )
-    return pool
 
 
 @dataclass(frozen=True)
@@ -123,12 +105,13 @@ class _Layer:
 def _both(
     work: Callable[[_Half, np.ndarray], np.ndarray], halves: tuple[_Half, _Half], rows: np.ndarray
 ) -> np.ndarray:
-    """``work(half, rows)`` summed over the two halves: at once for a few rows (see above)."""
-    first, second = halves
-    if _SPLIT and len(rows) <= _SPLIT_ROWS:
-        other = _helper().submit(work, second, rows)
-        return work(first, rows) + other.result()
-    return work(first, rows) + work(second, rows)
+    """``work(half, rows)`` summed over the two halves, at once for a few rows (see above)."""
+    first, second = at_once(
+        functools.partial(work, halves[0], rows),
+        functools.partial(work, halves[1], rows),
+        split=len(rows) <= _SPLIT_ROWS,
+    )
+    return first + second
 
 
 def _erf(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,43 @@
+"""Two halves of one numpy computation at once, on this thread and one helper thread.
+
+numpy lets go of the interpreter lock inside its products, so two halves of a product (a
+matrix's rows, a layer's heads) run on two cores at the same time. The local embedder's layers
+(talorys/providers/minilm.py) and recall's vector scores (memory/recall/index.py) use it where
+an owner waits: one query. Not BLAS's own threads: OpenBLAS's spin while they wait, and on busy
+cores that made an embedding ten times slower (talorys/providers/local_embedding.py holds BLAS
+to one thread). On a one-core machine the halves run one after the other.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+ENABLED = (os.cpu_count() or 1) > 1
+_NAME = "talorys-halves"
+# pid -> the helper's pool: a process forked after a use (a Celery worker's child) has no thread
+# behind its parent's pool, so each process makes its own.
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool() -> ThreadPoolExecutor:
+    pid = os.getpid()
+    pool = _pools.get(pid)
+    if pool is None:
+        pool = _pools.setdefault(pid, ThreadPoolExecutor(1, thread_name_prefix=_NAME))
+    return pool
+
+
+def at_once(first: Callable[[], T], second: Callable[[], T], *, split: bool = True) -> tuple[T, T]:
+    """``(first(), second())``: ``second`` on the helper thread while ``first`` runs here, when
+    ``split`` and the machine has two cores; else one after the other. A concurrent caller's
+    ``second`` waits for the helper (one thread per process: the other core is the point)."""
+    if not (split and ENABLED) or threading.current_thread().name.startswith(_NAME):
+        # (On the helper itself, waiting for the helper would wait for ever.)
+        return first(), second()
+    other = _pool().submit(second)
+    return first(), other.result()
