@@ -145,12 +145,16 @@ def with_priors(scores: np.ndarray) -> np.ndarray:
 
 
 def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray, *, floor: float = 0.0) -> np.ndarray:
-    """The convex combination; an item without a vector yet is ranked by its keyword score.
-    A cosine at or below the embedder's ``floor`` (its unrelated texts' level) counts as 0: an
-    item neither worded nor meant like the query is not a hit at all."""
+    """The convex combination. A cosine at or below the embedder's ``floor`` (its unrelated
+    texts' level) counts as 0: an item neither worded nor meant like the query is not a hit at
+    all. An item without a vector yet (written since the last pass embedded) is ranked by its
+    keyword score alone, which stands in for the cosine it does not have."""
+    lexical = np.minimum(lexical, 1.0)
     cosine = np.clip(np.nan_to_num(semantic, nan=0.0), 0.0, 1.0)
     cosine[cosine <= floor] = 0.0
-    return HYBRID_WEIGHT * cosine + (1.0 - HYBRID_WEIGHT) * np.minimum(lexical, 1.0)
+    missing = np.isnan(semantic)
+    cosine[missing] = lexical[missing]
+    return HYBRID_WEIGHT * cosine + (1.0 - HYBRID_WEIGHT) * lexical
 
 
 def recall(

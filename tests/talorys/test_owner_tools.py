@@ -137,7 +137,8 @@ def test_search_tasks_matches_title_and_details():
 
     hits = call("search_tasks", query="SINK").result["tasks"]
 
-    assert [t["title"] for t in hits] == ["Call the plumber"]
+    # The details' word ranks it first; by meaning alone another task may follow.
+    assert hits[0]["title"] == "Call the plumber"
 
 
 def test_update_task_changes_only_the_fields_sent():
