@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -235,6 +236,9 @@ def use_fake_embedder(on: bool) -> str:
             local_embedder=local_embedding.local_embedder, available=local_embedding.available
         )
     if on:
+        # As in a process that ranks with the default embedder: it holds BLAS to one thread
+        # (local_embedding.NumpyEmbedder), so the vectors' product runs in halves.
+        threadpool_limits(limits=1, user_api="blas")
         local_embedding.local_embedder = lambda: _FAKE  # type: ignore[assignment,return-value]
         if not _REAL["available"]():
             local_embedding.available = lambda: True

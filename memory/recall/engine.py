@@ -141,7 +141,7 @@ def with_priors(scores: np.ndarray) -> np.ndarray:
     """``scores`` with each message's conversation and each item's time taken into account
     (priors.py). Call with INDEX.lock held."""
     scores = priors.in_conversation(scores, INDEX.threads.previous())
-    return priors.recency(scores, np.frombuffer(INDEX.times, dtype=np.float64), INDEX.newest)
+    return priors.recency(scores, INDEX.recency_factor())
 
 
 def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray, *, floor: float = 0.0) -> np.ndarray:

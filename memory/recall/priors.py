@@ -50,11 +50,18 @@ def in_conversation(scores: np.ndarray, previous: np.ndarray) -> np.ndarray:
     return out
 
 
-def recency(scores: np.ndarray, times: np.ndarray, newest: float) -> np.ndarray:
-    """``scores`` weighted by the recency prior (``times``: POSIX seconds per slot, NaN where
-    unknown; ``newest``: the latest of them)."""
+def recency_factor(times: np.ndarray, newest: float) -> np.ndarray | None:
+    """Each slot's recency weight (``times``: POSIX seconds per slot, NaN where unknown;
+    ``newest``: the latest of them), or None when no time is known. It changes only with the
+    index, so the index keeps it between queries (RecallIndex.recency_factor)."""
     if np.isnan(newest):
-        return scores
+        return None
     weight = np.exp2(-(newest - times) / RECENCY_HALF_LIFE)
-    factor = 1.0 + RECENCY_BOOST * np.nan_to_num(weight, nan=0.0)
+    return (1.0 + RECENCY_BOOST * np.nan_to_num(weight, nan=0.0)).astype(np.float32)
+
+
+def recency(scores: np.ndarray, factor: np.ndarray | None) -> np.ndarray:
+    """``scores`` weighted by the recency prior (``recency_factor``'s)."""
+    if factor is None:
+        return scores
     return np.where(scores > 0.0, scores * factor, scores).astype(scores.dtype, copy=False)
