@@ -142,7 +142,13 @@ _paused_until: dict[str, float] = {}
 
 def embed_texts(embedder: Embedder, texts: list[str], *, force: bool = False) -> np.ndarray:
     """``embedder.embed(texts)``, unless it failed less than PAUSE_AFTER_FAILURE ago (``force``:
-    try anyway, as the catch-up and the reindex command do)."""
+    try anyway, as the catch-up and the reindex command do). A text whose vector is in the query
+    cache is not embedded again: the owner's message, embedded as the turn's query, is indexed
+    after the reply with that vector."""
+    known = _cached(embedder.name, texts)
+    todo = [text for i, text in enumerate(texts) if i not in known]
+    if not todo:
+        return np.stack([known[i] for i in range(len(texts))]) if texts else embedder.embed([])
     until = _paused_until.get(embedder.name, 0.0)
     if not force and time.monotonic() < until:
         raise ProviderError(
@@ -150,10 +156,20 @@ def embed_texts(embedder: Embedder, texts: list[str], *, force: bool = False) ->
             f"The embedder failed lately; trying again in {until - time.monotonic():.0f} s.",
         )
     try:
-        return embedder.embed(texts)
+        made = iter(embedder.embed(todo))
     except ProviderError:
         _paused_until[embedder.name] = time.monotonic() + PAUSE_AFTER_FAILURE
         raise
+    return np.stack([known[i] if i in known else next(made) for i in range(len(texts))])
+
+
+def _cached(name: str, texts: list[str]) -> dict[int, np.ndarray]:
+    with _lock:
+        return {
+            i: vector
+            for i, text in enumerate(texts)
+            if (vector := _queries.get((name, text))) is not None
+        }
 
 
 _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()

@@ -213,3 +213,29 @@ def test_a_forked_process_embeds_with_a_helper_of_its_own(numpy_embedder):
     os.waitpid(child, 0)
 
     assert vector.shape == (384,) and float(vector @ expected) > 0.99999
+
+
+@pytest.mark.django_db
+def test_a_message_embedded_as_the_query_is_indexed_with_that_vector(monkeypatch):
+    from agent.models import Conversation, Message
+    from memory import selectors
+
+    embedder = local_embedding.local_embedder()
+    asked: list[str] = []
+    real_embed = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda texts: asked.extend(texts) or real_embed(texts))
+    text = "Which instrument does my kid play these days?"
+    selectors.recall_items(query=text)
+    conversation = Conversation.objects.create(title="Music")
+    message = Message.objects.create(conversation=conversation, role="user", content=text)
+    Message.objects.create(conversation=conversation, role="assistant", content="The cello.")
+
+    memory_services.reindex()
+
+    assert asked.count(text) == 1 and "The cello." in asked
+    from memory.models import RecallEntry
+
+    entry = RecallEntry.objects.get(kind="messages", object_id=message.pk)
+    assert entry.vector_model == local_embedding.NAME
+    found = selectors.recall_items(query="what does my child play", kinds=["messages"])
+    assert message.pk in {hit.id for hit in found}
