@@ -204,7 +204,7 @@ class RecallPass:
 def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
     """The lazy pass before a turn's recalls (``turn_memories``, ``turn_related``), without
     messages (the turn's own message needs no index yet, and indexing it would cost a commit:
-    the pass after the reply does it); the embedder and the index's clock are looked up once
+    the pass after the reply does it) and without vectors; the embedder and the index's clock are looked up once
     for both. With an embedder on, the message's vector is made here, once for both (and
     cached: embeddings.embed_query): when that fails both recalls are keyword recalls, rather
     than each asking the embedder again."""
@@ -215,7 +215,10 @@ def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
         except (ProviderError, BudgetExhausted) as error:
             logger.warning("Recall: the message's embedding failed, keyword only: %s", error)
             embedder = None
-    state = reindex_recent(skip=("messages",), embedder=embedder).state
+    # Words only before the first token: embedding waiting items here (16 of them, tasks an
+    # API client keeps adding) put a hundred milliseconds of CPU in front of every answer. The
+    # pass after the reply and the catch-up make their vectors; until then they rank by words.
+    state = reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0).state
     return RecallPass(
         embedder=embedder, mode=None if embedder is not None else "keyword", state=state
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import secrets
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ RECENT_LOOKBACK = dt.timedelta(minutes=2)
 RECENT_EMBED_LIMIT = 16
 # How far the lazy pass's clock may lag before it is moved on.
 CLOCK_STEP = dt.timedelta(seconds=30)
+_LAZY_EMBEDDING = threading.Lock()
 # Tombstones older than this are purged by the catch-up: every live process has long seen them.
 TOMBSTONE_AGE = dt.timedelta(days=1)
 
@@ -194,6 +196,27 @@ def _embed_pending(
         embedder = embeddings.active_embedder()
     if not isinstance(embedder, embeddings.Embedder):
         return
+    if lazy:
+        # One lazy pass of a process embeds at a time; another one now leaves it the work: they
+        # would all pick the same newest items (under load, four turns' passes embedded the
+        # same sixteen texts at once, and the chat's throughput fell by a third).
+        if not _LAZY_EMBEDDING.acquire(blocking=False):
+            return
+        try:
+            _embed_pending_now(
+                limit=limit, report=report, everything=everything, lazy=lazy, embedder=embedder
+            )
+        finally:
+            _LAZY_EMBEDDING.release()
+        return
+    _embed_pending_now(
+        limit=limit, report=report, everything=everything, lazy=lazy, embedder=embedder
+    )
+
+
+def _embed_pending_now(
+    *, limit: int | None, report: ReindexReport, everything: bool, lazy: bool, embedder: Embedder
+) -> None:
     entries = RecallEntry.objects.filter(live=True)
     if lazy and limit is not None:
         with INDEX.lock:

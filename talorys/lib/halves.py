@@ -22,6 +22,8 @@ _NAME = "talorys-halves"
 # pid -> the helper's pool: a process forked after a use (a Celery worker's child) has no thread
 # behind its parent's pool, so each process makes its own.
 _pools: dict[int, ThreadPoolExecutor] = {}
+# Held while a caller's half is on the helper.
+_idle = threading.Lock()
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -34,10 +36,17 @@ def _pool() -> ThreadPoolExecutor:
 
 def at_once(first: Callable[[], T], second: Callable[[], T], *, split: bool = True) -> tuple[T, T]:
     """``(first(), second())``: ``second`` on the helper thread while ``first`` runs here, when
-    ``split`` and the machine has two cores; else one after the other. A concurrent caller's
-    ``second`` waits for the helper (one thread per process: the other core is the point)."""
+    ``split``, the machine has two cores and the helper is free; else one after the other."""
     if not (split and ENABLED) or threading.current_thread().name.startswith(_NAME):
         # (On the helper itself, waiting for the helper would wait for ever.)
         return first(), second()
-    other = _pool().submit(second)
-    return first(), other.result()
+    # A helper busy with another caller's half means the cores are busy too: queueing behind it
+    # would only add waiting (under load, four turns' embeddings shared one helper), so the
+    # halves run here, one after the other.
+    if not _idle.acquire(blocking=False):
+        return first(), second()
+    try:
+        other = _pool().submit(second)
+        return first(), other.result()
+    finally:
+        _idle.release()

@@ -1,0 +1,40 @@
+"""Embedding under concurrency: one lazy pass of a process embeds at a time, and a busy helper
+thread is not queued behind (talorys/lib/halves.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from memory import services as memory_services
+from memory.recall import writer
+from talorys.lib import halves
+
+
+@pytest.mark.django_db
+def test_a_lazy_pass_leaves_the_vectors_to_the_one_already_embedding():
+    memory_services.reindex_recent()  # the first pass of an install (a full one) is done
+    memory_services.memory_create(text="My daughter started the cello")
+
+    with writer._LAZY_EMBEDDING:  # another thread's lazy pass is embedding
+        skipped = memory_services.reindex_recent()
+    made = memory_services.reindex_recent()
+
+    assert skipped.embedded == 0
+    assert made.embedded == 1
+
+
+def test_halves_run_on_the_helper_when_it_is_free_and_here_when_it_is_busy(monkeypatch):
+    monkeypatch.setattr(halves, "ENABLED", True)
+
+    def where() -> str:
+        return threading.current_thread().name
+
+    here = threading.current_thread().name
+    first, second = halves.at_once(where, where)
+    assert first == here and second.startswith("talorys-halves")
+
+    with halves._idle:  # another caller's half is on the helper
+        assert halves.at_once(where, where) == (here, here)
+    assert halves.at_once(where, where, split=False) == (here, here)
