@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from memory import selectors
 from memory import services as memory_services
 from memory.recall import writer
 from talorys.lib import halves
@@ -19,6 +20,9 @@ def test_a_lazy_pass_leaves_the_vectors_to_the_one_already_embedding():
 
     with writer._LAZY_EMBEDDING:  # another thread's lazy pass is embedding
         skipped = memory_services.reindex_recent()
+    # A ranking brings this process's copy up to date (as a turn's does before its reply's
+    # pass), and the next lazy pass makes the vector.
+    selectors.recall_items(query="cello", catch_up=False)
     made = memory_services.reindex_recent()
 
     assert skipped.embedded == 0
