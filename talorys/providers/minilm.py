@@ -10,7 +10,8 @@ pieces from ``minilm_tokenizer.json`` beside this module. No onnxruntime, no tok
 
 Held in memory: the encoder's 36 matrices dequantised to float32 (42 MB) and the word table
 kept in int8 (11.7 MB; a text's rows are dequantised when it is embedded). A query of a dozen
-words takes a few milliseconds on two cores (benchmarks/embedders.py measures it); its vectors
+words takes about 9 ms on two cores, each layer in two halves at once (benchmarks/embedders.py
+measures it; onnxruntime takes 3 ms, at three times the memory); its vectors
 agree with onnxruntime's run of the same file to a cosine above 0.9999, so both carry one name
 and a switch between them needs no reindex (tests/memory/test_local_embedder.py).
 
