@@ -126,13 +126,22 @@ def recall_items(
     limit: int = 10,
     mode: Mode | None = None,
     catch_up: bool = True,
+    unrelated: bool = False,
 ) -> list[Hit]:
     """The items that best answer ``query``, best first: memories, tasks, notes, projects,
     automations and conversation messages (``kinds`` narrows them; unknown kinds are a
     ValidationFailed). Hybrid when an embedder is on, keyword otherwise or when it fails.
     Binned and superseded items are never recalled. ``catch_up`` False skips the lazy pass
-    (memory/recall/writer.py) for a caller that just made it."""
-    return engine.recall(query=query, kinds=kinds, limit=limit, mode=mode, catch_up=catch_up).hits
+    (memory/recall/writer.py) for a caller that just made it. ``unrelated``: the nearest even
+    below the embedder's floor (memory/recall/engine.py ``rank``)."""
+    return engine.recall(
+        query=query,
+        kinds=kinds,
+        limit=limit,
+        mode=mode,
+        catch_up=catch_up,
+        unrelated=unrelated,
+    ).hits
 
 
 def recall_memories(
@@ -143,16 +152,15 @@ def recall_memories(
     catch_up: bool = True,
     unrelated: bool = False,
 ) -> list[Hit]:
-    """``recall_items`` over memories only; ``unrelated``: the nearest even below the
-    embedder's floor (memory/recall/engine.py ``rank``), for the conflict check."""
-    return engine.recall(
+    """``recall_items`` over memories only (``unrelated``: for the conflict check)."""
+    return recall_items(
         query=query,
         kinds=["memories"],
         limit=limit,
         mode=mode,
         catch_up=catch_up,
         unrelated=unrelated,
-    ).hits
+    )
 
 
 # The page shows the best matches only: recall ranks, it does not page through everything.
