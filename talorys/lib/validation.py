@@ -62,3 +62,14 @@ def local_datetime(value: str, zone: ZoneInfo, *, field: str) -> dt.datetime | N
         return date_in_range(instant)
     except ValueError:
         raise ValidationFailed(f"{field} {DATE_RANGE_TEXT}.") from None
+
+
+# What an API key may hold: it is sent as an HTTP header's value, where a line break would start
+# another header and a non-ASCII letter cannot be encoded; no provider's key holds anything else.
+HEADER_SAFE_TEXT = "can only contain printable ASCII characters without spaces or line breaks"
+
+
+def header_safe(value: str) -> bool:
+    """Whether ``value`` is printable ASCII without spaces (``!`` to ``~``): safe as a header's
+    value, as is."""
+    return all("!" <= char <= "~" for char in value)

@@ -1,5 +1,6 @@
 """What an HTTP failure of a model server means, for every client here (chat, structured
-answers, embeddings): one mapping to ProviderError kinds and the owner-readable message.
+answers, embeddings): one mapping to ProviderError kinds and the owner-readable message; and the
+key's header, refused before any request when no header can carry it.
 
 No Django and no app imports: the embeddings client is used outside a configured project too.
 """
@@ -11,10 +12,30 @@ from typing import Any
 
 import httpx
 
+from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
 from talorys.providers.base import ProviderError
 
 # How much of an error body is worth showing the owner.
 ERROR_EXCERPT_CHARS = 300
+
+
+def bearer_headers(api_key: str, *, server: str) -> dict[str, str]:
+    """The Authorization header for ``api_key``, or none without a key.
+
+    A key that is not header-safe (a line break, a space, a non-ASCII letter: saved before the
+    settings checked it, or from the environment) is ProviderError ``auth``: httpx would raise
+    UnicodeEncodeError or a protocol error about an illegal header, which says nothing to the
+    owner.
+    """
+    if not api_key:
+        return {}
+    if not header_safe(api_key):
+        raise ProviderError(
+            "auth",
+            f"The {server}'s API key {HEADER_SAFE_TEXT}: enter it again in Settings "
+            "(or fix it where the environment sets it).",
+        )
+    return {"Authorization": f"Bearer {api_key}"}
 
 
 def error_message(payload: Any) -> str:

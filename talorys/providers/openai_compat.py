@@ -24,7 +24,7 @@ from talorys.providers.base import (
     ProviderEvent,
     TextDelta,
 )
-from talorys.providers.http_errors import status_error, transport_error
+from talorys.providers.http_errors import bearer_headers, status_error, transport_error
 from talorys.providers.openai_wire import (
     MAX_EVENT_BYTES,
     StepState,
@@ -101,9 +101,8 @@ class OpenAICompatProvider:
         body = self.request_body(
             messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice
         )
-        headers = {"Accept": "text/event-stream"}
-        if self.config.api_key:
-            headers["Authorization"] = f"Bearer {self.config.api_key}"
+        key = bearer_headers(self.config.api_key, server="model server")
+        headers = {"Accept": "text/event-stream", **key}
         state = StepState()
         received_headers = False
         try:

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from talorys.providers.base import ProviderError
-from talorys.providers.http_errors import status_error, transport_error
+from talorys.providers.http_errors import bearer_headers, status_error, transport_error
 
 MAX_DIMENSION = 8192
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -71,9 +71,8 @@ class OpenAIEmbeddingsClient:
         if len(texts) > self.config.batch_size:
             raise ValueError(f"{len(texts)} texts in one batch; at most {self.config.batch_size}.")
         body = {"model": self.config.model, "input": texts, "encoding_format": "float"}
-        headers = {"Accept": "application/json"}
-        if self.config.api_key:
-            headers["Authorization"] = f"Bearer {self.config.api_key}"
+        key = bearer_headers(self.config.api_key, server="embeddings server")
+        headers = {"Accept": "application/json", **key}
         received_headers = False
         try:
             with self._client.stream("POST", self.url, json=body, headers=headers) as response:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, without_nul
-from talorys.providers.http_errors import status_error, transport_error
+from talorys.providers.http_errors import bearer_headers, status_error, transport_error
 from talorys.providers.openai_wire import MAX_EVENT_BYTES, wire_message
 
 
@@ -48,7 +48,7 @@ def json_completion(
         "temperature": 0,
         "max_tokens": max_tokens,
     }
-    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    headers = bearer_headers(config.api_key, server="model server")
     url = config.base_url.rstrip("/") + "/chat/completions"
     try:
         with httpx.Client(timeout=timeout, transport=transport) as client:

@@ -12,6 +12,7 @@ from talorys.accounts.services import api_token_create
 from talorys.workspace import services
 from talorys.workspace.models import OwnerSettings, UsageDay
 from tests.agent.fake_openai import error, text
+from tests.agent.test_chat_api import read_events
 
 
 @pytest.fixture
@@ -99,6 +100,31 @@ def test_a_model_url_that_is_not_http_is_refused_whole(signed_in):
     assert "Server URL must start with http:// or https://" in page.content.decode()
     row = settings_row()
     assert (row.model_base_url, row.model_name) == ("", "")
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "label"),
+    [
+        ("model", "model_api_key", "API key"),
+        ("embeddings", "embeddings_api_key", "Embeddings API key"),
+    ],
+)
+def test_a_key_with_a_line_break_or_an_accent_is_refused_by_its_label(
+    signed_in, section, field, label
+):
+    services.owner_settings_update(model_api_key="sk-good", embeddings_api_key="sk-good-2")
+
+    for key in ("sk-abc\r\nX-Injected: 1", "clé"):
+        page = post(signed_in, section, model_name="changed", **{field: key})
+
+        said = f"{label} can only contain printable ASCII characters without spaces or line breaks."
+        assert said in page.content.decode()
+    row = settings_row()
+    assert (row.model_api_key, row.embeddings_api_key, row.model_name) == (
+        "sk-good",
+        "sk-good-2",
+        "",
+    )
 
 
 def test_embeddings_and_semantic_recall_are_saved_with_the_checkbox(signed_in):
@@ -276,6 +302,39 @@ def test_test_connection_reports_the_provider_error(api, fake_openai):
     assert "invalid api key" in answer["message"]
 
 
+def test_test_connection_with_a_stored_key_no_header_can_carry_says_so(api, fake_openai):
+    # Saved before the settings checked keys (an older install): written past the service.
+    OwnerSettings.objects.filter(pk=services.owner_settings_get().pk).update(
+        model_base_url=fake_openai.base_url, model_name="m", model_api_key="clé\r\nX-Injected: 1"
+    )
+
+    response = api.post("/api/settings/test-connection", {})
+
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert (answer["ok"], answer["kind"], answer["code"]) == (False, "auth", "PROVIDER_AUTH")
+    assert "API key can only contain printable ASCII characters" in answer["message"]
+    assert "enter it again in Settings" in answer["message"]
+    assert fake_openai.requests == []
+    assert not UsageDay.objects.exists()  # nothing was sent, nothing spent
+
+
+def test_a_chat_with_a_stored_key_no_header_can_carry_fails_with_that_reason(api, fake_openai):
+    OwnerSettings.objects.filter(pk=services.owner_settings_get().pk).update(
+        model_base_url=fake_openai.base_url, model_name="m", model_api_key="clé"
+    )
+
+    response = api.post("/api/chat", {"text": "Hello"})
+
+    assert response.status_code == 200
+    stream = read_events(response)
+    [failure] = [data for name, data in stream if name == "error"]
+    assert failure["code"] == "PROVIDER_AUTH"
+    assert "API key can only contain printable ASCII characters" in failure["message"]
+    assert stream[-1][1]["status"] == "error"
+    assert fake_openai.requests == []
+
+
 def test_test_connection_with_nothing_set_says_the_demo_answers(api):
     answer = api.post("/api/settings/test-connection", {}).json()
     assert answer["ok"] is True and answer["provider"] == "demo"
@@ -287,6 +346,8 @@ def test_test_connection_with_nothing_set_says_the_demo_answers(api):
         ({"base_url": "ftp://x.example", "model": "m"}, "must start with http"),
         ({"base_url": "http://127.0.0.1:9/v1"}, "Name the model"),
         ({"model": "m", "extra": 1}, "extra"),
+        ({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk\r\nX: 1"}, "api_key"),
+        ({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "clé"}, "api_key"),
     ],
 )
 def test_test_connection_refuses_bad_input(api, body, said):

@@ -125,6 +125,46 @@ def test_bad_time_zone_message_names_the_problem(api):
     assert api.get("/api/settings").json()["time_zone"] == "UTC"
 
 
+# A key goes into the Authorization header of every request to its server: a line break would
+# start another header and a non-ASCII letter cannot be encoded (both broke every chat after).
+BAD_KEYS = ["sk-abc\r\nX-Injected: 1", "sk-abc\ndef", "clé-secrète", "sk-\x01abc", "sk abc"]
+
+
+@pytest.mark.parametrize("field", ["model_api_key", "embeddings_api_key"])
+@pytest.mark.parametrize("key", BAD_KEYS)
+def test_a_key_no_http_header_can_carry_is_refused_and_nothing_is_saved(api, field, key):
+    services.owner_settings_update(model_api_key="sk-good", embeddings_api_key="sk-good-2")
+
+    response = api.patch("/api/settings", {field: key, "model_name": "changed"})
+
+    assert response.status_code == 422, response.content
+    assert response.json()["error"] == {
+        "code": "VALIDATION",
+        "message": f"{field} can only contain printable ASCII characters without spaces or "
+        "line breaks.",
+    }
+    row = settings_row()
+    assert (row["model_api_key"], row["embeddings_api_key"], row["model_name"]) == (
+        "sk-good",
+        "sk-good-2",
+        "",
+    )
+
+
+def test_a_pasted_key_s_trailing_newline_is_trimmed_not_refused(api):
+    assert api.patch("/api/settings", {"model_api_key": "sk-pasted\r\n"}).status_code == 200
+    assert settings_row()["model_api_key"] == "sk-pasted"
+
+
+def test_a_server_url_with_a_line_break_is_refused(api):
+    services.owner_settings_get()
+    response = api.patch("/api/settings", {"model_base_url": "http://models.example/\r\nv1"})
+
+    assert response.status_code == 422
+    assert "model_base_url must not contain" in response.json()["error"]["message"]
+    assert settings_row()["model_base_url"] == ""
+
+
 def test_settings_need_the_owner(anon_api):
     assert anon_api.get("/api/settings").status_code == 401
     assert anon_api.patch("/api/settings", {"time_zone": "Europe/Paris"}).status_code == 401

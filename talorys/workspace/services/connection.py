@@ -9,6 +9,7 @@ like every other provider call. Call it outside any transaction: it waits on the
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from asgiref.sync import async_to_sync
 from talorys.lib.errors import ValidationFailed
 from talorys.providers import provider_for
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, TextDelta, Usage
+from talorys.providers.http_errors import bearer_headers
 from talorys.workspace.selectors import model_endpoint
 from talorys.workspace.services.settings import owner_settings_check, owner_settings_get
 from talorys.workspace.services.usage import usage_record_tokens, usage_reserve
@@ -29,6 +31,8 @@ REPLY_TOKENS = 32
 # Kept to a few words: enough to show the server answered with this model.
 PROMPT = "This is a connection test. Reply with the single word OK."
 REPLY_SHOWN_CHARS = 200
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,18 @@ async def _ask(config: ProviderConfig) -> tuple[str, Usage]:
         raise ProviderError(
             "timeout", f"The model server did not finish a short reply within {TOTAL_TIMEOUT:g} s."
         ) from error
+    except ProviderError:
+        raise
+    except Exception as error:
+        # Whatever else fails while the request is built or sent (httpx raises UnicodeEncodeError
+        # for a header it cannot encode) is still a failed test for the owner, never a 500; the
+        # log keeps the traceback.
+        logger.exception("Test connection failed outside the provider's errors")
+        raise ProviderError(
+            "unreachable",
+            f"The request to the model server could not be made ({type(error).__name__}); "
+            "the server's log has the details.",
+        ) from error
     finally:
         await provider.aclose()
     return text, usage
@@ -78,14 +94,15 @@ def model_connection_test(
 
     The stored key goes only to the server it belongs to (as ``model_endpoint`` decides): a test
     of another URL without a key is sent without one. A provider's failure is the result, not
-    an error; bad input (a URL that is not http(s), a URL without a model) is ValidationFailed,
-    and a spent budget BudgetExhausted.
+    an error, and so is a stored key no header can carry (checked before the budget is spent);
+    bad input (a URL that is not http(s), a URL without a model, a sent key that is not
+    header-safe) is ValidationFailed, and a spent budget BudgetExhausted.
     """
     endpoint = model_endpoint(owner_settings=owner_settings_get())
     url = (base_url or "").strip() or endpoint.base_url
     name = (model or "").strip() or endpoint.model
     key = api_key or (endpoint.api_key if url == endpoint.base_url else "")
-    owner_settings_check(model_base_url=url)
+    owner_settings_check(model_base_url=url, model_api_key=api_key or "")
     if not url:
         return ConnectionResult(
             ok=True,
@@ -96,7 +113,6 @@ def model_connection_test(
         )
     if not name:
         raise ValidationFailed("Name the model to test as well as the server's URL.")
-    usage_reserve(kind="ai")
     config = ProviderConfig(
         base_url=url,
         model=name,
@@ -106,18 +122,11 @@ def model_connection_test(
     )
     started = time.monotonic()
     try:
+        bearer_headers(key, server="model server")  # a stored bad key spends no request
+        usage_reserve(kind="ai")
         reply, usage = async_to_sync(_ask)(config)
     except ProviderError as error:
-        return ConnectionResult(
-            ok=False,
-            provider="openai-compatible",
-            base_url=url,
-            model=name,
-            kind=error.kind,
-            code=error.code,
-            message=error.message,
-            elapsed_ms=round((time.monotonic() - started) * 1000),
-        )
+        return _failed(config, error, started)
     usage_record_tokens(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
     return ConnectionResult(
         ok=True,
@@ -126,5 +135,18 @@ def model_connection_test(
         model=name,
         reply=reply.strip()[:REPLY_SHOWN_CHARS],
         message=f"The model server at {url} answered with {name}.",
+        elapsed_ms=round((time.monotonic() - started) * 1000),
+    )
+
+
+def _failed(config: ProviderConfig, error: ProviderError, started: float) -> ConnectionResult:
+    return ConnectionResult(
+        ok=False,
+        provider="openai-compatible",
+        base_url=config.base_url,
+        model=config.model,
+        kind=error.kind,
+        code=error.code,
+        message=error.message,
         elapsed_ms=round((time.monotonic() - started) * 1000),
     )

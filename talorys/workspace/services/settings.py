@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from talorys.lib.errors import Forbidden, ValidationFailed
+from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
 from talorys.workspace.models import OwnerSettings
 
 
@@ -59,9 +60,19 @@ def owner_settings_check(**changes: Any) -> None:
     if unknown:
         raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
     for key in ("model_base_url", "embeddings_base_url"):
-        url = changes.get(key)
+        url = (changes.get(key) or "").strip()
         if url and not url.startswith(("http://", "https://")):
             raise ValidationFailed(f"{key} must start with http:// or https://.")
+        if any(char <= " " or char == "\x7f" for char in url):
+            raise ValidationFailed(
+                f"{key} must not contain spaces, line breaks or control characters."
+            )
+    for key in ("model_api_key", "embeddings_api_key"):
+        # Sent as a header with every request: checked as saved (stripped, like a paste's
+        # trailing newline is), else every chat would fail until the key is entered again.
+        value = changes.get(key)
+        if isinstance(value, str) and not header_safe(value.strip()):
+            raise ValidationFailed(f"{key} {HEADER_SAFE_TEXT}.")
     for key, (low, high) in SETTINGS_BOUNDS.items():
         value = changes.get(key)
         if value is not None and (not isinstance(value, int) or not low <= value <= high):
