@@ -25,7 +25,7 @@ from talorys.lib.errors import (
     error_body,
 )
 from talorys.notifications.api import notifications_router, push_router
-from talorys.ops.api import health_router
+from talorys.ops.api import anyone, health_router
 from talorys.workspace.api import (
     bin_router,
     changes_router,
@@ -93,7 +93,8 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     )
 
 
-api.add_router("/", health_router)
+# Anyone may ask for the status; the owner (session or token) also gets the details.
+api.add_router("/", health_router, auth=[owner_auth, anyone])
 api.add_router("/auth", auth_router)
 api.add_router("/projects", projects_router)
 api.add_router("/tasks", tasks_router)

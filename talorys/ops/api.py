@@ -1,4 +1,10 @@
-"""/api/health: public; what talorys/ops/health.py reports, in one JSON object."""
+"""/api/health: what talorys/ops/health.py reports. Anyone gets the status (and the HTTP status);
+the owner's session or an API token gets every check and the version.
+
+The wiring (talorys/api.py) mounts the router with the owner's auth first and ``anyone`` last, so
+an anonymous caller (or one with a bad token) is let in as ``ANONYMOUS``: this app sits below
+accounts and cannot name the owner's auth itself.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,19 @@ from ninja import Router, Schema, Status
 
 from talorys.ops.health import health_report
 
+ANONYMOUS = "anonymous"  # request.auth of a caller neither the session nor a token vouched for
 
-class HealthOut(Schema):
+
+def anyone(request: HttpRequest) -> str:
+    """The last auth of the health route: whoever the others turned away, as ``ANONYMOUS``."""
+    return ANONYMOUS
+
+
+class HealthStatusOut(Schema):
     status: str  # ok | degraded
+
+
+class HealthOut(HealthStatusOut):
     database: str  # ok | unavailable
     broker: str  # ok | embedded | unavailable
     channel_layer: str  # ok | embedded | unavailable
@@ -20,11 +36,18 @@ class HealthOut(Schema):
 
 
 health_router = Router(tags=["system"])
+_ANSWERS = HealthOut | HealthStatusOut
 
 
-@health_router.get("/health", auth=None, response={200: HealthOut, 503: HealthOut})
+@health_router.get("/health", response={200: _ANSWERS, 503: _ANSWERS})
 def health(request: HttpRequest):
     report = health_report()
+    # 503 only without a database: the container's health check restarts nothing else, and a
+    # stopped worker must not take the pages down with it.
+    status = 503 if report.database != "ok" else 200
+    if getattr(request, "auth", ANONYMOUS) == ANONYMOUS:
+        # Which version and parts run is for the owner: it tells an attacker what to try.
+        return Status(status, HealthStatusOut(status=report.status))
     body = HealthOut(
         status=report.status,
         database=report.database,
@@ -35,6 +58,4 @@ def health(request: HttpRequest):
         setup=report.setup,
         version=report.version,
     )
-    # 503 only without a database: the container's health check restarts nothing else, and a
-    # stopped worker must not take the pages down with it.
-    return Status(503 if report.database != "ok" else 200, body)
+    return Status(status, body)

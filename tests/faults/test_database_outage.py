@@ -77,7 +77,7 @@ def test_requests_answer_503_while_postgres_is_away_and_recover_by_themselves(
         # What a monitor sees (no session: with one, the session read answers the envelope).
         health = httpx.get(f"{live_server_url}/api/health", timeout=10)
         assert health.status_code == 503
-        assert (health.json()["status"], health.json()["database"]) == ("degraded", "unavailable")
+        assert health.json() == {"status": "degraded"}  # an anonymous monitor: the status only
         time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - cut_at)))
     finally:
         postgres_relay.restore()

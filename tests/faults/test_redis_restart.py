@@ -33,6 +33,7 @@ from django.utils import timezone
 from automations.services.crud import automation_create
 from benchmarks._load_clients import login
 from benchmarks._websocket import WebSocket
+from talorys.accounts.services import api_token_create
 from talorys.notifications.models import Notification
 from talorys.ops.models import Heartbeat
 from tests.conftest import OWNER_PASSWORD
@@ -100,12 +101,14 @@ def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     )
 
 
-def health(url: str) -> httpx.Response:
-    return httpx.get(f"{url}/api/health", timeout=10)
+def health(url: str, token: str = "") -> httpx.Response:
+    # Without a token (or a session) health shows the status only.
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.get(f"{url}/api/health", headers=headers, timeout=10)
 
 
-def redis_parts(url: str) -> tuple[str, str]:
-    report = health(url).json()
+def redis_parts(url: str, token: str) -> tuple[str, str]:
+    report = health(url, token).json()
     return report["broker"], report["channel_layer"]
 
 
@@ -175,12 +178,13 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
             "the first heartbeats",
             seconds=60,
         )
-        before = health(url).json()
+        _token, raw = api_token_create(user=owner, name="monitor")
+        before = health(url, raw).json()
         assert (before["broker"], before["channel_layer"]) == ("ok", "ok"), before
         session = asyncio.run(login(url, OWNER_PASSWORD))
 
         redis_server.stop()
-        down = health(url)
+        down = health(url, raw)
         # 200 while the database answers: a Redis outage must not take the pages down.
         assert down.status_code == 200, down.content
         assert down.json() | {"worker": "", "beat": "", "setup": "", "version": ""} == {
@@ -201,7 +205,9 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
 
         redis_server.start()
         back = timezone.now()
-        wait_for(lambda: redis_parts(url) == ("ok", "ok"), "broker and layer in health", seconds=60)
+        wait_for(
+            lambda: redis_parts(url, raw) == ("ok", "ok"), "broker and layer in health", seconds=60
+        )
         wait_for(
             lambda: fresh("beat", back) and fresh("worker", back),
             "beat's and the worker's heartbeats after the restart",

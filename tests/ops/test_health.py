@@ -1,5 +1,6 @@
 """/api/health: the database, the broker, the channel layer, the worker's and beat's heartbeats
-and the last setup run; "ok" or "degraded" (200), 503 only without a database."""
+and the last setup run; "ok" or "degraded" (200), 503 only without a database. Anyone gets the
+status; the owner's session or an API token gets every check and the version."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 from django.db import OperationalError, connection
 from django.utils import timezone
 
+from talorys.accounts.services import api_token_create
+from talorys.ops.health import health_report
 from talorys.ops.models import Heartbeat, SetupRun
 from talorys.ops.selectors import app_version
 from talorys.ops.services import heartbeat_record, setup_run_record
@@ -20,17 +23,38 @@ def beat_at(name: str, seconds_ago: float) -> None:
     )
 
 
-def health(anon_api) -> tuple[int, dict]:
-    response = anon_api.get("/api/health")
+def health(api, headers: dict | None = None) -> tuple[int, dict]:
+    response = api.get("/api/health", headers=headers)
     return response.status_code, response.json()
 
 
-def test_fresh_heartbeats_are_ok(anon_api, settings):
+def test_anonymous_callers_get_the_status_only(anon_api, owner, settings):
+    settings.TALORYS_HEARTBEAT_SECONDS = 30
+    assert health(anon_api) == (200, {"status": "degraded"})  # no worker or beat seen yet
+    heartbeat_record(name="worker")
+    heartbeat_record(name="beat")
+    assert health(anon_api) == (200, {"status": "ok"})
+    # A token that is not one is an anonymous caller, not a 401: monitors keep working.
+    assert health(anon_api, {"Authorization": "Bearer tal_nothing"}) == (200, {"status": "ok"})
+
+
+@pytest.mark.parametrize("scope", ["read", "write"])
+def test_an_api_token_gets_every_check_and_the_version(anon_api, owner, scope):
+    _token, raw = api_token_create(user=owner, name="monitor", scope=scope)
+
+    status, body = health(anon_api, {"Authorization": f"Bearer {raw}"})
+
+    assert status == 200
+    assert body["version"] == app_version()
+    assert {"database", "broker", "channel_layer", "worker", "beat", "setup"} <= body.keys()
+
+
+def test_fresh_heartbeats_are_ok(api, settings):
     settings.TALORYS_HEARTBEAT_SECONDS = 30
     beat_at("worker", 85)  # within three intervals: one late beat is not an outage
     heartbeat_record(name="beat")
 
-    status, body = health(anon_api)
+    status, body = health(api)
 
     assert status == 200
     assert body == {
@@ -45,46 +69,46 @@ def test_fresh_heartbeats_are_ok(anon_api, settings):
     }
 
 
-def test_a_stale_worker_degrades_but_keeps_the_server_healthy(anon_api, settings):
+def test_a_stale_worker_degrades_but_keeps_the_server_healthy(api, settings):
     settings.TALORYS_HEARTBEAT_SECONDS = 30
     beat_at("worker", 91)
     heartbeat_record(name="beat")
 
-    status, body = health(anon_api)
+    status, body = health(api)
 
     assert status == 200
     assert (body["status"], body["worker"], body["beat"]) == ("degraded", "stale", "ok")
 
 
-def test_heartbeats_never_seen_are_unknown(anon_api):
-    status, body = health(anon_api)
+def test_heartbeats_never_seen_are_unknown(api):
+    status, body = health(api)
 
     assert status == 200
     assert (body["status"], body["worker"], body["beat"]) == ("degraded", "unknown", "unknown")
 
 
-def test_the_interval_follows_the_setting(anon_api, settings):
+def test_the_interval_follows_the_setting(api, settings):
     beat_at("worker", 100)
     beat_at("beat", 100)
     settings.TALORYS_HEARTBEAT_SECONDS = 60
 
-    assert health(anon_api)[1]["status"] == "ok"
+    assert health(api)[1]["status"] == "ok"
 
     settings.TALORYS_HEARTBEAT_SECONDS = 10
-    assert health(anon_api)[1]["worker"] == "stale"
+    assert health(api)[1]["worker"] == "stale"
 
 
-def test_a_failed_setup_degrades_until_a_later_run_is_ok(anon_api):
+def test_a_failed_setup_degrades_until_a_later_run_is_ok(api):
     heartbeat_record(name="worker")
     heartbeat_record(name="beat")
     started = timezone.now()
     setup_run_record(kind=SetupRun.Kind.UPGRADE, started_at=started, ok=False, message="boom")
 
-    body = health(anon_api)[1]
+    body = health(api)[1]
     assert (body["status"], body["setup"]) == ("degraded", "failed")
 
     setup_run_record(kind=SetupRun.Kind.UPGRADE, started_at=timezone.now(), ok=True)
-    body = health(anon_api)[1]
+    body = health(api)[1]
     assert (body["status"], body["setup"]) == ("ok", "ok")
 
 
@@ -96,18 +120,20 @@ def test_no_database_is_503(anon_api, monkeypatch):
         raise OperationalError("connection refused")
 
     with monkeypatch.context() as patched:
-        # Django's connection, not ours: the database server went away.
+        # Django's connection, not ours: the database server went away. A monitor has no
+        # session (a session could not be read either) and sees the status; talorys_check
+        # prints the report.
         patched.setattr(connection, "cursor", refuse)
         status, body = health(anon_api)
+        report = health_report()
 
-    assert status == 503
-    assert body["status"] == "degraded"
-    assert body["database"] == "unavailable"
-    assert body["worker"] == "unknown"  # heartbeats live in the database
+    assert (status, body) == (503, {"status": "degraded"})
+    assert report.database == "unavailable"
+    assert report.worker.status == "unknown"  # heartbeats live in the database
 
 
 @pytest.mark.redis
-def test_redis_broker_and_channel_layer_make_a_round_trip(anon_api, settings, redis_url_for_tests):
+def test_redis_broker_and_channel_layer_make_a_round_trip(api, settings, redis_url_for_tests):
     heartbeat_record(name="worker")
     heartbeat_record(name="beat")
     settings.REDIS_URL = redis_url_for_tests
@@ -118,13 +144,13 @@ def test_redis_broker_and_channel_layer_make_a_round_trip(anon_api, settings, re
         }
     }
 
-    status, body = health(anon_api)
+    status, body = health(api)
 
     assert status == 200
     assert (body["broker"], body["channel_layer"], body["status"]) == ("ok", "ok", "ok")
 
 
-def test_redis_down_degrades_without_taking_the_server_down(anon_api, settings, unused_tcp_port):
+def test_redis_down_degrades_without_taking_the_server_down(api, settings, unused_tcp_port):
     heartbeat_record(name="worker")
     heartbeat_record(name="beat")
     down = f"redis://127.0.0.1:{unused_tcp_port}/0"
@@ -133,7 +159,7 @@ def test_redis_down_degrades_without_taking_the_server_down(anon_api, settings, 
         "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [down]}}
     }
 
-    status, body = health(anon_api)
+    status, body = health(api)
 
     assert status == 200
     assert (body["broker"], body["channel_layer"]) == ("unavailable", "unavailable")
