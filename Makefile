@@ -22,7 +22,7 @@ LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 LOCK_ARGS ?= --upgrade
 
 .DEFAULT_GOAL := help
-.PHONY: help run test fuzz load soak lint format check-imports check-lock typecheck lock bench clean
+.PHONY: help run test test-fast fuzz load soak lint format check-imports check-lock typecheck lock bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -71,6 +71,13 @@ test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the wh
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The change loop's lane: the whole suite minus the slow lanes (tests/conftest.py SLOW_LANES:
+# browsers, fuzzing, fault injection, subprocess end-to-end runs), under 3 minutes on 2 cores.
+# No lint or type checks: `make lint`, `make typecheck`. `make test` stays the whole suite.
+FAST_LANE := -m "not browser and not fuzz and not faults and not subprocess"
+test-fast: $(DEV_STAMP) ## The suite without browsers, fuzzing, faults and subprocess runs
+	$(BIN)/pytest $(PYTEST_ARGS) $(FAST_LANE)
 
 # The long variant of the API fuzzing in `make test` (tests/talorys/test_api_fuzz.py): 1,000
 # examples per operation as the owner (500 valid, 500 invalid; `make test` runs 50 and 50) and

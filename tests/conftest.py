@@ -29,6 +29,32 @@ def _missing(what: str) -> None:
     pytest.skip(f"{message}; set it up or run .ci/run")
 
 
+# --- lanes: `make test` runs the whole suite; `make test-fast` leaves out the slow lanes ---------
+
+# A test is in a slow lane when it drives a browser, fuzzes the API, injects faults into real
+# servers, or runs the product (daphne, a Celery worker, manage.py) in a subprocess. The folder
+# or the fixture says so; a test that starts a process by itself carries
+# @pytest.mark.subprocess.
+SLOW_LANES = ("browser", "fuzz", "faults", "subprocess")
+_LANE_FOLDERS = {"browser": "browser", "faults": "faults", "load": "subprocess"}
+_LANE_FIXTURES = {"chromium": "browser", "live_server_url": "subprocess"}
+_LANE_FILES = {"test_api_fuzz.py": "fuzz"}
+
+
+def _lanes(item: pytest.Item) -> set[str]:
+    path = Path(str(item.fspath)).relative_to(ROOT / "tests")
+    lanes = {_LANE_FOLDERS[path.parts[0]]} if path.parts[0] in _LANE_FOLDERS else set()
+    lanes |= {_LANE_FILES[path.name]} if path.name in _LANE_FILES else set()
+    names = set(getattr(item, "fixturenames", ()))
+    return lanes | {lane for fixture, lane in _LANE_FIXTURES.items() if fixture in names}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for lane in _lanes(item):
+            item.add_marker(lane)
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's, and before it drops the test database: end the connections that a

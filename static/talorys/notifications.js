@@ -130,6 +130,7 @@
       const page = await api(`/api/notifications?limit=${LATEST}`);
       if (floor === null) {
         floor = page.items.length ? page.items[0].id : 0; // the page's first look: nothing is new
+        $("notifications").dataset.caughtUp = "true"; // from here on a new one is shown
       } else {
         page.items.filter((n) => n.id > floor).reverse().forEach(show);
       }

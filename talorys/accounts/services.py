@@ -183,10 +183,19 @@ def owner_authenticate(*, request: HttpRequest, username: str, password: str) ->
     return user
 
 
+def owner_session_key_renew(*, request: HttpRequest) -> None:
+    """A new session key for a login over a session that is already logged in (the old key
+    stops working). Django's login() rotates the key only for an anonymous session or another
+    user: a second login of the same owner kept the key, so a key that leaked once stayed good."""
+    if SESSION_KEY in request.session:
+        request.session.cycle_key()
+
+
 def owner_login(*, request: HttpRequest, username: str, password: str) -> User:
     """Log the owner in, or raise (see owner_authenticate)."""
     user = owner_authenticate(request=request, username=username, password=password)
-    login(request, user)  # rotates the session key: no session fixation
+    owner_session_key_renew(request=request)
+    login(request, user)  # rotates the session key of an anonymous session: no fixation
     now = timezone.now().timestamp()
     request.session[LOGIN_AT] = request.session[SEEN_AT] = now
     return user

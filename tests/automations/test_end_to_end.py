@@ -20,7 +20,7 @@ from automations.models import Automation, AutomationRun
 from automations.services.crud import automation_create
 from talorys.notifications.models import Notification
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.subprocess]
 
 
 def database_url() -> str:

@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unused_tcp_port):
     env = {
         k: v

@@ -203,6 +203,7 @@ def _without(row: tuple, index: int) -> tuple:
     return row[:index] + row[index + 1 :]
 
 
+@pytest.mark.subprocess
 def test_an_install_from_18cfbd7_upgrades_with_every_row_intact(tmp_path):
     old = _old_tree(tmp_path / "old")
     data = tmp_path / "data"
