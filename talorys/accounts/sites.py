@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, URLResolver, path, reverse
 
 from talorys.accounts.owner import is_the_owner
-from talorys.accounts.services import owner_authenticate
+from talorys.accounts.services import owner_authenticate, owner_session_key_renew
 from talorys.lib.errors import (
     RateLimited,
     Unauthorized,
@@ -46,6 +46,8 @@ class OwnerAdminLoginForm(AdminAuthenticationForm):
             except Unauthorized as exc:
                 raise self.get_invalid_login_error() from exc
             self.confirm_login_allowed(self.user_cache)
+            # Django's LoginView logs in next, and keeps the key of a session already logged in.
+            owner_session_key_renew(request=self.request)
         return self.cleaned_data
 
 

@@ -12,7 +12,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 
 from talorys.asgi import application
-from tests.conftest import ApiClient
+from tests.conftest import OWNER_PASSWORD, ApiClient
 
 START = dt.datetime(2030, 3, 4, 8, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
@@ -135,3 +135,34 @@ def test_an_idle_session_cannot_open_a_socket_either(owner, path):
         assert connects(client) == (True, None)
         clock.shift(7 * DAY + 2 * dt.timedelta(minutes=1))
         assert connects(client) == (False, 4401)
+
+
+def session_cookie(client: Client) -> str:
+    return client.cookies["sessionid"].value
+
+
+@pytest.mark.parametrize("form", ["api", "page", "admin"])
+def test_logging_in_again_gives_a_new_session_key_and_ends_the_old_one(owner, form):
+    client = logged_in()
+    first = session_cookie(client.client)
+    assert client.get("/api/tasks").status_code == 200
+    again = {
+        "username": "owner",
+        "password": OWNER_PASSWORD,
+        "csrfmiddlewaretoken": client.csrf_token,
+    }
+    if form == "api":
+        assert client.login().status_code == 200
+    elif form == "page":
+        assert client.client.post("/login/", again).status_code == 302
+    else:
+        assert client.client.post("/admin/login/?next=/admin/", again).status_code == 302
+
+    second = session_cookie(client.client)
+    assert second != first
+    assert client.client.get("/api/auth/session").json()["authenticated"] is True
+    assert not Session.objects.filter(session_key=first).exists()
+    # Whoever kept the first cookie is logged out.
+    stale = ApiClient(Client())
+    stale.client.cookies["sessionid"] = first
+    assert_logged_out(stale)
