@@ -15,9 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from automations.models import Automation
-from automations.schedules import Schedule, next_after, schedule_dump, schedule_parse
+from automations.schedules import Once, Schedule, next_after, schedule_dump, schedule_parse
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
 from talorys.workspace.history import ItemKind, change_record, item_fields, register_kind
 from talorys.workspace.models import Change
@@ -34,6 +34,19 @@ def _message(kind: str, message: str | None) -> str:
         max_length=Automation.MESSAGE_MAX,
         required=kind == Kind.AGENT_PROMPT,
     )
+
+
+def _check_unwatched_spending(actor: Actor, *, kind: str, schedule: Schedule) -> None:
+    """A repeating scheduled prompt spends the owner's model budget at every run while nobody
+    watches: only the owner's session creates one, changes what or when it runs, or starts it
+    again. The model must ask for approval (schedule_agent_prompt, automations/tools.py); a
+    token, which a script holds, is refused."""
+    if actor.is_token and kind == Kind.AGENT_PROMPT and not isinstance(schedule, Once):
+        raise Forbidden(
+            "A repeating scheduled prompt spends the owner's model budget at every run: "
+            "creating, changing, resuming or restoring one needs the owner's session, "
+            "not an API token."
+        )
 
 
 def _lock(automation_id: int) -> Automation:
@@ -69,6 +82,7 @@ def automation_create(
     name = clean_text(name, field="name", max_length=Automation.NAME_MAX, required=True)
     message = _message(kind, message)
     parsed = schedule_parse(schedule)
+    _check_unwatched_spending(actor, kind=kind, schedule=parsed)
     if origin == Automation.Origin.IMPORT:
         # An imported prompt must not start running on its own (the seed report's fence).
         enabled = False
@@ -131,6 +145,9 @@ def automation_update(*, automation_id: int, actor: Actor = OWNER, **changes: An
                 zone = owner_zone()
                 automation.next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone)
                 automation.armed_time_zone = zone.key
+        if changes.keys() & {"message", "schedule"}:
+            schedule = schedule_parse(automation.schedule)
+            _check_unwatched_spending(actor, kind=automation.kind, schedule=schedule)
         automation.save()
         _changed(automation, Change.Action.UPDATE, actor, before=before)
     return automation
@@ -158,8 +175,10 @@ def automation_resume(*, automation_id: int, actor: Actor = OWNER) -> Automation
         if automation.cancelled_at is not None:
             raise Conflict("This automation was cancelled; it cannot be paused or resumed.")
         if not automation.enabled:
+            schedule = schedule_parse(automation.schedule)
+            _check_unwatched_spending(actor, kind=automation.kind, schedule=schedule)
             zone = owner_zone()
-            next_run_at = next_after(schedule_parse(automation.schedule), timezone.now(), zone)
+            next_run_at = next_after(schedule, timezone.now(), zone)
             if next_run_at is None:
                 raise Conflict("Its one time has passed; give it a new schedule to run it again.")
             before = item_fields(AUTOMATION, automation)
@@ -201,11 +220,11 @@ def automation_restore(*, automation_id: int, actor: Actor = OWNER) -> Automatio
             raise NotFound(f"Automation {automation_id} is not in the bin.")
         automation.deleted_at = None
         automation.version += 1
-        if automation.enabled:
+        if automation.enabled:  # it runs again, as a resume would start it
+            schedule = schedule_parse(automation.schedule)
+            _check_unwatched_spending(actor, kind=automation.kind, schedule=schedule)
             zone = owner_zone()
-            automation.next_run_at = next_after(
-                schedule_parse(automation.schedule), timezone.now(), zone
-            )
+            automation.next_run_at = next_after(schedule, timezone.now(), zone)
             automation.armed_time_zone = zone.key
             automation.enabled = automation.next_run_at is not None
         automation.save()

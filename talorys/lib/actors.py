@@ -17,5 +17,10 @@ class Actor:
     def is_model(self) -> bool:
         return self.source == "chat" or self.source.startswith("automation")
 
+    @property
+    def is_token(self) -> bool:
+        """An API token acting for the owner (``token:<prefix>``, accounts/auth.request_actor)."""
+        return self.source.startswith("token:")
+
 
 OWNER = Actor()

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from django.utils import timezone
 
 from approvals.models import PendingAction
 from automations.models import Automation
+from automations.services.crud import automation_create
 from automations.services.runs import automation_run
+from talorys.accounts.services import api_token_create
 from talorys.notifications.models import Notification
 from talorys.workspace import services as core_services
-from talorys.workspace.models import Task
+from talorys.workspace.models import Change, Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import turn, use_fake
 
@@ -136,3 +139,86 @@ def test_a_proposal_whose_time_has_passed_is_refused_before_asking(db, fake_open
     turn(text="Schedule it")
     assert tool_results(fake_openai.requests[1])[-1]["ok"] is False
     assert not PendingAction.objects.exists()
+
+
+# --- API tokens: a script's token may not start a repeating prompt either (issue 23, item 10) ---
+
+DAILY = {"type": "daily", "time": "07:00"}
+ONCE = {"type": "once", "at": "2100-01-01T07:00:00+00:00"}
+
+
+@pytest.fixture
+def token(owner) -> dict[str, str]:
+    _token, raw = api_token_create(user=owner, name="script", scope="write")
+    return {"Authorization": f"Bearer {raw}"}
+
+
+def refused(response) -> None:
+    assert response.status_code == 403, response.content
+    assert response.json()["error"]["code"] == "FORBIDDEN"
+    assert "owner's session" in response.json()["error"]["message"]
+
+
+def snapshot(automation: Automation) -> tuple:
+    automation.refresh_from_db()
+    return (
+        automation.name,
+        automation.message,
+        automation.schedule,
+        automation.enabled,
+        automation.next_run_at,
+        automation.version,
+        automation.deleted_at,
+    )
+
+
+def test_a_token_cannot_create_a_repeating_prompt_but_the_session_can(api, anon_api, token):
+    refused(anon_api.post("/api/automations", PROMPT, headers=token))
+    refused(anon_api.post("/api/automations", PROMPT | {"enabled": False}, headers=token))
+    assert not Automation.objects.exists()
+    assert not Change.objects.exists()
+
+    # What spends nothing repeatedly stays a token's to create.
+    once = anon_api.post("/api/automations", PROMPT | {"schedule": ONCE}, headers=token)
+    reminder = anon_api.post("/api/automations", PROMPT | {"kind": "reminder"}, headers=token)
+    assert once.status_code == reminder.status_code == 201
+    assert api.post("/api/automations", PROMPT).status_code == 201
+
+
+def test_a_token_cannot_edit_a_prompt_into_a_repeating_one_or_change_what_repeats(
+    api, anon_api, token
+):
+    once = automation_create(**PROMPT | {"schedule": ONCE})
+    daily = automation_create(**PROMPT)
+    before = snapshot(once), snapshot(daily)
+
+    refused(anon_api.patch(f"/api/automations/{once.pk}", {"schedule": DAILY}, headers=token))
+    refused(anon_api.patch(f"/api/automations/{daily.pk}", {"message": "Other"}, headers=token))
+    refused(anon_api.patch(f"/api/automations/{daily.pk}", {"schedule": DAILY}, headers=token))
+    assert (snapshot(once), snapshot(daily)) == before
+    assert Change.objects.filter(action="update").count() == 0
+
+    # A new name changes nothing that runs; the session may change anything.
+    renamed = anon_api.patch(f"/api/automations/{daily.pk}", {"name": "Digest"}, headers=token)
+    assert renamed.status_code == 200, renamed.content
+    made = api.patch(f"/api/automations/{once.pk}", {"schedule": DAILY})
+    assert made.status_code == 200, made.content
+    assert Automation.objects.get(pk=once.pk).schedule == DAILY
+
+
+def test_a_token_cannot_resume_or_restore_a_repeating_prompt_but_the_session_can(
+    api, anon_api, token
+):
+    paused = automation_create(**PROMPT)
+    assert api.post(f"/api/automations/{paused.pk}/pause").status_code == 200
+    binned = automation_create(**PROMPT | {"name": "Binned"})
+    assert api.delete(f"/api/automations/{binned.pk}").status_code == 204
+    before = snapshot(paused), snapshot(binned)
+
+    refused(anon_api.post(f"/api/automations/{paused.pk}/resume", headers=token))
+    refused(anon_api.post(f"/api/bin/automation/{binned.pk}/restore", headers=token))
+    assert (snapshot(paused), snapshot(binned)) == before
+
+    assert api.post(f"/api/automations/{paused.pk}/resume").json()["enabled"] is True
+    assert api.post(f"/api/bin/automation/{binned.pk}/restore").status_code == 204
+    assert Automation.objects.live().filter(enabled=True).count() == 2
