@@ -24,7 +24,7 @@ from agent.runner.title import generated_title
 from memory import services as memory_services
 from talorys.lib.errors import AppError, database_unavailable
 from talorys.lib.logs import with_turn_id
-from talorys.lib.markdown import render_markdown
+from talorys.lib.markdown import render_markdown_async
 from talorys.lib.tools import ToolContext
 from talorys.providers.base import ProviderError
 from talorys.workspace import services as core_services
@@ -232,7 +232,8 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
         "conversation_id": conversation_id,
         "message_id": message_id,
         "status": state.status,
-        "html": render_markdown(state.text) if state.text.strip() else "",
+        # Rendered off the event loop: markdown-it can take its whole budget on a hostile reply.
+        "html": await render_markdown_async(state.text) if state.text.strip() else "",
     }
     if state.status == Message.Status.COMPLETE and inputs is not None:
         try:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import time
 from html.parser import HTMLParser
 
 import pytest
+from asgiref.sync import async_to_sync
 
+from benchmarks.markdown_render import PATHOLOGICAL
 from talorys.lib.diff import text_diff
-from talorys.lib.markdown import MAX_CHARS, render_markdown
+from talorys.lib.markdown import (
+    _CACHE,
+    BUDGET_SECONDS,
+    MAX_CHARS,
+    _Cache,
+    plain_html,
+    render_markdown,
+    render_markdown_async,
+)
 
 
 def test_headings_emphasis_tables_code_and_links_are_rendered():
@@ -75,11 +86,48 @@ def test_the_word_diff_gives_back_both_texts():
     assert text_diff("same", "same") == [{"op": "eq", "text": "same"}]
 
 
-def test_only_short_texts_are_kept_in_the_cache():
-    from talorys.lib.markdown import CACHED_CHARS, _render_cached
+@pytest.mark.parametrize("hostile", list(PATHOLOGICAL))
+def test_a_hostile_text_of_the_largest_size_renders_within_its_budget(hostile):
+    """Each input that makes markdown-it slow, at the longest size it is tried on: rendered, or
+    shown as plain text, within a bound well above the budget (thread CPU time, so a busy
+    machine does not fail it). Before, ``![`` took 4.5 s at this size and more than 13 s in use."""
+    text = PATHOLOGICAL[hostile](MAX_CHARS)
+    _CACHE.clear()
+    started = time.thread_time()
+    html = render_markdown(text)
+    spent = time.thread_time() - started
+    assert spent < 5 * BUDGET_SECONDS, f"{hostile!r}: {spent * 1000:.0f} ms of CPU"
+    assert html == plain_html(text) or html.startswith("<")
 
-    _render_cached.cache_clear()
-    short, long = "**short**", "word " * (CACHED_CHARS // 5 + 1)
-    assert render_markdown(short) == render_markdown(short) == "<p><strong>short</strong></p>\n"
-    assert render_markdown(long).startswith("<p>word word")
-    assert _render_cached.cache_info().currsize == 1
+
+def test_past_the_budget_the_text_is_shown_as_it_is():
+    text = "![" * 10_000 + "<b>"  # about 0.5 s of markdown-it's time
+    assert render_markdown(text) == "<pre><code>" + "![" * 10_000 + "&lt;b&gt;</code></pre>\n"
+    # An ordinary reply well within it is still Markdown.
+    assert render_markdown("**yes** " * 500).startswith("<p><strong>yes</strong>")
+
+
+def test_a_rendering_is_kept_so_the_next_load_renders_nothing():
+    _CACHE.clear()
+    reply = "## Plan\n\n" + "- step with `code`\n" * 400
+    first = render_markdown(reply)
+    # The same object: taken from the cache, not rendered again.
+    assert render_markdown(reply) is first
+    assert render_markdown(reply + " ") is not first
+
+
+def test_the_cache_drops_the_least_recently_used_past_its_size():
+    cache = _Cache(limit=10)
+    for key in (b"a", b"b", b"c"):
+        cache.put(key, "1234")
+    assert cache.get(b"a") is None  # 12 characters held: the oldest went
+    assert cache.get(b"b") == "1234"
+    cache.put(b"d", "1234")  # b was used last, so c goes
+    assert cache.get(b"c") is None and cache.get(b"b") == "1234"
+    cache.put(b"e", "x" * 11)  # bigger than the whole cache: not kept, nothing dropped
+    assert cache.get(b"e") is None and cache.get(b"d") == "1234"
+
+
+def test_the_async_render_gives_the_same_html():
+    text = "*async* reply"
+    assert async_to_sync(render_markdown_async)(text) == render_markdown(text)
