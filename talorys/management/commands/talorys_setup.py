@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import getpass
 import io
+import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -92,11 +95,13 @@ class Command(BaseCommand):
         started_at = timezone.now()
         upgrade = bool(options.get("upgrade"))
         kind = SetupRun.Kind.UPGRADE if upgrade else SetupRun.Kind.SETUP
-        self._check_database()  # without it there is nowhere to record the run either
+        self._check_database(upgrade=upgrade)  # without it there is nowhere to record the run
         done: list[str] = []
         try:
             self._check_redis()
             plan = self._plan(reset_password=reset_password)
+            if upgrade and not plan.existing:
+                raise SetupFailed(_no_installation(f"({_database_where()}) has no Talorys tables"))
             asks = plan.existing and plan.changes and not (noinput or options.get("yes"))
             if asks and not self._confirm(plan):
                 self.stdout.write(NOTHING_CHANGED)
@@ -126,14 +131,18 @@ class Command(BaseCommand):
 
     # --- before anything changes ----------------------------------------------------------------
 
-    def _check_database(self) -> None:
+    def _check_database(self, *, upgrade: bool) -> None:
         db = settings.DATABASES["default"]
-        where = f"{db['ENGINE'].rsplit('.', 1)[-1]} {db.get('NAME')!s}"
-        if db.get("HOST"):
-            where += f" on {db['HOST']}:{db.get('PORT') or 'default port'}"
+        where = _database_where()
+        if upgrade and _sqlite_file(db) and not Path(db["NAME"]).exists():
+            # Connecting would create the file: an upgrade must not make an empty database.
+            raise CommandError(_no_installation(f"({where}) does not exist"))
         try:
+            _connect_directly()
             connection.ensure_connection()
         except Exception as exc:
+            if _database_missing(exc):
+                raise CommandError(_create_it(db)) from exc
             raise CommandError(
                 f"Cannot connect to the database ({where}): {exc}. Check DATABASE_URL and that "
                 f"the database server is running, then run this again. {NOTHING_CHANGED}"
@@ -271,6 +280,69 @@ class Command(BaseCommand):
                 setup_run_record(kind=kind, started_at=started_at, ok=ok, message=message)
         except Exception as exc:  # the database went away mid-run: say so, keep the real error
             self.stderr.write(f"This run could not be recorded: {exc}")
+
+
+def _database_where() -> str:
+    """The database this run uses, in words: its engine, name and server."""
+    db = settings.DATABASES["default"]
+    where = f"{db['ENGINE'].rsplit('.', 1)[-1]} {db.get('NAME')!s}"
+    if db.get("HOST"):
+        where += f" on {db['HOST']}:{db.get('PORT') or 'default port'}"
+    return where
+
+
+def _sqlite_file(db: Mapping[str, Any]) -> bool:
+    """A SQLite database kept in a file (not one in memory, as a test's)."""
+    name = str(db["NAME"])
+    return db["ENGINE"].endswith("sqlite3") and name != ":memory:" and not name.startswith("file:")
+
+
+def _no_installation(found: str) -> str:
+    return (
+        f"No installation to upgrade: the database {found}; the data directory is {settings.DATA_DIR}. "
+        "Point DATABASE_URL and TALORYS_DATA_DIR at the existing installation, or run "
+        f"`talorys_setup` without --upgrade to make a new one. {NOTHING_CHANGED}"
+    )
+
+
+def _connect_directly() -> None:
+    """Open and close one PostgreSQL connection outside the pool: the pool retries a refused
+    connection in the background and says only that none came within its timeout (10 s), where
+    the server's own answer ("database ... does not exist") tells the operator what to fix."""
+    if connection.vendor != "postgresql":
+        return
+    import psycopg
+
+    params = connection.get_connection_params()
+    psycopg.connect(**params, connect_timeout=10).close()
+
+
+# The server's answer to a connection to a database it does not have (invalid_catalog_name).
+# psycopg has no SQLSTATE for a failed connection, only the server's message.
+_MISSING_DATABASE = "3D000"
+_MISSING_DATABASE_TEXT = re.compile(r'database ".*" does not exist')
+
+
+def _database_missing(error: BaseException | None) -> bool:
+    while error is not None:
+        if getattr(error, "sqlstate", None) == _MISSING_DATABASE or _MISSING_DATABASE_TEXT.search(
+            str(error)
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _create_it(db: Mapping[str, Any]) -> str:
+    name, user = db["NAME"], db.get("USER") or "postgres"
+    host, port = db.get("HOST") or "localhost", db.get("PORT") or 5432
+    return (
+        f"The database {name!r} does not exist on the PostgreSQL server at {host}:{port} "
+        f"(DATABASE_URL). Create it, as a user allowed to: `createdb -h {host} -p {port} "
+        f"-U {user} {name}` (or `psql -h {host} -p {port} -U {user} -d postgres -c "
+        f"'CREATE DATABASE \"{name}\"'`), or fix the name in DATABASE_URL; then run this again. "
+        f"{NOTHING_CHANGED}"
+    )
 
 
 @dataclass(frozen=True)
