@@ -162,16 +162,20 @@ else:
             "CONFIG": {"group_expiry": GROUP_EXPIRY},
         }
     }
-    # kombu's filesystem transport: a broker that needs no server, kept in the data dir.
+    # A broker that needs no server, kept in the data dir: kombu's filesystem transport with
+    # atomic writes, and a message file that does not decode set aside in broken/ instead of
+    # stopping the worker (talorys/ops/broker.py).
     _broker_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed", "control"):
+    for _sub in ("queue", "processed", "control", "broken"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "talorys.ops.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
+        "broken_folder": str(_broker_dir / "broken"),
         "store_processed": False,
     }
 

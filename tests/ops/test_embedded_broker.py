@@ -1,0 +1,116 @@
+"""The embedded broker (no REDIS_URL, talorys/ops/broker.py) with a real Celery worker: an empty
+and a half-written message file in the queue folder are set aside in broken/, the worker keeps
+running, and a task sent afterwards runs. kombu's own filesystem transport raised
+JSONDecodeError on them and the worker exited (issue 23, item 1)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from talorys.ops.models import Heartbeat
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
+    pytest.mark.subprocess,
+    pytest.mark.timeout(600),  # for a hang only: each wait below has its own deadline
+]
+
+BROKEN = {
+    "0_empty.celery.msg": b"",
+    "00_cut-short.celery.msg": b'{"body": "eyJ0YXNrIjogImhlYXJ0YmVhdC',
+}
+
+
+def wait_for(condition: Callable[[], bool], what: str, process: subprocess.Popen, log: Path):
+    # Generous: a loaded two-core machine starts a worker in seconds, not minutes.
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert process.poll() is None, f"the worker exited:\n{log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n{log.read_text()}"
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def embedded_env(needs_postgres, tmp_path) -> dict[str, str]:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    url = f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "TALORYS_DB_POOL")}
+    return env | {
+        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DATABASE_URL": url,
+        "TALORYS_DB_POOL": "0",
+        "TALORYS_DATA_DIR": str(tmp_path / "data"),
+    }
+
+
+@pytest.fixture
+def worker(embedded_env, tmp_path) -> Iterator[tuple[subprocess.Popen, Path]]:
+    log = tmp_path / "worker.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "talorys", "worker", "-l", "info", "-c", "1"]
+        + ["--without-mingle", "--without-gossip"],
+        cwd=settings.BASE_DIR,
+        env=embedded_env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield process, log
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
+def worker_beat_seen() -> bool:
+    return Heartbeat.objects.filter(name=Heartbeat.Name.WORKER).exists()
+
+
+def test_broken_message_files_are_set_aside_and_the_worker_goes_on(worker, embedded_env, tmp_path):
+    process, log = worker
+    broker = tmp_path / "data" / "broker"
+    # The worker's start-up heartbeat went through the broker: it consumes.
+    wait_for(worker_beat_seen, "the worker's first heartbeat", process, log)
+    Heartbeat.objects.all().delete()
+
+    for name, content in BROKEN.items():
+        (broker / "queue" / name).write_bytes(content)
+    wait_for(
+        lambda: all((broker / "broken" / name).exists() for name in BROKEN),
+        "the broken files to be set aside",
+        process,
+        log,
+    )
+    sent = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c"]
+        + ["from talorys.ops.tasks import heartbeat; heartbeat.delay()"],
+        cwd=settings.BASE_DIR,
+        env=embedded_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert sent.returncode == 0, sent.stderr
+    wait_for(worker_beat_seen, "a task sent after the broken files", process, log)
+
+    assert {name: (broker / "broken" / name).read_bytes() for name in BROKEN} == BROKEN
+    assert not [name for name in os.listdir(broker / "queue") if name.endswith(".msg")]
+    assert "is not a message: set aside" in log.read_text()
+    assert process.poll() is None
