@@ -30,11 +30,16 @@ from talorys.accounts.auth import (
     websocket_owner_ok,
 )
 from talorys.lib.errors import AppError, Unauthorized, database_unavailable
+from talorys.lib.websocket import WITHOUT_CHANNEL_LAYER
 
 logger = logging.getLogger(__name__)
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
+    # No channel layer: nothing is sent to this socket from elsewhere (a cancel reaches the turn
+    # through the database), so the chat keeps working while Redis is down.
+    channel_layer_alias = WITHOUT_CHANNEL_LAYER
+
     async def connect(self) -> None:
         self.turns: set[asyncio.Task[None]] = set()
         if not await database_sync_to_async(websocket_owner_ok)(self.scope):

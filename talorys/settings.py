@@ -139,7 +139,13 @@ GROUP_EXPIRY = env_int("TALORYS_SESSION_LIFETIME_SECONDS", 30 * 24 * 3600)
 REDIS_LAYER_READ_TIMEOUT = 15
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # redis-py waits forever by default: a Redis that hangs would hang each login with
+            # it, where one that does not answer in time is counted without (accounts/counters.py).
+            "OPTIONS": {"socket_connect_timeout": 3, "socket_timeout": 3},
+        }
     }
     CHANNEL_LAYERS = {
         "default": {

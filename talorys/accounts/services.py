@@ -4,6 +4,7 @@ changes, ending sessions, and personal API tokens. Request authentication is in 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 import threading
@@ -22,12 +23,14 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
+from django.core.cache.backends.base import BaseCache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
+from talorys.accounts.counters import counters_use
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
 from talorys.accounts.models import ApiToken
 from talorys.accounts.owner import is_the_owner
@@ -81,7 +84,7 @@ def _throttle_keys(*, address: str, username: str) -> list[tuple[str, int]]:
 
 
 def _retry_after(key: str) -> int:
-    started = cache.get(f"{key}:since") or time.time()
+    started = counters_use(lambda store: store.get(f"{key}:since")) or time.time()
     remaining = int(started + settings.LOGIN_THROTTLE_WINDOW - time.time()) + 1
     return max(1, min(remaining, settings.LOGIN_THROTTLE_WINDOW))
 
@@ -95,17 +98,9 @@ def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
     locks, Redis INCR), so of N concurrent attempts at most `limit` see a count within it.
     A success clears the counts (_clear_failures); a failure simply leaves its count in place.
     """
-    window = settings.LOGIN_THROTTLE_WINDOW
     refused = None
     for key, limit in keys:
-        # add() is a no-op when the key exists, so the window starts at the first attempt.
-        cache.add(f"{key}:since", time.time(), timeout=window)
-        cache.add(key, 0, timeout=window)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=window)
-            count = 1
+        count = counters_use(functools.partial(_count, key=key))
         if count > limit and refused is None:
             refused = key
     if refused is not None:
@@ -115,8 +110,22 @@ def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
         )
 
 
+def _count(store: BaseCache, key: str) -> int:
+    """One more attempt under ``key``; the count so far, this one included."""
+    window = settings.LOGIN_THROTTLE_WINDOW
+    # add() is a no-op when the key exists, so the window starts at the first attempt.
+    store.add(f"{key}:since", time.time(), timeout=window)
+    store.add(key, 0, timeout=window)
+    try:
+        return store.incr(key)
+    except ValueError:  # expired between add and incr
+        store.set(key, 1, timeout=window)
+        return 1
+
+
 def _clear_failures(keys: list[tuple[str, int]]) -> None:
-    cache.delete_many([name for key, _limit in keys for name in (key, f"{key}:since")])
+    names = [name for key, _limit in keys for name in (key, f"{key}:since")]
+    counters_use(lambda store: store.delete_many(names))
 
 
 # A password hash is deliberately expensive (argon2: about 100 MiB and a core for a fraction of a

@@ -24,6 +24,16 @@ from django.utils.http import is_same_domain
 # What the checks read of a connection scope (channels and asgiref each type it their way).
 Scope = Mapping[str, Any]
 
+# A consumer whose ``channel_layer_alias`` names no configured layer gets none (Channels'
+# get_channel_layer answers None, and the consumer listens to its client only): for a socket no
+# other process speaks to, which then neither waits on Redis nor fails with it.
+WITHOUT_CHANNEL_LAYER = "talorys-without-channel-layer"
+# The close code of a socket that cannot be served for now, after which the page reconnects with
+# backoff: HTTP's 503 in the application's range, as 4401 is its 401 (accounts/auth.py). The
+# registry's own 1013 "Try Again Later" cannot be sent: daphne's autobahn lets an application
+# close with 1000 or 3000-4999 only.
+WEBSOCKET_TRY_AGAIN_LATER = 4503
+
 
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
@@ -91,6 +101,8 @@ def origin_allowed(scope: Scope) -> bool:
 
 class Refuse(AsyncWebsocketConsumer):
     """Closes the handshake before accepting it: the client sees HTTP 403."""
+
+    channel_layer_alias = WITHOUT_CHANNEL_LAYER
 
     async def connect(self) -> None:
         await self.close()

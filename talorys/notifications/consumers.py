@@ -4,14 +4,19 @@ Transport only. The owner's session authenticates the socket (the origin is chec
 talorys/asgi.py); the page then receives ``{"type": "notification", "notification": {...}}``
 for each notification made while it is open (sent on commit by talorys/notifications/services.py; in embedded
 mode, one made by another process is found by the process's watcher, see notify.watcher_join).
+While the channel layer (Redis) does not answer, the socket is closed with 4503, "try again
+later": the page reconnects with backoff and reads its unread count from the API meanwhile.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from contextlib import suppress
+from typing import Any, Literal
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from redis.exceptions import RedisError
 
 from talorys.accounts.auth import (
     WEBSOCKET_SESSION_ENDED,
@@ -19,22 +24,48 @@ from talorys.accounts.auth import (
     websocket_owner_ok,
 )
 from talorys.lib.errors import Unauthorized
+from talorys.lib.websocket import WEBSOCKET_TRY_AGAIN_LATER
 from talorys.notifications import services as notify
 from talorys.notifications.services import NOTIFICATIONS_GROUP
 
+log = logging.getLogger(__name__)
+
 
 class NotificationConsumer(AsyncJsonWebsocketConsumer):
+    # Where the handshake is: what is left to send when the channel layer fails.
+    stage: Literal["connecting", "open", "closed"] = "connecting"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """The consumer as Channels runs it (its ASGI callable), where a channel layer that does
+        not answer, at the connect (joining the group) or later (waiting on the socket's
+        channel), closes the socket with 4503 instead of failing the consumer: the handshake
+        answered 500, and an open socket dropped with 1011 and a traceback."""
+        try:
+            await super().__call__(scope, receive, send)
+        except RedisError:
+            log.warning("Notifications socket closed: the channel layer (Redis) does not answer")
+            if self.stage == "closed":
+                return
+            if self.stage == "connecting":
+                await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": WEBSOCKET_TRY_AGAIN_LATER})
+
     async def connect(self) -> None:
         if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+            self.stage = "closed"
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.channel_layer.group_add(NOTIFICATIONS_GROUP, self.channel_name)
         # Embedded mode: this process watches for notifications that other processes make.
         self.watching = await notify.watcher_join(self.channel_layer)
         await self.accept()
+        self.stage = "open"
 
     async def disconnect(self, code: int) -> None:
-        await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
+        self.stage = "closed"
+        # With Redis down the membership cannot be dropped now: it expires with the group.
+        with suppress(RedisError):
+            await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
         if getattr(self, "watching", False):
             self.watching = False
             await notify.watcher_leave()
@@ -54,6 +85,7 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(
                 {"type": "error", "code": Unauthorized.code, "message": WEBSOCKET_SESSION_ENDED}
             )
+            self.stage = "closed"
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.send_json({"type": "notification", "notification": event["notification"]})
