@@ -231,6 +231,9 @@ CELERY_BEAT_SCHEDULE = {
 # one talorys_setup generated in the data dir. The subject is who push services may contact.
 TALORYS_VAPID_PRIVATE_KEY = env_str("TALORYS_VAPID_PRIVATE_KEY")
 TALORYS_VAPID_SUBJECT = env_str("TALORYS_VAPID_SUBJECT", "mailto:owner@talorys.invalid")
+# Push endpoints go to public https:// push services only; a self-hosted one is allowed here by
+# name, "host" (any port) or "host:port", comma-separated (talorys/notifications/push_endpoints.py).
+TALORYS_PUSH_ALLOWED_HOSTS = env_list("TALORYS_PUSH_ALLOWED_HOSTS", [])
 
 # Auth and sessions.
 AUTH_PASSWORD_VALIDATORS = [

@@ -9,6 +9,7 @@ from ninja import Query, Router, Schema, Status
 from ninja.pagination import paginate
 from pydantic import ConfigDict, Field
 
+from talorys.accounts.auth import owner_session_auth
 from talorys.lib.pagination import Pagination
 from talorys.lib.schemas import In
 from talorys.notifications import push, selectors, services
@@ -81,13 +82,15 @@ def push_key(request: HttpRequest) -> dict:
     return {"public_key": push.vapid_public_key()}
 
 
-@push_router.get("/subscriptions", response=list[PushSubscriptionOut])
+# The subscriptions are the owner's session only, like provider settings: an endpoint is where
+# the worker POSTs at every notification, and whether it answered (last_success_at) is news.
+@push_router.get("/subscriptions", response=list[PushSubscriptionOut], auth=owner_session_auth)
 @paginate(Pagination)
 def push_subscription_list(request: HttpRequest) -> QuerySet[PushSubscription]:
     return push.push_subscription_list()
 
 
-@push_router.post("/subscriptions", response={201: PushSubscriptionOut})
+@push_router.post("/subscriptions", response={201: PushSubscriptionOut}, auth=owner_session_auth)
 def push_subscription_create(request: HttpRequest, payload: PushSubscriptionIn) -> Status:
     subscription = push.push_subscription_create(
         endpoint=payload.endpoint,
@@ -98,7 +101,9 @@ def push_subscription_create(request: HttpRequest, payload: PushSubscriptionIn) 
     return Status(201, subscription)
 
 
-@push_router.delete("/subscriptions/{int:subscription_id}", response={204: None})
+@push_router.delete(
+    "/subscriptions/{int:subscription_id}", response={204: None}, auth=owner_session_auth
+)
 def push_subscription_delete(request: HttpRequest, subscription_id: int) -> Status:
     push.push_subscription_delete(subscription_id=subscription_id)
     return Status(204, None)

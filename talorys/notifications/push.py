@@ -3,9 +3,11 @@
 A notification makes one PushDelivery per active subscription (talorys/notifications/services.py). A delivery is
 claimed with a conditional UPDATE before it is sent, so the task enqueued on commit and the
 flush task that re-sends what was held or lost can never both send it. The push service is
-called outside any transaction. What it answers is recorded on the delivery: sent; gone (404 or
-410: the browser dropped the subscription, which is deactivated); retried later (429, 5xx,
-network errors) up to MAX_ATTEMPTS; failed (anything else, or out of attempts).
+called outside any transaction, at the address push_endpoints.py resolved and checked (a
+public one, unless the operator allowed the host). What it answers is recorded on the delivery:
+sent; gone (404 or 410: the browser dropped the subscription, which is deactivated); retried
+later (429, 5xx, network errors, a name that does not resolve) up to MAX_ATTEMPTS; failed
+(anything else, an endpoint that is not a public push service, or out of attempts).
 
 Quiet hours (owner settings, in the owner's time zone) hold pushes, not notifications: a
 delivery made or due during them waits, status ``held``, until they end.
@@ -16,13 +18,11 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import ipaddress
 import json
 import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import requests
@@ -36,6 +36,13 @@ from py_vapid.utils import b64urlencode
 
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.notifications.models import Notification, PushDelivery, PushSubscription
+from talorys.notifications.push_endpoints import (
+    EndpointRefused,
+    Target,
+    endpoint_check,
+    endpoint_target,
+    push_session,
+)
 from talorys.workspace.services import owner_settings_get
 
 log = logging.getLogger(__name__)
@@ -110,19 +117,6 @@ def _b64url_bytes(value: str, *, field: str, length: int) -> bytes:
     return raw
 
 
-def _check_endpoint(endpoint: str) -> str:
-    parts = urlsplit(endpoint)
-    host = parts.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    # Push services are HTTPS; plain HTTP only to this machine (a local test push service).
-    if not host or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
-        raise ValidationFailed("endpoint must be the https:// URL the browser's push service gave.")
-    return endpoint
-
-
 def push_subscription_list() -> QuerySet[PushSubscription]:
     return PushSubscription.objects.all()
 
@@ -130,11 +124,14 @@ def push_subscription_list() -> QuerySet[PushSubscription]:
 def push_subscription_create(
     *, endpoint: str, p256dh: str, auth: str, user_agent: str = ""
 ) -> PushSubscription:
-    """Save a browser's subscription; subscribing the same endpoint again refreshes its keys."""
-    endpoint = _check_endpoint(endpoint.strip())
+    """Save a browser's subscription; subscribing the same endpoint again refreshes its keys.
+
+    The endpoint must be a public push service (push_endpoints.endpoint_check), checked last:
+    it may resolve a name."""
     if _b64url_bytes(p256dh, field="p256dh", length=65)[0] != 0x04:
         raise ValidationFailed("keys.p256dh is not an uncompressed P-256 public key.")
     _b64url_bytes(auth, field="auth", length=16)
+    endpoint = endpoint_check(endpoint.strip())
     subscription, _ = PushSubscription.objects.update_or_create(
         endpoint=endpoint,
         defaults={
@@ -250,43 +247,64 @@ def push_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> s
     delivery = PushDelivery.objects.select_related("notification", "subscription").get(
         pk=delivery_id
     )
-    subscription = delivery.subscription
-    if not subscription.active:
+    if not delivery.subscription.active:
         _record(delivery, now, status=Status.GONE, error="The subscription was deactivated.")
         return Status.GONE
-
-    # Imported here, not with the module: pywebpush brings aiohttp, about 0.2 s of every web,
-    # worker and beat start, and only a push being sent needs it.
-    from pywebpush import WebPushException, webpush
-
-    status_code: int | None = None
-    error = ""
-    # Outside any transaction: the push service may be slow, and nothing here holds a lock.
     try:
-        response = webpush(
-            subscription_info={
-                "endpoint": subscription.endpoint,
-                "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
-            },
-            data=_payload(delivery.notification),
-            vapid_private_key=vapid(),
-            vapid_claims={"sub": settings.TALORYS_VAPID_SUBJECT},
-            ttl=PUSH_TTL,
-            timeout=SEND_TIMEOUT,
-        )
-        status_code = response.status_code
-    except WebPushException as exc:
-        response = exc.response
-        status_code = getattr(response, "status_code", None)
-        body = (getattr(response, "text", "") or "")[:300]
-        error = f"push service answered {status_code}: {body}".strip() if status_code else str(exc)
-    except requests.RequestException as exc:
-        error = f"could not reach the push service: {exc.__class__.__name__}: {exc}"[:500]
+        # Resolved and checked here, and the request sent to that address (push_endpoints.py).
+        target = endpoint_target(delivery.subscription.endpoint)
+    except EndpointRefused as exc:
+        _record(delivery, now, status=Status.FAILED, error=f"Not sent: {exc}"[:500])
+        return Status.FAILED
+    except OSError as exc:  # the name does not resolve (now): a network error, tried again
+        return _settle(delivery, now, None, f"could not resolve the push service: {exc}"[:500])
+    try:
+        status_code, error = _post(delivery, target)
     except Exception as exc:  # a bad key, a bad subscription: record it, never lose it
         log.exception("Web Push delivery %s failed", delivery_id)
         _record(delivery, now, status=Status.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:500])
         return Status.FAILED
+    return _settle(delivery, now, status_code, error)
 
+
+def _post(delivery: PushDelivery, target: Target) -> tuple[int | None, str]:
+    """POST the encrypted notification to the push service: its status code, and what went
+    wrong ("" when it took it). Raises on anything but the push service's or the network's
+    failure."""
+    # Imported here, not with the module: pywebpush brings aiohttp, about 0.2 s of every web,
+    # worker and beat start, and only a push being sent needs it.
+    from pywebpush import WebPushException, webpush
+
+    subscription = delivery.subscription
+    # Outside any transaction: the push service may be slow, and nothing here holds a lock.
+    try:
+        with push_session(target) as session:
+            response = webpush(
+                subscription_info={
+                    "endpoint": subscription.endpoint,
+                    "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
+                },
+                data=_payload(delivery.notification),
+                vapid_private_key=vapid(),
+                vapid_claims={"sub": settings.TALORYS_VAPID_SUBJECT},
+                ttl=PUSH_TTL,
+                timeout=SEND_TIMEOUT,
+                requests_session=session,
+            )
+    except WebPushException as exc:
+        failed = exc.response
+        status_code = getattr(failed, "status_code", None)
+        body = (getattr(failed, "text", "") or "")[:300]
+        error = f"push service answered {status_code}: {body}".strip() if status_code else str(exc)
+        return status_code, error
+    except requests.RequestException as exc:
+        return None, f"could not reach the push service: {exc.__class__.__name__}: {exc}"[:500]
+    return response.status_code, ""
+
+
+def _settle(delivery: PushDelivery, now: dt.datetime, status_code: int | None, error: str) -> str:
+    """Record a sent delivery, a gone subscription, a retry or a failure; the new status."""
+    subscription = delivery.subscription
     if not error:
         _record(delivery, now, status=Status.SENT, status_code=status_code, sent_at=now, error="")
         PushSubscription.objects.filter(pk=subscription.pk).update(last_success_at=now)

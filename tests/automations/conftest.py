@@ -152,8 +152,10 @@ class PushService:
 
 
 @pytest.fixture
-def push_service() -> Iterator[PushService]:
+def push_service(settings) -> Iterator[PushService]:
     service = PushService().start()
+    # A push service on this machine, plain HTTP: allowed by name, as an operator would.
+    settings.TALORYS_PUSH_ALLOWED_HOSTS = [f"127.0.0.1:{service.server.server_address[1]}"]
     yield service
     service.stop()
 

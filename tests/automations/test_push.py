@@ -143,7 +143,8 @@ def test_a_failing_push_service_is_retried_then_recorded_as_failed(
     assert (failed.status, failed.status_code) == ("failed", 400)
 
 
-def test_an_unreachable_push_service_is_recorded(clock, api, browser, send):
+def test_an_unreachable_push_service_is_recorded(clock, api, browser, send, settings):
+    settings.TALORYS_PUSH_ALLOWED_HOSTS = ["127.0.0.1:9"]  # allowed, and nothing listens there
     api.post("/api/push/subscriptions", browser.subscription("http://127.0.0.1:9/push/nobody"))
     send()
     delivery = PushDelivery.objects.get()

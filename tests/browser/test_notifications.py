@@ -326,7 +326,7 @@ def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
 # it (and only it): subscribe() records the options and returns a subscription to a local URL.
 FAKE_PUSH_SERVICE = """
 (() => {
-  const endpoint = "http://127.0.0.1:9/push/this-device";
+  const endpoint = "https://push.example.com/push/this-device";
   const subscription = (key) => ({
     endpoint,
     options: {userVisibleOnly: true, applicationServerKey: new Uint8Array(key).buffer},
@@ -366,7 +366,7 @@ def test_the_owner_turns_web_push_on_and_off_for_this_device(page, live_server_u
     expect(page.locator("#push-status")).to_have_text("This device will show notifications.")
     saved = PushSubscription.objects.get()
     assert (saved.endpoint, saved.p256dh, saved.auth, saved.active) == (
-        "http://127.0.0.1:9/push/this-device",
+        "https://push.example.com/push/this-device",
         keys["p256dh"],
         keys["auth"],
         True,
