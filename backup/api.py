@@ -3,7 +3,10 @@ owner's session only: an import changes everything)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
+from typing import IO
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
@@ -11,13 +14,16 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router, Schema
 
 from backup.export import export_filename
-from backup.services import backup_export, backup_import
+from backup.services import backup_export, backup_import, origin_text
 from talorys.accounts.auth import owner_session_auth
 from talorys.lib.errors import ValidationFailed
 
 backup_router = Router(tags=["backup"])
 
 CONTENT_TYPE = "application/json"
+# A raw body up to this size stays in memory; a larger one goes to a temporary file.
+SPOOL_IN_MEMORY = 1024 * 1024
+COPY_BYTES = 64 * 1024
 
 
 class Counts(Schema):
@@ -31,6 +37,10 @@ class ImportOut(Schema):
     dry_run: bool
     created_at: str
     app_version: str
+    # True: signed by this installation (exported here, unchanged since). False: made elsewhere,
+    # or edited or forged (the checksum alone proves nothing: anyone can recompute it).
+    made_here: bool
+    origin: str  # the same, in words for a person
     kinds: dict[str, Counts]
 
 
@@ -62,20 +72,27 @@ def export(request: HttpRequest) -> StreamingHttpResponse:
     return export_response(request)
 
 
-def uploaded_backup(request: HttpRequest) -> bytes:
-    """The backup a request carries: a multipart ``file``, or the raw JSON body."""
+def uploaded_backup(request: HttpRequest) -> IO[bytes]:
+    """The backup a request carries, as a file the import reads twice: a multipart ``file``
+    (Django keeps a large one on disk), or the raw JSON body, copied to a temporary file a
+    piece at a time (never the whole body in memory)."""
     if request.content_type == "multipart/form-data":
         upload = request.FILES.get("file")
-        if upload is None:
+        if upload is None or upload.file is None:
             raise ValidationFailed("Choose a backup file to import (the form field is “file”).")
-        return upload.read()
-    if not request.body:
+        return upload.file
+    # Closed by the caller (the handler's ``with``).
+    spooled = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+    shutil.copyfileobj(request, spooled, COPY_BYTES)
+    if not spooled.tell():
         raise ValidationFailed("The request has no backup: send the JSON document as the body.")
-    return request.body
+    return spooled
 
 
 @backup_router.post("/import", response=ImportOut, auth=owner_session_auth)
 def import_backup(request: HttpRequest, dry_run: bool = False) -> dict:
     """Import a backup: merged by id in one transaction; ``dry_run=1`` only says what it would
     add, change and leave alone. Anything wrong with the file is a 422 and changes nothing."""
-    return dict(backup_import(raw=uploaded_backup(request), dry_run=dry_run))
+    with uploaded_backup(request) as source:
+        report = backup_import(source=source, dry_run=dry_run)
+    return dict(report) | {"origin": origin_text(report["made_here"])}

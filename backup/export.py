@@ -2,8 +2,9 @@
 
 Each kind's rows are read with a server-side cursor (``iterator``) and written as they come,
 so memory stays flat however large the database; the checksum is computed as the rows pass
-and written last. On PostgreSQL every kind is read from one REPEATABLE READ snapshot, so a row
-made during the export cannot refer to one the file does not hold (an import would refuse it).
+and written last, with this installation's signature of it (backup/format.py). On PostgreSQL
+every kind is read from one REPEATABLE READ snapshot, so a row made during the export cannot
+refer to one the file does not hold (an import would refuse it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from backup.format import (
     canonical,
     checksum_text,
     new_checksum,
+    signature,
 )
 
 # Rows per database round trip, and bytes gathered before a piece is handed to the client.
@@ -93,5 +95,7 @@ def _document() -> Iterator[bytes]:
                 yield "".join(piece).encode()
                 piece, size = [], 0
         piece.append("]")
-    piece.append(f'\n}},"checksum":{_dumps(checksum_text(digest))}}}\n')
+    checksum = checksum_text(digest)
+    signed = signature(str(head["created_at"]), checksum)
+    piece.append(f'\n}},"checksum":{_dumps(checksum)},"signature":{_dumps(signed)}}}\n')
     yield "".join(piece).encode()

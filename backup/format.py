@@ -4,7 +4,7 @@ A backup is one JSON object::
 
     {"format": "talorys-backup", "version": 1, "created_at": "<ISO 8601, UTC>",
      "app_version": "0.1.0", "data": {"projects": [{...}, ...], "tasks": [...], ...},
-     "checksum": "sha256:<hex>"}
+     "checksum": "sha256:<hex>", "signature": "hmac-sha256:<hex>"}
 
 ``data`` maps each kind (``KINDS``, in that order: referenced kinds come first) to its rows. A
 row is the table's columns under their column names (a reference is ``<name>_id``), dates in
@@ -12,6 +12,12 @@ ISO 8601 (UTC), the row's primary key as ``id``: the stable id an import merges 
 checksum comes last, after ``data``, so that an export can compute it while the rows stream: it
 is the SHA-256 of every row's ``canonical`` line (kind and row, keys sorted, no spaces, UTF-8,
 one line each, in the document's order). A kind may be left out (no rows).
+
+The checksum finds damage, not tampering: anyone can recompute it. The signature is an HMAC of
+``created_at`` and the checksum with a key derived from this installation's SECRET_KEY
+(``signature``), so an import can tell a file this installation exported, unchanged since, from
+one made elsewhere (another installation, an edit, a forgery); both can be imported once the
+owner has seen which it is. A file without a signature is one made elsewhere.
 
 Each row is checked against its kind's schema (backup/rows.py): every limit is the model's own
 (``Task.TITLE_MAX``, the column's ``max_length``...), NUL is refused everywhere.
@@ -27,6 +33,7 @@ from typing import Annotated, Any
 
 from django.conf import settings
 from django.db import models
+from django.utils.crypto import constant_time_compare, salted_hmac
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.models import Conversation, Message
@@ -83,6 +90,23 @@ def checksum_text(digest: Any) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
+SIGNATURE_SALT = "talorys.backup.signature"
+
+
+def signature(created_at: str, checksum: str, *, secret: str | None = None) -> str:
+    """This installation's signature of a document: its ``created_at`` and checksum, as written."""
+    mac = salted_hmac(SIGNATURE_SALT, f"{created_at}\n{checksum}", secret, algorithm="sha256")
+    return f"hmac-sha256:{mac.hexdigest()}"
+
+
+def signed_here(created_at: str, checksum: str, given: str) -> bool:
+    """Whether ``given`` is this installation's signature (SECRET_KEY, or a key it replaced)."""
+    keys = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    return bool(given) and any(
+        constant_time_compare(signature(created_at, checksum, secret=key), given) for key in keys
+    )
+
+
 @dataclass(frozen=True)
 class KindSpec:
     """One kind of row in the document: where it lives, what it holds, what it refers to."""
@@ -98,6 +122,9 @@ class KindSpec:
     policy: str = "merge"
     # Columns an import never installs (kept as they are here, or cleared on a new row).
     kept: tuple[str, ...] = ()
+    # Its kind in the change log and the bin (talorys/workspace/history.py), when it has one:
+    # an import's change to a row already here is recorded there, and can be reverted.
+    item: str = ""
 
     @property
     def columns(self) -> list[str]:
@@ -108,14 +135,15 @@ class KindSpec:
 
 
 KINDS: tuple[KindSpec, ...] = (
-    KindSpec("projects", Project, ProjectRow),
-    KindSpec("tasks", Task, TaskRow, refs={"project_id": "projects"}),
-    KindSpec("notes", Note, NoteRow),
+    KindSpec("projects", Project, ProjectRow, item="project"),
+    KindSpec("tasks", Task, TaskRow, refs={"project_id": "projects"}, item="task"),
+    KindSpec("notes", Note, NoteRow, item="note"),
     KindSpec(
         "memories",
         Memory,
         MemoryRow,
         refs={"superseded_by_id": "memories", "conflicts_with_id": "memories"},
+        item="memory",
     ),
     KindSpec(
         "memory_revisions",
@@ -138,6 +166,7 @@ KINDS: tuple[KindSpec, ...] = (
         Conversation,
         ConversationRow,
         kept=("summary", "summary_upto", "origin"),
+        item="conversation",
     ),
     KindSpec(
         "messages",
@@ -169,7 +198,7 @@ BY_NAME = {kind.name: kind for kind in KINDS}
 
 
 class Envelope(BaseModel):
-    """What surrounds the data; the rows are checked kind by kind (importer.py)."""
+    """What surrounds the data (read by backup/reader.py; the rows are checked one by one)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -177,5 +206,5 @@ class Envelope(BaseModel):
     version: int
     created_at: BoundedDatetime
     app_version: Annotated[str, Field(max_length=100), ONE_LINE] = ""
-    data: dict[str, list[Any]]
     checksum: Annotated[str, Field(max_length=100), ONE_LINE]
+    signature: Annotated[str, Field(max_length=100), ONE_LINE] = ""

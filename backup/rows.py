@@ -94,11 +94,30 @@ JsonObject = Annotated[dict[str, Any], AfterValidator(_json_safe)]
 JsonList = Annotated[list[Any], AfterValidator(_json_safe)]
 Ref = Id | None
 
+# The largest id an import installs. Ids are 64-bit, and each table's next id follows the
+# largest one here (importer.py resets PostgreSQL's sequences; SQLite numbers past its largest):
+# a row at 2**63 - 1 left no id for the next task (PostgreSQL's sequence at its end, SQLite
+# "database or disk is full"), for good. 2**31 - 1 is far past what one person keeps, and leaves
+# creation room for ever.
+ID_MAX = 2**31 - 1
+
+
+def _importable_id(value: int) -> int:
+    if value > ID_MAX:
+        raise ValueError(
+            f"is {value}, above {ID_MAX}, the largest id an import takes (past it, nothing "
+            "new could be created here)"
+        )
+    return value
+
+
+RowId = Annotated[int, Field(ge=1), AfterValidator(_importable_id)]
+
 
 class Row(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False)
 
-    id: Id
+    id: RowId
 
 
 class BinnableRow(Row):

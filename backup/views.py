@@ -3,7 +3,8 @@
 Import is two posts: the file goes to ``/backup/preview/``, which checks it and runs the import
 as a dry run; the file is kept in the data directory under a random name held in the owner's
 session (a file input cannot be filled again by the page), and the page shows per kind what
-would be added, changed and left alone. ``/backup/import/`` imports that same file and removes
+would be added, changed and left alone, and whether this installation made the file (its
+signature, backup/format.py) or it was made elsewhere. ``/backup/import/`` imports that same file and removes
 it; ``/backup/cancel/`` only removes it. A refused file is a message above the page, and
 nothing was changed.
 """
@@ -21,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from backup.format import KIND_NAMES
-from backup.services import ImportReport, backup_import, report_lines
+from backup.services import ImportReport, backup_import, origin_text, report_lines
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import owner_page, run_action
 from talorys.workspace.history import BIN_RETENTION
@@ -69,10 +70,30 @@ def backup_page(request: HttpRequest) -> HttpResponse:
         {
             "preview": stash,
             "rows": _rows(stash["report"]) if stash else [],
+            "origin": origin_text(bool(stash["report"].get("made_here"))) if stash else "",
             "max_mb": settings.MAX_IMPORT_BYTES // (1024 * 1024),
             "retention_days": BIN_RETENTION.days,
         },
     )
+
+
+def _stash(upload: Any) -> str:
+    """The uploaded file, copied to a new stash a piece at a time; its token."""
+    _drop_old_stashes()
+    token = secrets.token_hex(16)
+    path = _stash_path(token)
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    # 0600: the file holds all of someone's data until it is imported or cancelled.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        for piece in upload.chunks():
+            out.write(piece)
+    return token
+
+
+def _import_stash(token: str, *, dry_run: bool) -> ImportReport:
+    with _stash_path(token).open("rb") as source:
+        return backup_import(source=source, dry_run=dry_run)
 
 
 @owner_page("POST")
@@ -81,17 +102,13 @@ def backup_preview(request: HttpRequest) -> HttpResponse:
         upload = request.FILES.get("file")
         if upload is None:
             raise ValidationFailed("Choose a backup file to preview.")
-        raw = upload.read()
-        report = backup_import(raw=raw, dry_run=True)
         _drop_stash(request)
-        _drop_old_stashes()
-        token = secrets.token_hex(16)
-        path = _stash_path(token)
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        # 0600: the file holds all of someone's data until it is imported or cancelled.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(raw)
+        token = _stash(upload)
+        try:
+            report = _import_stash(token, dry_run=True)
+        except BaseException:
+            _stash_path(token).unlink(missing_ok=True)
+            raise
         request.session[STASH] = {
             "token": token,
             "name": (upload.name or "backup")[:200],
@@ -107,11 +124,9 @@ def backup_confirm(request: HttpRequest) -> HttpResponse:
         stash = request.session.get(STASH)
         if not stash or request.POST.get("token") != stash["token"]:
             raise ValidationFailed("That preview is gone: choose the file and preview it again.")
-        try:
-            raw = _stash_path(stash["token"]).read_bytes()
-        except OSError as exc:
-            raise ValidationFailed("That preview is gone: choose the file again.") from exc
-        report = backup_import(raw=raw, dry_run=False)
+        if not _stash_path(stash["token"]).exists():
+            raise ValidationFailed("That preview is gone: choose the file again.")
+        report = _import_stash(stash["token"], dry_run=False)
         _drop_stash(request)
         return report_lines(report)
 

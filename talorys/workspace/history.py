@@ -34,8 +34,11 @@ from talorys.workspace.models import Change, LiveQuerySet
 
 BIN_RETENTION = dt.timedelta(days=30)
 
-# The sources whose changes /api/changes lists: what the model did, in chat or scheduled.
-MODEL_SOURCES = models.Q(source="chat") | models.Q(source__startswith="automation")
+# The sources whose changes /api/changes and /changes/ list: what the model did, in chat or
+# scheduled, and what a backup import changed in items already here (backup/importer.py).
+CHANGE_LOG_SOURCES = (
+    models.Q(source="chat") | models.Q(source__startswith="automation") | models.Q(source="import")
+)
 
 
 @dataclass(frozen=True)
@@ -104,12 +107,15 @@ def change_record(
     before: dict[str, Any] | None = None,
     after: dict[str, Any] | None = None,
     detail: dict[str, Any] | None = None,
+    pk: int | None = None,
 ) -> Change | None:
     """Record one change. Call in the transaction that made it. An update that changed no
-    content field is not a change and is not recorded."""
+    content field is not a change and is not recorded. ``pk``: the record's own id, for an
+    import, which numbers its records past the ids the file's change log brings."""
     if action == Change.Action.UPDATE and before == after:
         return None
     return Change.objects.create(
+        pk=pk,
         kind=kind,
         object_id=obj.pk,
         action=action,

@@ -16,7 +16,7 @@ from talorys.lib.errors import ValidationFailed
 from talorys.lib.search import SNIPPET_CHARS
 from talorys.providers import local_embedding
 from talorys.providers.base import ProviderConfig
-from talorys.workspace.history import MODEL_SOURCES
+from talorys.workspace.history import CHANGE_LOG_SOURCES
 from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task, UsageDay
 
 # The named due filters (the tasks page, /api/tasks?due=), read in the owner's zone.
@@ -124,13 +124,13 @@ def change_list(
     object_id: int | None = None,
 ) -> QuerySet[Change]:
     """Revisions, newest first, each marked ``reverted`` when a revert points at it. By default
-    only what the model changed (in chat or a scheduled run); ``message_ids`` keeps the changes
+    only what the model changed (in chat or a scheduled run) and what an import changed; ``message_ids`` keeps the changes
     those replies made; ``kind`` and ``object_id`` one item's history."""
     changes = Change.objects.annotate(
         reverted=Exists(Change.objects.filter(reverts=OuterRef("pk")))
     ).order_by("-id")
     if by_model:
-        changes = changes.filter(MODEL_SOURCES)
+        changes = changes.filter(CHANGE_LOG_SOURCES)
     if message_ids is not None:
         changes = changes.filter(message_id__in=message_ids)
     if kind is not None:

@@ -23,7 +23,7 @@ def _body(response) -> dict:
     return json.loads(b"".join(response.streaming_content))
 
 
-def test_export_streams_one_json_document_with_its_checksum_last(api):
+def test_export_streams_one_json_document_with_its_checksum_and_signature_last(api):
     seed()
 
     response = api.get("/api/backup/export")
@@ -33,7 +33,9 @@ def test_export_streams_one_json_document_with_its_checksum_last(api):
     assert response["Content-Disposition"].startswith('attachment; filename="talorys-backup-')
     doc = _body(response)
     assert (doc["format"], doc["version"]) == ("talorys-backup", 1)
-    assert list(doc)[-1] == "checksum" and doc["checksum"].startswith("sha256:")
+    assert list(doc)[-2:] == ["checksum", "signature"]
+    assert doc["checksum"].startswith("sha256:")
+    assert doc["signature"].startswith("hmac-sha256:")
     assert [row["title"] for row in doc["data"]["tasks"]] == ["Water the beds", "Buy seeds"]
 
 

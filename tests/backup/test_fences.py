@@ -27,7 +27,7 @@ def rows(doc: dict, kind: str) -> list[dict]:
 
 
 def reimport(doc: dict) -> dict:
-    return backup_import(raw=raw(document(doc["data"])))
+    return backup_import(source=raw(document(doc["data"])))
 
 
 def test_a_backup_with_an_active_automation_and_an_approved_action_yields_nothing_that_runs(owner):
@@ -211,10 +211,10 @@ def test_a_dry_run_reports_the_same_counts_and_changes_nothing():
     rows(doc, "notes").append(rows(doc, "notes")[0] | {"id": 777})
     before = fingerprint()
 
-    preview = backup_import(raw=raw(document(doc["data"])), dry_run=True)
+    preview = backup_import(source=raw(document(doc["data"])), dry_run=True)
 
     assert fingerprint() == before
-    real = backup_import(raw=raw(document(doc["data"])))
+    real = backup_import(source=raw(document(doc["data"])))
     assert preview["kinds"] == real["kinds"] and preview["dry_run"] and not real["dry_run"]
     assert json.dumps(preview["kinds"]["tasks"]) == json.dumps(
         {"added": 0, "changed": 1, "unchanged": 1, "kept": 0}

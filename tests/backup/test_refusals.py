@@ -103,7 +103,7 @@ def test_a_bad_backup_is_refused_by_name_and_changes_nothing(case: str):
     before = fingerprint()
 
     with pytest.raises(ValidationFailed) as refused:
-        backup_import(raw=body)
+        backup_import(source=body)
 
     assert named in refused.value.message
     assert fingerprint() == before
@@ -118,7 +118,7 @@ def test_a_conflict_only_the_database_sees_rolls_the_whole_import_back():
     before = fingerprint()
 
     with pytest.raises(ValidationFailed, match="nothing was imported"):
-        backup_import(raw=raw(document(data)))
+        backup_import(source=raw(document(data)))
 
     assert fingerprint() == before
 
@@ -128,7 +128,7 @@ def test_many_problems_are_listed_a_few_at_a_time():
     body = changed(lambda data: data["notes"].extend({"id": n} for n in range(1000, 1100)))
 
     with pytest.raises(ValidationFailed) as refused:
-        backup_import(raw=body)
+        backup_import(source=body)
 
     assert "more)" in refused.value.message and len(refused.value.details["problems"]) == 20
     assert json.dumps(refused.value.details)

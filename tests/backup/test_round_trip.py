@@ -45,7 +45,7 @@ def fenced(data: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, An
 def round_trip() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     before = exported()
     clear()
-    report = backup_import(raw=json.dumps(before).encode())
+    report = backup_import(source=json.dumps(before).encode())
     return before, exported(), report
 
 
@@ -65,7 +65,7 @@ def test_importing_a_backup_twice_changes_nothing_the_second_time():
     seed()
     document = json.dumps(exported()).encode()
 
-    report = backup_import(raw=document)
+    report = backup_import(source=document)
 
     assert {count["added"] + count["changed"] for count in report["kinds"].values()} == {0}
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
-from pathlib import Path
-from typing import Any
+import tempfile
+from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from backup.services import backup_import, report_lines
+from backup.services import backup_import, origin_text, report_lines
 from talorys.lib.errors import AppError
 
 
@@ -23,14 +24,23 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, file: str, dry_run: bool, **options: Any) -> None:
         try:
-            raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+            source = _stdin() if file == "-" else open(file, "rb")  # noqa: SIM115
         except OSError as exc:
             raise CommandError(f"Cannot read {file}: {exc.strerror}.") from exc
         try:
-            report = backup_import(raw=raw, dry_run=dry_run)
+            with source:
+                report = backup_import(source=source, dry_run=dry_run)
         except AppError as err:
             raise CommandError(f"{err.message} Nothing was changed.") from err
         heading = "Dry run: nothing was changed. The import would do:" if dry_run else "Imported:"
+        self.stdout.write(origin_text(report["made_here"]))
         self.stdout.write(heading)
         for line in report_lines(report):
             self.stdout.write(f"  {line}")
+
+
+def _stdin() -> IO[bytes]:
+    """Standard input in a temporary file: the import reads its source twice."""
+    spooled = tempfile.TemporaryFile()  # noqa: SIM115 (closed by handle's ``with``)
+    shutil.copyfileobj(sys.stdin.buffer, spooled)
+    return spooled

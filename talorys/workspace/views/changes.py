@@ -1,5 +1,5 @@
 """``/changes/``: what the assistant changed (``selectors.change_list``: in chat or a scheduled
-run), newest first, each with what it changed and Revert (``history.change_revert``, as
+run) and what a backup import changed, newest first, each with what it changed and Revert (``history.change_revert``, as
 POST /api/changes/<id>/revert). A change that can no longer be reverted says why
 (``change_log.change_revert_refusals``, the rule the revert itself applies)."""
 
@@ -103,6 +103,8 @@ def _by(source: str) -> str:
         return "in chat"
     if source.startswith("automation:"):
         return f"by automation {source.removeprefix('automation:')} (scheduled)"
+    if source == "import":
+        return "by a backup import"
     return f"by {source}"
 
 
