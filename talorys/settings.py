@@ -341,6 +341,15 @@ SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
 # Past either the turn ends with an error and keeps what came up to the cap.
 TALORYS_MAX_STEP_CHARS = env_int("TALORYS_MAX_STEP_CHARS", 200_000)
 TALORYS_MAX_REPLY_CHARS = env_int("TALORYS_MAX_REPLY_CHARS", 400_000)
+# The longest one model step (one streamed request) may take, in seconds, whatever the server
+# sends meanwhile: keep-alive comments or a trickle reset the read timeout (120 s of silence),
+# not this. Past it the turn ends with PROVIDER_TIMEOUT and keeps what came. 300 s lets a slow
+# local model write a reply of max_output_tokens (1,024 by default) at 4 tokens a second.
+TALORYS_MODEL_STEP_DEADLINE = float(env_int("TALORYS_MODEL_STEP_DEADLINE", 300))
+if TALORYS_MODEL_STEP_DEADLINE < 1:
+    raise ImproperlyConfigured(
+        f"TALORYS_MODEL_STEP_DEADLINE={TALORYS_MODEL_STEP_DEADLINE:g}: use 1 second or more."
+    )
 # A chat turn's trips to the database run on this many threads of their own (agent/runner/db.py;
 # at most the pool's size less one), each trip with a pooled connection it gives back, instead
 # of queueing on the one thread that also runs every synchronous request and socket check.

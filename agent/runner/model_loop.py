@@ -70,29 +70,31 @@ async def stream_step(
     max_tokens: int,
     tool_choice: Literal["auto", "none"],
 ) -> AsyncGenerator[ProviderEvent, None]:
-    """One provider step, polling the lease even while the model is silent.
+    """One provider step, polling the lease even while the model is silent, within the step's
+    deadline (TALORYS_MODEL_STEP_DEADLINE) whatever the server sends meanwhile.
 
-    The provider is read in a task of its own so that a cancel noticed between chunks can stop
-    it, and so that its HTTP stream is always opened and closed in the same task.
+    The provider is read in a task of its own so that a cancel noticed between chunks, or the
+    deadline, can stop it, and so that its HTTP stream is always opened and closed in the same
+    task.
     """
     # Events, then None at the end, or the exception the provider raised.
     queue: asyncio.Queue[ProviderEvent | Exception | None] = asyncio.Queue()
-
-    async def pump() -> None:
-        try:
-            async for event in provider.stream(
-                messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice
-            ):
-                queue.put_nowait(event)
-            queue.put_nowait(None)
-        except Exception as error:
-            queue.put_nowait(error)
-
-    reader = asyncio.create_task(pump())
+    request = {
+        "messages": messages,
+        "tools": tools,
+        "max_tokens": max_tokens,
+        "tool_choice": tool_choice,
+    }
+    reader = asyncio.create_task(_pump(provider, request, queue))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.TALORYS_MODEL_STEP_DEADLINE
     try:
         while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise _step_timeout()
             try:
-                item = await asyncio.wait_for(queue.get(), timeout=lease.wait_budget())
+                item = await asyncio.wait_for(queue.get(), timeout=min(lease.wait_budget(), left))
             except TimeoutError:
                 await lease.check()
                 continue
@@ -103,9 +105,33 @@ async def stream_step(
             yield item
             await lease.check()
     finally:
-        reader.cancel()
+        reader.cancel()  # also closes the HTTP stream of a step past its deadline
         with suppress(asyncio.CancelledError):
             await reader
+
+
+async def _pump(
+    provider: Provider,
+    request: dict[str, Any],
+    queue: asyncio.Queue[ProviderEvent | Exception | None],
+) -> None:
+    try:
+        async for event in provider.stream(**request):
+            queue.put_nowait(event)
+        queue.put_nowait(None)
+    except Exception as error:
+        queue.put_nowait(error)
+
+
+def _step_timeout() -> ProviderError:
+    # Silence has its own limit (the client's read timeout); this one holds for a server that
+    # keeps the stream alive with comments or trickles text without ever finishing.
+    return ProviderError(
+        "timeout",
+        f"The model server did not finish its answer within "
+        f"{settings.TALORYS_MODEL_STEP_DEADLINE:g} s (TALORYS_MODEL_STEP_DEADLINE); "
+        "it was cut there.",
+    )
 
 
 def _log_tool(outcome: ToolOutcome) -> None:

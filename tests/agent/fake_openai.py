@@ -12,7 +12,7 @@ short confirmation after a tool result, an echo otherwise. Another process can u
 ``server.embedding_headers``. Its default answers every input with ``bag_of_words(text)``: a
 hashed bag of words of ``embedding_dimension`` (16) numbers, normalised, so texts that share
 words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)``, ``Reply(delay=...)`` and
-``Reply(drop_after=...)`` build scripted answers, well formed or not:
+``Reply(drop_after=...)``, ``Forever(...)`` build scripted answers, well formed or not:
 
     server.script_embeddings(
         vectors([1.0, 0.0], [0.0, 1.0], order=[1, 0]),  # sent out of order, with their index
@@ -51,8 +51,17 @@ class Stall:
 
 
 @dataclass
+class Forever:
+    """Send ``part`` every ``every`` seconds until the client hangs up: a server that keeps the
+    stream alive (``b": keep-alive\\n\\n"``) or trickles text, and never finishes."""
+
+    part: bytes
+    every: float = 0.1
+
+
+@dataclass
 class Reply:
-    parts: list[bytes | Stall]
+    parts: list[bytes | Stall | Forever]
     status: int = 200
     content_type: str = "text/event-stream"
     headers: dict[str, str] = field(default_factory=dict)
@@ -98,9 +107,14 @@ def _usage(usage: tuple[int, int]) -> dict[str, int]:
     return {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
 
 
-def events(*items: dict[str, Any] | bytes | Stall, done: bool = True, **reply: Any) -> Reply:
-    """A stream of chunks (dicts), raw bytes and stalls, then ``[DONE]`` unless ``done=False``."""
-    parts: list[bytes | Stall] = [sse(item) if isinstance(item, dict) else item for item in items]
+def events(
+    *items: dict[str, Any] | bytes | Stall | Forever, done: bool = True, **reply: Any
+) -> Reply:
+    """A stream of chunks (dicts), raw bytes, stalls and a ``Forever``, then ``[DONE]`` unless
+    ``done=False``."""
+    parts: list[bytes | Stall | Forever] = [
+        sse(item) if isinstance(item, dict) else item for item in items
+    ]
     return Reply(parts=parts + ([DONE] if done else []), **reply)
 
 
@@ -384,6 +398,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if self._client_left_within(part.seconds):
                     raise ConnectionResetError
                 continue
+            if isinstance(part, Forever):
+                while not self._client_left_within(part.every):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part.part), part.part))
+                    self.wfile.flush()
+                raise ConnectionResetError
             self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")

@@ -1,6 +1,7 @@
 """The chat turn under hostile or unlucky conditions (issue 8): an accepted cancel is obeyed, NUL
 characters never reach the database, a save that fails still ends the turn, model output is
-capped, and the approval-outcome notes are counted in the context budget.
+capped, the approval-outcome notes are counted in the context budget, and (issue 23) a model step
+that never finishes ends at its deadline.
 
 Synchronous tests drive the runner with ``async_to_sync``, so its ORM calls see the test's
 transaction (tests/agent/test_runner.py).
@@ -8,8 +9,10 @@ transaction (tests/agent/test_runner.py).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
+import time
 from typing import Any
 
 import pytest
@@ -24,7 +27,7 @@ from agent.runner import run_turn
 from approvals.models import PendingAction
 from talorys.notifications.models import Notification
 from talorys.workspace.models import Task
-from tests.agent.fake_openai import Stall, chunk, events, text, tool_calls
+from tests.agent.fake_openai import Forever, Stall, chunk, events, sse, text, tool_calls
 from tests.agent.test_runner import conversation_with, kinds, reply_of, turn, use_fake
 
 # --- 9: an accepted cancel stops the turn --------------------------------------------------------
@@ -342,3 +345,44 @@ def test_outcome_notes_are_counted_in_the_history_budget(db, fake_openai):
     )
     assert used <= 3_000 - context.HISTORY_RESERVE_TOKENS
     assert window[-1]["content"] == "And now?"
+
+
+# --- issue 23, 8: every model step has a deadline, whatever the server sends ---------------------
+
+
+def _turn_within(seconds: float, **kwargs: Any) -> list[dict[str, Any]]:
+    """``turn``, failing instead of hanging when it does not end within ``seconds``."""
+
+    async def scenario() -> list[dict[str, Any]]:
+        async def collect() -> list[dict[str, Any]]:
+            return [event async for event in run_turn(**kwargs)]
+
+        return await asyncio.wait_for(collect(), seconds)
+
+    return async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize(
+    "forever",
+    [Forever(b": keep-alive\n\n", every=0.05), Forever(sse(chunk({"content": "."})), every=0.05)],
+    ids=["keep-alive-comments", "trickled-text"],
+)
+@override_settings(TALORYS_MODEL_STEP_DEADLINE=1.5)
+def test_a_step_that_never_finishes_ends_at_its_deadline(db, fake_openai, forever):
+    use_fake(fake_openai)
+    fake_openai.script(events(chunk({"role": "assistant", "content": "Thinking"}), forever))
+    started = time.monotonic()
+
+    received = _turn_within(60, text="Think it over")
+
+    assert time.monotonic() - started >= 1.5
+    assert kinds(received)[-2:] == ["error", "done"]
+    assert received[-2]["code"] == "PROVIDER_TIMEOUT"
+    assert "1.5 s (TALORYS_MODEL_STEP_DEADLINE)" in received[-2]["message"]
+    reply = reply_of(received)
+    assert (reply.status, reply.error_code) == ("error", "PROVIDER_TIMEOUT")
+    assert reply.content.startswith("Thinking")  # what came is kept
+    assert reply.conversation.turn_id == ""  # the conversation is free again
+    # The server was hung up on, and no further step was asked for.
+    assert fake_openai.disconnected.wait(10)
+    assert len(fake_openai.requests) == 1
