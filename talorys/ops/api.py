@@ -8,10 +8,13 @@ accounts and cannot name the owner's auth itself.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 
 from talorys.ops.health import health_report
+from talorys.ops.supervisor import ProcessState
 
 ANONYMOUS = "anonymous"  # request.auth of a caller neither the session nor a token vouched for
 
@@ -25,6 +28,21 @@ class HealthStatusOut(Schema):
     status: str  # ok | degraded
 
 
+class ExitOut(Schema):
+    code: int  # negative: killed by that signal (-9: SIGKILL)
+    at: dt.datetime
+
+
+class ProcessOut(Schema):
+    """One of talorys_run's children (talorys/ops/supervisor.py)."""
+
+    status: str  # running | restarting
+    pid: int | None
+    started_at: dt.datetime | None
+    restarts: int  # since talorys_run started
+    last_exit: ExitOut | None
+
+
 class HealthOut(HealthStatusOut):
     database: str  # ok | unavailable
     broker: str  # ok | embedded | unavailable
@@ -33,13 +51,15 @@ class HealthOut(HealthStatusOut):
     beat: str  # ok | stale | unknown
     setup: str  # the last setup run: ok | failed | unknown
     version: str
+    # web, worker and beat as talorys_run keeps them; left out when something else runs them.
+    processes: dict[str, ProcessOut] | None = None
 
 
 health_router = Router(tags=["system"])
 _ANSWERS = HealthOut | HealthStatusOut
 
 
-@health_router.get("/health", response={200: _ANSWERS, 503: _ANSWERS})
+@health_router.get("/health", response={200: _ANSWERS, 503: _ANSWERS}, exclude_none=True)
 def health(request: HttpRequest):
     report = health_report()
     # 503 only without a database: the container's health check restarts nothing else, and a
@@ -57,5 +77,12 @@ def health(request: HttpRequest):
         beat=report.beat.status,
         setup=report.setup,
         version=report.version,
+        processes=_processes(report.processes),
     )
     return Status(status, body)
+
+
+def _processes(states: dict[str, ProcessState] | None) -> dict[str, ProcessOut] | None:
+    if states is None:
+        return None
+    return {name: ProcessOut.model_validate(state) for name, state in states.items()}

@@ -19,6 +19,7 @@ from django.db import connection
 from talorys.ops import selectors
 from talorys.ops.models import SetupRun
 from talorys.ops.selectors import HeartbeatState
+from talorys.ops.supervisor import ProcessState, processes_read
 
 CHECK_TIMEOUT = 2.0  # seconds, per check
 
@@ -32,6 +33,8 @@ class HealthReport:
     beat: HeartbeatState
     last_setup: SetupRun | None
     version: str
+    # talorys_run's children (talorys/ops/supervisor.py); None when something else runs them.
+    processes: dict[str, ProcessState] | None = None
 
     @property
     def setup(self) -> str:
@@ -52,6 +55,8 @@ class HealthReport:
         found += [name for name in ("worker", "beat") if getattr(self, name).status != "ok"]
         if self.setup == SetupRun.Outcome.FAILED:
             found.append("setup")
+        if any(p["status"] != "running" for p in (self.processes or {}).values()):
+            found.append("processes")
         return found
 
     @property
@@ -75,6 +80,7 @@ def health_report() -> HealthReport:
         beat=beats["beat"],
         last_setup=last_setup,
         version=selectors.app_version(),
+        processes=processes_read(settings.DATA_DIR),
     )
 
 

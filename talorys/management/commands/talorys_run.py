@@ -1,4 +1,5 @@
-"""Run the whole product: daphne (web), a celery worker and celery beat. Ctrl-C stops all three."""
+"""Run the whole product: daphne (web), a celery worker and celery beat. A child that dies is
+restarted (talorys/ops/supervisor.py); Ctrl-C or SIGTERM stops all three."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import io
 import os
 import signal
 import socket
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.checks import Tags
@@ -19,6 +20,7 @@ from django.utils import timezone
 
 from talorys.lib.env import env_int, env_str
 from talorys.ops.selectors import heartbeat_states
+from talorys.ops.supervisor import Supervisor
 
 
 class Command(BaseCommand):
@@ -40,60 +42,9 @@ class Command(BaseCommand):
         started = timezone.now()
         host = env_str("HOST", "127.0.0.1")
         port = env_int("PORT", 8000)
-        python = sys.executable
-        bin_dir = os.path.dirname(python)
-        procs = {
-            "web": [
-                os.path.join(bin_dir, "daphne"),
-                "-b",
-                host,
-                "-p",
-                str(port),
-                "talorys.asgi:application",
-            ],
-            "worker": [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "talorys",
-                "worker",
-                "-l",
-                "warning",
-                "--concurrency",
-                "2",
-            ],
-            "beat": [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "talorys",
-                "beat",
-                "-l",
-                "warning",
-                "-s",
-                str(settings.DATA_DIR / "celerybeat-schedule"),
-            ],
-        }
+        procs = _commands(host, port)
         # Their logs go to stderr; what they print on stdout is start-up banners.
-        running = {
-            name: subprocess.Popen(cmd, stdout=subprocess.DEVNULL if name != "web" else None)
-            for name, cmd in procs.items()
-        }
-        shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-        _wait_until_listening(shown_host, port, running["web"])
-        self._wait_for_heartbeats(started, running)
-        username = env_str("TALORYS_OWNER_USERNAME", "owner")
-        self.stdout.write("\n" + setup_output.getvalue().rstrip())
-        self.stdout.write(
-            self.style.SUCCESS(f"\nTalorys is running at http://{shown_host}:{port}/")
-        )
-        self.stdout.write(
-            f"Log in as {username!r} with the password printed above on the first run "
-            "(or TALORYS_OWNER_PASSWORD; reset it with `.venv/bin/python manage.py talorys_setup --reset-password`).\n"
-            "Press Ctrl-C to stop web, worker and beat.\n"
-        )
+        supervisor = Supervisor(procs, data_dir=settings.DATA_DIR, quiet={"worker", "beat"})
         stopping = False
 
         def stop(*_):
@@ -102,49 +53,80 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        supervisor.start()
         try:
+            shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+            _wait_until_listening(shown_host, port, supervisor, lambda: stopping)
+            self._wait_for_heartbeats(started, supervisor, lambda: stopping)
+            if not stopping:
+                self._announce(setup_output.getvalue(), shown_host, port)
+            # A child that dies is started again (talorys/ops/supervisor.py): the web keeps
+            # serving while the worker or beat comes back.
             while not stopping:
-                for name, proc in running.items():
-                    if proc.poll() is not None:
-                        self.stderr.write(
-                            f"{name} exited with {proc.returncode}; stopping the rest."
-                        )
-                        stopping = True
+                supervisor.tick()
                 time.sleep(0.5)
         finally:
-            for proc in running.values():
-                if proc.poll() is None:
-                    proc.terminate()
-            deadline = time.time() + 10
-            for proc in running.values():
-                try:
-                    proc.wait(timeout=max(0.1, deadline - time.time()))
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            supervisor.stop()
+
+    def _announce(self, setup_output: str, shown_host: str, port: int) -> None:
+        username = env_str("TALORYS_OWNER_USERNAME", "owner")
+        self.stdout.write("\n" + setup_output.rstrip())
+        self.stdout.write(
+            self.style.SUCCESS(f"\nTalorys is running at http://{shown_host}:{port}/")
+        )
+        self.stdout.write(
+            f"Log in as {username!r} with the password printed above on the first run "
+            "(or TALORYS_OWNER_PASSWORD; reset it with `.venv/bin/python manage.py talorys_setup --reset-password`).\n"
+            "Press Ctrl-C to stop web, worker and beat.\n"
+        )
 
     def _wait_for_heartbeats(
-        self, started: dt.datetime, running: dict[str, subprocess.Popen], timeout: float = 30
+        self,
+        started: dt.datetime,
+        supervisor: Supervisor,
+        stopping: Callable[[], bool],
+        timeout: float = 30,
     ) -> None:
         """Announce the URL once the worker and beat have shown a heartbeat of this run too, so
         "running" means all three (and /api/health says "ok" from the first request)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and all(p.poll() is None for p in running.values()):
+        while time.monotonic() < deadline and not stopping():
             states = heartbeat_states()
             waiting = [n for n, s in states.items() if s.at is None or s.at < started]
             if not waiting:
                 return
+            supervisor.tick()
             time.sleep(0.3)
         self.stderr.write(
             "The worker or beat has not shown a heartbeat yet: `manage.py talorys_check` tells."
         )
 
 
-def _wait_until_listening(host: str, port: int, web: subprocess.Popen, timeout: float = 30) -> None:
+def _commands(host: str, port: int) -> dict[str, list[str]]:
+    python = sys.executable
+    celery = [python, "-m", "celery", "-A", "talorys"]
+    return {
+        "web": [os.path.join(os.path.dirname(python), "daphne"), "-b", host, "-p", str(port)]
+        + ["talorys.asgi:application"],
+        "worker": [*celery, "worker", "-l", "warning", "--concurrency", "2"],
+        "beat": [*celery, "beat", "-l", "warning"]
+        + ["-s", str(settings.DATA_DIR / "celerybeat-schedule")],
+    }
+
+
+def _wait_until_listening(
+    host: str,
+    port: int,
+    supervisor: Supervisor,
+    stopping: Callable[[], bool],
+    timeout: float = 30,
+) -> None:
     """Print the URL once it answers, so it is the last thing on screen, not lost in start-up logs."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and web.poll() is None:
+    while time.monotonic() < deadline and not stopping():
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
+            supervisor.tick()
             time.sleep(0.2)
