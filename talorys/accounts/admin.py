@@ -1,19 +1,22 @@
-"""The operator's view of API tokens: made and revoked through the services."""
+"""The operator's view of API tokens: made, changed and revoked through the services, audited
+(``talorys.audit``), never deleted by hand (revoking keeps the record of what it did)."""
 
 from __future__ import annotations
 
-from django import forms
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from talorys.accounts.models import ApiToken
-from talorys.accounts.services import api_token_create, api_token_revoke
+from talorys.accounts.services import api_token_create, api_token_revoke, api_token_update
+from talorys.lib.service_admin import ServiceAdmin
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ServiceAdmin):
     list_display = ["name", "prefix", "scope", "user", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix"]
@@ -26,22 +29,27 @@ class ApiTokenAdmin(admin.ModelAdmin):
             return ("user", "name", "scope")  # the secret is made by api_token_create
         return ("user", "name", "scope", *self.readonly_fields)
 
-    def save_model(
-        self, request: HttpRequest, obj: ApiToken, form: forms.ModelForm, change: bool
-    ) -> None:
-        if change:
-            super().save_model(request, obj, form, change)
-            return
-        token, raw = api_token_create(user=obj.user, name=obj.name, scope=obj.scope)
-        # The admin goes on with ``obj`` (log entry, redirect): make it the token just made.
-        obj.pk, obj.prefix, obj.token_hash, obj.created_at = (
-            token.pk,
-            token.prefix,
-            token.token_hash,
-            token.created_at,
-        )
-        obj._state.adding = False
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
+        # A token belongs to the account it was made for; a revoked one stays as it was.
+        fixed = [*self.readonly_fields, "user"] if obj is not None else self.readonly_fields
+        return [*fixed, "name", "scope"] if obj is not None and obj.revoked_at else list(fixed)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # revoke instead
+
+    def service_create(self, request: HttpRequest, data: dict[str, Any]) -> ApiToken:
+        token, raw = api_token_create(**data, actor=self.actor(request))
         request._talorys_raw_token = raw  # type: ignore[attr-defined]
+        return token
+
+    def service_update(self, request: HttpRequest, obj: ApiToken, changes: dict[str, Any]) -> None:
+        api_token_update(
+            user=obj.user,
+            token_id=obj.pk,
+            name=changes.get("name", obj.name),
+            scope=changes.get("scope", obj.scope),
+            actor=self.actor(request),
+        )
 
     def response_add(
         self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
@@ -59,5 +67,5 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
         for token in queryset.filter(revoked_at__isnull=True):
-            api_token_revoke(user=token.user, token_id=token.pk)
+            api_token_revoke(user=token.user, token_id=token.pk, actor=self.actor(request))
         self.message_user(request, "Selected tokens revoked.")

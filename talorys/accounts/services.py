@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import secrets
 import threading
 import time
@@ -34,7 +35,9 @@ from talorys.accounts.counters import counters_use
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
 from talorys.accounts.models import ApiToken
 from talorys.accounts.owner import is_the_owner
+from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import (
+    Conflict,
     Forbidden,
     NotFound,
     RateLimited,
@@ -43,6 +46,8 @@ from talorys.lib.errors import (
 )
 
 TOKEN_PREFIX = "tal_"
+# Who made, changed or revoked which API token: one line each, after the commit.
+audit = logging.getLogger("talorys.audit")
 
 
 def _hash_token(raw: str) -> str:
@@ -304,10 +309,8 @@ def api_token_list(*, user: User) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
 
 
-def api_token_create(
-    *, user: User, name: str, scope: str = ApiToken.Scope.READ
-) -> tuple[ApiToken, str]:
-    """Make a token; the raw secret is returned once and only its hash is stored."""
+def _token_checked(name: str, scope: str) -> str:
+    """The token's name, stripped, or ValidationFailed for it or the scope."""
     if scope not in ApiToken.Scope.values:
         raise ValidationFailed(f"A token's scope is one of: {', '.join(ApiToken.Scope.values)}.")
     name = name.strip()
@@ -315,17 +318,52 @@ def api_token_create(
         raise ValidationFailed("A token needs a name.")
     if len(name) > ApiToken.NAME_MAX:
         raise ValidationFailed(f"A token name has at most {ApiToken.NAME_MAX} characters.")
+    return name
+
+
+def _audit(token: ApiToken, what: str, actor: Actor) -> None:
+    line = f"API token {token.pk} ({token.prefix}, {token.name!r}) {what} by {actor.source}"
+    transaction.on_commit(lambda: audit.info(line))
+
+
+def api_token_create(
+    *, user: User, name: str, scope: str = ApiToken.Scope.READ, actor: Actor = OWNER
+) -> tuple[ApiToken, str]:
+    """Make a token; the raw secret is returned once and only its hash is stored."""
+    name = _token_checked(name, scope)
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, name=name, prefix=raw[:12], token_hash=_hash_token(raw), scope=scope
     )
+    _audit(token, f"made with scope {scope}", actor)
     return token, raw
 
 
-def api_token_revoke(*, user: User, token_id: int) -> ApiToken:
+def api_token_update(
+    *, user: User, token_id: int, name: str, scope: str, actor: Actor = OWNER
+) -> ApiToken:
+    """Rename a live token or change its scope (the admin's edit), each change audited."""
+    name = _token_checked(name, scope)
+    with transaction.atomic():
+        token = ApiToken.objects.select_for_update().filter(user=user, pk=token_id).first()
+        if token is None:
+            raise NotFound("No such token.")
+        if token.revoked_at is not None:
+            raise Conflict("This token is revoked: make a new one instead.")
+        changes = {f: (getattr(token, f), v) for f, v in (("name", name), ("scope", scope))}
+        changes = {f: old_new for f, old_new in changes.items() if old_new[0] != old_new[1]}
+        for field, (old, new) in changes.items():
+            setattr(token, field, new)
+            _audit(token, f"{field} changed from {old!r} to {new!r}", actor)
+        token.save(update_fields=list(changes))
+    return token
+
+
+def api_token_revoke(*, user: User, token_id: int, actor: Actor = OWNER) -> ApiToken:
     """Revoke one of the user's tokens; revoking it again keeps its first revocation time."""
     tokens = ApiToken.objects.filter(user=user, pk=token_id)
-    tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    if tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        _audit(tokens.get(), "revoked", actor)
     token = tokens.first()
     if token is None:
         raise NotFound("No such token.")

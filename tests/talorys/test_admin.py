@@ -30,6 +30,9 @@ ADD_REFUSED = {
     "workspace.UsageDay",
     "workspace.Change",
     "notifications.PushDelivery",
+    # Said to the owner, and made by the browser: read, marked read or removed only.
+    "notifications.Notification",
+    "notifications.PushSubscription",
     # Setup runs and heartbeats: written by talorys_setup, the worker and beat only.
     "ops.SetupRun",
     "ops.Heartbeat",
