@@ -77,6 +77,10 @@ class WebSocket:
     async def send_json(self, message: dict[str, Any]) -> None:
         await self._write(0x1, json.dumps(message).encode())
 
+    async def send_text(self, data: bytes) -> None:
+        """``data`` as one text frame, as it is (oversized or not JSON: to test the server)."""
+        await self._write(0x1, data)
+
     async def receive_json(self) -> dict[str, Any]:
         """The next text message; raises Closed when the socket ends."""
         parts: list[bytes] = []

@@ -16,11 +16,13 @@ from django.urls import path, re_path  # noqa: E402
 
 from agent.routing import websocket_urlpatterns  # noqa: E402
 from talorys.lib.bodies import AsgiBodyLimit, daphne_guard  # noqa: E402
-from talorys.lib.websocket import OwnOriginValidator, Refuse  # noqa: E402
+from talorys.lib.websocket import OwnOriginValidator, Refuse, daphne_close_frames  # noqa: E402
 from talorys.notifications.consumers import NotificationConsumer  # noqa: E402
 
 # Oversized request bodies: 413 before they are read (talorys/lib/bodies.py).
 daphne_guard()
+# A WebSocket that fails (an oversized message: 1009) is closed with a close frame, not dropped.
+daphne_close_frames()
 
 # Channels routes with Django's path(), whose stubs accept only views, while URLRouter's stubs
 # want channels' own (type-check-only) pattern type: nothing typed satisfies both, so the list is

@@ -1,5 +1,6 @@
-"""What stands in front of every WebSocket consumer (talorys/asgi.py): the origin check and the
-answer to an unknown path.
+"""What stands in front of every WebSocket consumer (talorys/asgi.py): the origin check, the
+answer to an unknown path, and close frames from daphne for a socket it fails
+(``daphne_close_frames``: 1009 for a message past its size limit).
 
 A browser sends the owner's session cookie with a WebSocket handshake from any page, so the
 Origin header is what tells the app's own pages from another site's. Channels'
@@ -119,3 +120,32 @@ class OwnOriginValidator:
         if scope["type"] == "websocket" and not origin_allowed(scope):
             return await self.refuse(scope, receive, send)
         return await self.application(scope, receive, send)
+
+
+def daphne_close_frames() -> None:
+    """Make daphne close a failing WebSocket with a close frame and its code, not a dropped TCP
+    connection. Idempotent; a no-op without daphne.
+
+    autobahn, under daphne, fails a connection "by drop" unless told otherwise: a message past
+    daphne's limit (``--websocket-max-message-size``, 1 MiB) or a protocol violation cut the
+    connection without a word, and the page could not tell it from a network fault. Without
+    the drop it sends the close frame first (1009 "message too big", 1002...), waits for the
+    client's for at most its closing handshake timeout (1 s), then drops. The hook is on
+    daphne's WebSocketFactory: autobahn's ``resetProtocolOptions`` sets ``failByDrop`` when the
+    factory is made, and daphne's ``setProtocolOptions`` call leaves it alone.
+    (tests/agent/test_socket_frames.py fails when an upgrade changes either.)
+    """
+    try:
+        from daphne.ws_protocol import WebSocketFactory
+    except ImportError:
+        return
+    if getattr(WebSocketFactory, "_talorys_close_frames", False):
+        return
+    reset = WebSocketFactory.resetProtocolOptions
+
+    def reset_with_close_frames(self: Any) -> None:
+        reset(self)
+        self.failByDrop = False
+
+    WebSocketFactory.resetProtocolOptions = reset_with_close_frames
+    WebSocketFactory._talorys_close_frames = True

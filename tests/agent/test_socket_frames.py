@@ -3,6 +3,9 @@ stays open and usable. Before, a binary or deeply nested frame closed it with 10
 
 from __future__ import annotations
 
+import asyncio
+import json
+from contextlib import suppress
 from typing import Any
 
 import pytest
@@ -11,6 +14,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from agent.models import Message
+from benchmarks._load_clients import login
+from benchmarks._websocket import Closed, WebSocket
 from talorys.asgi import application
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
@@ -91,3 +96,52 @@ def test_bad_frames_leave_the_notifications_socket_open(cookie):
             await ws.disconnect()
 
     assert async_to_sync(scenario)() is True
+
+
+def test_an_oversized_frame_closes_the_socket_with_1009_on_the_live_server(live_server_url):
+    """Past daphne's limit (1 MiB a message) the socket is closed with 1009 "message too big" and
+    a close frame, so the page can tell why; before, the TCP connection was dropped without one.
+    Under the limit, an oversized text still gets an error event and the socket stays open."""
+
+    async def scenario() -> tuple[dict[str, Any], int | None, dict[str, Any]]:
+        session = await login(live_server_url, OWNER_PASSWORD)
+        ws = await WebSocket.connect(session.port, "/ws/chat/", session.cookie)
+        try:
+            await ws.send_json({"type": "send", "text": "x" * 500_000})
+            under = await asyncio.wait_for(ws.receive_json(), 30)
+            # The server may hang up before the whole frame is written: what it says is read next.
+            with suppress(ConnectionError):
+                await ws.send_text(json.dumps({"type": "send", "text": "x" * 5_000_000}).encode())
+            try:
+                await asyncio.wait_for(ws.receive_json(), 30)
+                closed_with = None
+            except Closed as closed:
+                closed_with = closed.code
+        finally:
+            await ws.close()
+        # The server is fine: the next socket is served.
+        again = await WebSocket.connect(session.port, "/ws/chat/", session.cookie)
+        try:
+            await again.send_text(b'"just a string"')
+            answered = await asyncio.wait_for(again.receive_json(), 30)
+        finally:
+            await again.close()
+        return under, closed_with, answered
+
+    under, closed_with, answered = asyncio.run(scenario())
+    assert (under["type"], under["code"]) == ("error", "VALIDATION")
+    assert closed_with == 1009
+    assert (answered["type"], answered["code"]) == ("error", "VALIDATION")
+    assert not Message.objects.exists()  # neither frame started a turn
+
+
+def test_daphne_fails_a_socket_with_a_close_frame():
+    """The canary of talorys.lib.websocket.daphne_close_frames: daphne's factory, made and set up
+    as daphne.server does it, fails connections with a close frame, not by dropping them."""
+    from daphne.ws_protocol import WebSocketFactory
+
+    import talorys.asgi  # noqa: F401  (installs the hook, as daphne's import of it does)
+
+    factory = WebSocketFactory(object(), server="daphne")
+    factory.setProtocolOptions(maxMessagePayloadSize=1024, maxFramePayloadSize=1024)
+    assert factory.failByDrop is False
