@@ -176,6 +176,7 @@ def test_migrations_run_once_before_the_app_starts():
         "manage.py",
         "talorys_setup",
         "--upgrade",
+        "--allow-new-install",  # the first deployment has no installation to upgrade yet
         "--noinput",
     ]
     assert migrate["restart"] == "no"

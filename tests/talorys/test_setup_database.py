@@ -82,6 +82,18 @@ def test_an_upgrade_of_an_empty_data_dir_stops_and_makes_no_database(tmp_path):
     assert not (data_dir / "backups").exists()
 
 
+def test_a_deployments_first_upgrade_may_make_the_installation(tmp_path):
+    data_dir = tmp_path / "data"
+
+    done = setup_process(data_dir, "--upgrade", "--allow-new-install")
+
+    assert done.returncode == 0, done.stderr
+    assert "No installation to upgrade" in done.stdout and "making a new one" in done.stdout
+    assert "setup done" in done.stdout  # what it did: not an upgrade
+    assert "Created the owner account 'owner'." in done.stdout
+    assert (data_dir / "talorys.sqlite3").exists()
+
+
 @pytest.mark.postgres
 def test_an_upgrade_of_the_wrong_database_stops_and_changes_nothing(tmp_path, empty_database):
     done = setup_process(tmp_path / "data", "--upgrade", DATABASE_URL=empty_database)

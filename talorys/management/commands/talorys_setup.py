@@ -3,7 +3,8 @@
 In order: reach the database and Redis (nothing is touched when either is missing); see what
 would change; ask before changing an existing installation (unless --yes or --noinput); check
 the owner's new password; with --upgrade, back up before migrating; migrate; make sure the
-secrets and the owner exist. Every run that reached the database is recorded as a SetupRun, so
+secrets and the owner exist. An upgrade that finds no installation stops and says where it looked
+(with --allow-new-install, a deployment's first run, it makes one). Every run that reached the database is recorded as a SetupRun, so
 a failed upgrade is visible (admin, talorys_check) and is simply run again.
 """
 
@@ -86,6 +87,12 @@ class Command(BaseCommand):
             "applying migrations; recorded as an upgrade.",
         )
         parser.add_argument(
+            "--allow-new-install",
+            action="store_true",
+            help="With --upgrade: when the database has no installation, make a new one (a "
+            "deployment's first run) instead of stopping.",
+        )
+        parser.add_argument(
             "--skip-backup",
             action="store_true",
             help="With --upgrade: migrate without the backup (after taking one yourself).",
@@ -95,13 +102,14 @@ class Command(BaseCommand):
         started_at = timezone.now()
         upgrade = bool(options.get("upgrade"))
         kind = SetupRun.Kind.UPGRADE if upgrade else SetupRun.Kind.SETUP
-        self._check_database(upgrade=upgrade)  # without it there is nowhere to record the run
+        strict = upgrade and not options.get("allow_new_install")  # only an existing one
+        self._check_database(strict=strict)  # without it there is nowhere to record the run
         done: list[str] = []
         try:
             self._check_redis()
             plan = self._plan(reset_password=reset_password)
             if upgrade and not plan.existing:
-                raise SetupFailed(_no_installation(f"({_database_where()}) has no Talorys tables"))
+                kind = self._new_install(strict, done)
             asks = plan.existing and plan.changes and not (noinput or options.get("yes"))
             if asks and not self._confirm(plan):
                 self.stdout.write(NOTHING_CHANGED)
@@ -131,10 +139,10 @@ class Command(BaseCommand):
 
     # --- before anything changes ----------------------------------------------------------------
 
-    def _check_database(self, *, upgrade: bool) -> None:
+    def _check_database(self, *, strict: bool) -> None:
         db = settings.DATABASES["default"]
         where = _database_where()
-        if upgrade and _sqlite_file(db) and not Path(db["NAME"]).exists():
+        if strict and _sqlite_file(db) and not Path(db["NAME"]).exists():
             # Connecting would create the file: an upgrade must not make an empty database.
             raise CommandError(_no_installation(f"({where}) does not exist"))
         try:
@@ -147,6 +155,15 @@ class Command(BaseCommand):
                 f"Cannot connect to the database ({where}): {exc}. Check DATABASE_URL and that "
                 f"the database server is running, then run this again. {NOTHING_CHANGED}"
             ) from exc
+
+    def _new_install(self, strict: bool, done: list[str]) -> SetupRun.Kind:
+        """An upgrade that found no installation: stop, or (--allow-new-install) say that this
+        run makes a new one, and record it as a setup."""
+        found = f"({_database_where()}) has no Talorys tables"
+        if strict:
+            raise SetupFailed(_no_installation(found))
+        done.append(f"No installation to upgrade: the database {found}; making a new one.")
+        return SetupRun.Kind.SETUP
 
     def _check_redis(self) -> None:
         if not settings.REDIS_URL:
@@ -301,7 +318,8 @@ def _no_installation(found: str) -> str:
     return (
         f"No installation to upgrade: the database {found}; the data directory is {settings.DATA_DIR}. "
         "Point DATABASE_URL and TALORYS_DATA_DIR at the existing installation, or run "
-        f"`talorys_setup` without --upgrade to make a new one. {NOTHING_CHANGED}"
+        "`talorys_setup` without --upgrade (or with --allow-new-install) to make a new one. "
+        f"{NOTHING_CHANGED}"
     )
 
 
