@@ -20,7 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
@@ -56,7 +56,7 @@ class Child:
     restarts: int = 0
     backoff: float = RESTART_FIRST
     restart_at: float | None = None  # monotonic; set while it is dead
-    last_exit: ExitRecord | None = field(default=None)
+    last_exit: ExitRecord | None = None
 
     def state(self) -> ProcessState:
         running = self.process is not None
@@ -97,13 +97,8 @@ class Supervisor:
                 changed = True
             elif child.restart_at is not None and now >= child.restart_at:
                 child.restarts += 1
-                self._spawn(child, now)
-                log.warning(
-                    "%s restarted (pid %s, restart %d)",
-                    child.name,
-                    child.process and child.process.pid,
-                    child.restarts,
-                )
+                pid = self._spawn(child, now)
+                log.warning("%s restarted (pid %d, restart %d)", child.name, pid, child.restarts)
                 changed = True
         if changed:
             self._save()
@@ -123,10 +118,11 @@ class Supervisor:
                 process.wait()
         self.state_path.unlink(missing_ok=True)
 
-    def _spawn(self, child: Child, now: float) -> None:
+    def _spawn(self, child: Child, now: float) -> int:
         stdout = subprocess.DEVNULL if child.quiet else None
         child.process = subprocess.Popen(child.command, stdout=stdout)
         child.started, child.started_at, child.restart_at = now, _utc_now(), None
+        return child.process.pid
 
     def _died(self, child: Child, now: float) -> None:
         assert child.process is not None
