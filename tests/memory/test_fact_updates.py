@@ -19,6 +19,7 @@ from agent.runner.inputs import read_inputs
 from memory.models import Memory
 from talorys.workspace import services
 from tests.agent.fake_openai import text, tool_calls, verdict
+from tests.memory.test_conflict import sent_facts
 from tests.memory.test_turn_recall import say, system_prompt
 
 pytestmark = pytest.mark.django_db
@@ -146,7 +147,8 @@ def test_with_a_model_giving_the_verdict_the_later_fact_supersedes(
     say(api, then, conversation)
 
     # The model was shown the earlier fact, though it shares neither words nor category.
-    assert f"[{earlier.pk}] {old_text}" in fake_openai.json_requests[-1]["messages"][1]["content"]
+    shown = sent_facts(fake_openai.json_requests[-1])["remembered"]
+    assert {"id": earlier.pk, "text": old_text} in shown
     later = Memory.objects.get(text=new_text)
     fake_openai.script(text("Here is what I know."))
     say(api, "What do you know about me?", conversation)

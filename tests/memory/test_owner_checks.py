@@ -13,6 +13,7 @@ from memory.models import Memory, MemoryRevision
 from talorys.workspace.models import Change
 from tests.agent.fake_openai import verdict
 from tests.agent.test_runner import use_fake
+from tests.memory.test_conflict import sent_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -101,7 +102,8 @@ def test_a_models_verdict_applies_to_the_owners_write(api, fake_openai):
     body = api.post("/api/memories", {"text": "The owner relocated to Lisbon"}).json()
 
     assert body["conflict_check"]["verdict"] == "updates"
-    assert f"[{berlin['id']}] Home: Berlin" in str(fake_openai.json_requests[-1]["messages"])
+    shown = sent_facts(fake_openai.json_requests[-1])["remembered"]
+    assert {"id": berlin["id"], "text": "Home: Berlin"} in shown
     assert current_texts() == ["The owner relocated to Lisbon"]
 
 
