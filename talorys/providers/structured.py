@@ -2,13 +2,15 @@
 
 For the small side questions a turn asks besides the conversation (the memory conflict check):
 one request in JSON mode (``response_format: json_object``, which Ollama, vLLM, llama.cpp
-server, OpenAI and OpenRouter accept), a hard timeout, no retries. Synchronous: its callers
-are services running in a worker thread, outside any transaction.
+server, OpenAI and OpenRouter accept), a hard timeout (for the whole answer, however it
+trickles in), no retries. Synchronous: its callers are services running in a worker thread,
+outside any transaction.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -50,9 +52,13 @@ def json_completion(
     }
     headers = bearer_headers(config.api_key, server="model server")
     url = config.base_url.rstrip("/") + "/chat/completions"
+    deadline = time.monotonic() + timeout
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as client:
-            response = client.post(url, json=body, headers=headers)
+        with (
+            httpx.Client(timeout=timeout, transport=transport) as client,
+            client.stream("POST", url, json=body, headers=headers) as response,
+        ):
+            content = _read_within(response, deadline, timeout)
     except httpx.HTTPError as error:
         raise transport_error(
             error,
@@ -62,20 +68,33 @@ def json_completion(
             read_timeout=timeout,
             received_headers=False,
         ) from error
-    if len(response.content) > MAX_EVENT_BYTES:
-        raise ProviderError("bad_response", "The model server sent an oversized body.")
     failed = status_error(
         response.status_code,
-        response.content,
+        content,
         server="model server",
         retry_after=response.headers.get("retry-after"),
     )
     if failed is not None:
         raise failed
     try:
-        content = response.json()["choices"][0]["message"]["content"]
+        said = json.loads(content)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as error:
         raise ProviderError("bad_response", "The model server's answer has no message.") from error
-    if not isinstance(content, str):
+    if not isinstance(said, str):
         raise ProviderError("bad_response", "The model's message has no text.")
-    return _json_object(content)
+    return _json_object(said)
+
+
+def _read_within(response: httpx.Response, deadline: float, timeout: float) -> bytes:
+    """The body, refused past MAX_EVENT_BYTES or past the deadline: httpx's timeout measures
+    each wait for bytes, so a server that sends a byte every few seconds passes it forever."""
+    body = b""
+    for piece in response.iter_bytes():
+        body += piece
+        if len(body) > MAX_EVENT_BYTES:
+            raise ProviderError("bad_response", "The model server sent an oversized body.")
+        if time.monotonic() > deadline:
+            raise ProviderError(
+                "timeout", f"The model server did not finish its answer within {timeout:g} s."
+            )
+    return body

@@ -14,7 +14,7 @@ from memory.conflict import FACTS_CLOSE, FACTS_OPEN
 from memory.models import Memory, MemoryRevision
 from talorys.accounts.services import api_token_create
 from talorys.workspace.models import Change, UsageDay
-from tests.agent.fake_openai import Reply, completion, error, verdict
+from tests.agent.fake_openai import Forever, Reply, completion, error, verdict
 from tests.agent.test_runner import use_fake
 
 pytestmark = pytest.mark.django_db
@@ -190,6 +190,13 @@ def test_a_models_contradicts_verdict_keeps_both_marked(fake_openai):
         pytest.param(error(500, "boom"), id="server error"),
         pytest.param(error(401, "bad key"), id="refused key"),
         pytest.param(Reply(parts=[], delay=3), id="timeout"),
+        # A body that trickles in and never ends: each byte within httpx's read timeout.
+        pytest.param(
+            Reply(
+                parts=[b'{"choices": [', Forever(b" ", every=0.05)], content_type="application/json"
+            ),
+            id="never ends",
+        ),
     ],
 )
 def test_every_failure_keeps_both_and_says_it_was_not_checked(fake_openai, settings, answer):
