@@ -18,6 +18,7 @@ from django.db import connection
 from django.test import Client
 
 from tests.services import chromium_path, redis_url, require_services
+from tests.waiting import HANG_SECONDS, wait_for
 
 OWNER_PASSWORD = "correct horse battery staple"
 
@@ -188,6 +189,13 @@ def _database_url() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/api/health", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
 @pytest.fixture
 def live_server_env() -> dict[str, str]:
     """More environment for the live daphne; a test module overrides it (tests/browser)."""
@@ -208,7 +216,8 @@ def live_server_url(
         }
         | live_server_env
     )
-    log = (tmp_path / "daphne.log").open("w")
+    log_path = tmp_path / "daphne.log"
+    log = log_path.open("w")
     daphne = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("daphne")),
@@ -225,18 +234,13 @@ def live_server_url(
     )
     url = f"http://127.0.0.1:{unused_tcp_port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if daphne.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"daphne did not start:\n{(tmp_path / 'daphne.log').read_text()}")
-            time.sleep(0.1)
+        wait_for(lambda: _answers(url), "daphne to start", alive=daphne, log=log_path)
         yield url
     finally:
         daphne.terminate()
-        daphne.wait(10)
+        try:
+            daphne.wait(HANG_SECONDS)  # a loaded machine takes seconds to shut it down
+        except subprocess.TimeoutExpired:
+            daphne.kill()
+            daphne.wait()
         log.close()

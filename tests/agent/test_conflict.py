@@ -22,6 +22,7 @@ from agent.runner import begin_turn, stream_turn
 from talorys.lib.errors import Conflict
 from tests.agent.fake_openai import Stall, chunk, events, text
 from tests.agent.test_runner import conversation_with, use_fake
+from tests.waiting import HANG_SECONDS
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -92,7 +93,7 @@ def test_cancel_from_another_process_stops_the_turn(needs_postgres, fake_openai)
 
     with ThreadPoolExecutor(1) as pool:
         running = pool.submit(in_own_process(turn))
-        assert streaming.wait(10)
+        assert streaming.wait(HANG_SECONDS)
         began = time.monotonic()
         # This thread is the other process: its own connection, only the row in common.
         assert services.turn_cancel(conversation_id=conversation_ids[0]) is True

@@ -21,6 +21,7 @@ from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import use_fake
 from tests.agent.test_sse_live import logged_in, sse_events
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -144,10 +145,11 @@ def test_an_exhausted_pool_answers_503_in_the_envelope(live_server_url):
             ]
             for thread in threads:
                 thread.start()
-            deadline = time.monotonic() + 20
-            while _waiting_on_locks() < POOL_SIZE:
-                assert time.monotonic() < deadline, "the PATCH requests never reached the lock"
-                time.sleep(0.05)
+            wait_for(
+                lambda: _waiting_on_locks() >= POOL_SIZE,
+                "the PATCH requests to reach the lock",
+                interval=0.05,
+            )
 
             busy = http.get("/api/tasks")
             page = http.get("/")

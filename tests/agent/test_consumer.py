@@ -21,6 +21,7 @@ from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import conversation_with, use_fake
 from tests.conftest import OWNER_PASSWORD
+from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -205,4 +206,4 @@ def test_closing_the_socket_cancels_the_turn(session_cookie, fake_openai):
     reply = Message.objects.get(role="assistant")
     assert (reply.status, reply.content) == ("cancelled", "Thinking")
     assert Conversation.objects.get().turn_id == ""
-    assert fake_openai.disconnected.wait(3)
+    assert fake_openai.disconnected.wait(HANG_SECONDS)

@@ -29,6 +29,7 @@ from talorys.notifications.models import Notification
 from talorys.workspace.models import Task
 from tests.agent.fake_openai import Forever, Stall, chunk, events, sse, text, tool_calls
 from tests.agent.test_runner import conversation_with, kinds, reply_of, turn, use_fake
+from tests.waiting import HANG_SECONDS
 
 # --- 9: an accepted cancel stops the turn --------------------------------------------------------
 
@@ -384,5 +385,5 @@ def test_a_step_that_never_finishes_ends_at_its_deadline(db, fake_openai, foreve
     assert reply.content.startswith("Thinking")  # what came is kept
     assert reply.conversation.turn_id == ""  # the conversation is free again
     # The server was hung up on, and no further step was asked for.
-    assert fake_openai.disconnected.wait(10)
+    assert fake_openai.disconnected.wait(HANG_SECONDS)
     assert len(fake_openai.requests) == 1

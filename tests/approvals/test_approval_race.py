@@ -14,6 +14,7 @@ from talorys.workspace import services
 from talorys.workspace.models import Note
 from tests.approvals.test_approvals import propose
 from tests.conftest import ApiClient
+from tests.waiting import HANG_SECONDS
 
 ACTIONS = 10
 APPROVERS = 8
@@ -37,7 +38,7 @@ def test_concurrent_approvals_commit_each_action_once(needs_postgres, owner):
     def approve_all(client: ApiClient, barrier: threading.Barrier) -> None:
         try:
             for action_id in action_ids:
-                barrier.wait(timeout=30)
+                barrier.wait(timeout=HANG_SECONDS)
                 response = client.post(f"/api/approvals/{action_id}/approve")
                 with lock:
                     statuses[response.status_code] += 1

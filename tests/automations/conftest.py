@@ -20,6 +20,7 @@ from django.db import connection
 
 from talorys.celery import app as celery_app
 from talorys.workspace import services
+from tests.waiting import HANG_SECONDS
 
 
 def b64url(raw: bytes) -> str:
@@ -52,7 +53,7 @@ def in_threads(*functions: Callable[[], Any]) -> list[Any]:
 
     def runner(index: int, fn: Callable[[], Any]) -> None:
         try:
-            barrier.wait(timeout=10)
+            barrier.wait(timeout=HANG_SECONDS)
             results[index] = fn()
         except BaseException as exc:  # reported in the main thread
             errors.append(exc)

@@ -19,6 +19,7 @@ from django_celery_beat.models import PeriodicTask
 from automations.models import Automation, AutomationRun
 from automations.services.crud import automation_create
 from talorys.notifications.models import Notification
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.subprocess]
 
@@ -72,12 +73,12 @@ def test_a_reminder_fires_through_real_beat_and_worker(
         ),
     ]
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if Notification.objects.filter(source=f"automation:{automation.pk}").exists():
-                break
+
+        def fired() -> bool:
             assert all(p.poll() is None for p in processes), "a celery process died"
-            time.sleep(0.5)
+            return Notification.objects.filter(source=f"automation:{automation.pk}").exists()
+
+        wait_for(fired, "the reminder's notification", interval=0.5)
         time.sleep(2)  # time for any duplicate to show up
     finally:
         for process in processes:

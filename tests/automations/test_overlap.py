@@ -20,6 +20,7 @@ from automations.services.runs import automation_run
 from talorys.notifications.models import Notification
 from tests.agent.fake_openai import Stall, chunk, events, text
 from tests.agent.test_runner import use_fake
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,14 +35,6 @@ def prompt_automation() -> Automation:
 
 def run(automation: Automation, slot: dt.datetime) -> AutomationRun | None:
     return automation_run(automation_id=automation.pk, slot=slot, version=1)
-
-
-def wait_for(condition, seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.02)
 
 
 def test_a_slot_while_the_previous_run_is_in_progress_is_skipped(needs_postgres, fake_openai):
@@ -69,7 +62,7 @@ def test_a_slot_while_the_previous_run_is_in_progress_is_skipped(needs_postgres,
     thread = threading.Thread(target=slow)
     thread.start()
     # The first run is inside its model call: receipt committed, status running.
-    wait_for(lambda: len(fake_openai.requests) == 1)
+    wait_for(lambda: len(fake_openai.requests) == 1, "the first run's model call", interval=0.02)
     assert AutomationRun.objects.get().status == "running"
 
     second = run(automation, second_slot)
@@ -150,7 +143,9 @@ def test_a_live_run_renews_its_lease_while_the_model_is_slow(
 
     def watch() -> None:
         try:
-            wait_for(lambda: len(fake_openai.requests) == 1)
+            wait_for(
+                lambda: len(fake_openai.requests) == 1, "the first run's model call", interval=0.02
+            )
             receipt = AutomationRun.objects.get()
             while receipt.status == "running":
                 leases.append(receipt.lease_until)

@@ -29,6 +29,7 @@ from tests.agent.fake_openai import (
     tool_calls,
 )
 from tests.agent.test_runner import kinds, reply_of, turn, use_fake
+from tests.waiting import HANG_SECONDS
 
 # A half-received call: the name and the start of its arguments, then the server is gone.
 HALF_A_TOOL_CALL = chunk(
@@ -180,7 +181,7 @@ def test_a_stall_past_the_read_timeout_ends_the_turn(db, fake_openai, monkeypatc
     saved = assert_failed_cleanly(received, "PROVIDER_TIMEOUT")
     assert "went quiet for more than 0.4 s" in saved.error_message
     assert saved.content == "Thinking"
-    assert fake_openai.disconnected.wait(2)  # the stalled request was hung up on
+    assert fake_openai.disconnected.wait(HANG_SECONDS)  # the stalled request was hung up on
 
 
 def test_tool_arguments_that_are_not_json_run_nothing_and_the_model_hears_why(db, fake_openai):

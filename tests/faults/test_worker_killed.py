@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from talorys.notifications.models import Notification
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import use_fake
 from tests.faults.postgres import database_url
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
 
@@ -44,13 +44,6 @@ def worker(env: dict[str, str], log: Path) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-
-
-def wait_for(condition, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def kill(process: subprocess.Popen) -> None:
@@ -82,7 +75,7 @@ def test_a_killed_worker_leaves_an_interrupted_receipt_and_no_second_run(
 
     first = worker(env, tmp_path / "first.log")
     try:
-        wait_for(lambda: fake_openai.requests, "the run's model call", seconds=60)
+        wait_for(lambda: fake_openai.requests, "the run's model call")
     finally:
         kill(first)
     run = AutomationRun.objects.get(automation=automation)

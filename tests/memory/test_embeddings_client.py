@@ -20,6 +20,7 @@ from tests.agent.fake_openai import (
     json_reply,
     vectors,
 )
+from tests.waiting import HANG_SECONDS
 
 
 def make_client(fake: FakeOpenAI, **config: object) -> OpenAIEmbeddingsClient:
@@ -255,7 +256,7 @@ def test_a_server_that_never_answers_times_out(fake_openai):
     assert time.monotonic() - started < 2
     assert message == "The embeddings server went quiet for more than 0.3 s."
     embedder.close()
-    assert fake_openai.disconnected.wait(3)  # the client hung up; the server saw it
+    assert fake_openai.disconnected.wait(HANG_SECONDS)  # the client hung up; the server saw it
 
 
 def test_a_body_that_stalls_midway_times_out(fake_openai):

@@ -11,6 +11,7 @@ from django.utils import timezone
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
 from talorys.lib.errors import NotFound, ValidationFailed
+from tests.waiting import HANG_SECONDS
 
 
 def revisions(memory_id: int) -> list[tuple[str, str, str, str]]:
@@ -210,7 +211,7 @@ def test_concurrent_corrections_both_survive(needs_postgres):
 
     worker = threading.Thread(target=slow_text_change)
     worker.start()
-    assert locked.wait(5)
+    assert locked.wait(HANG_SECONDS)
     services.memory_update(memory_id=memory.pk, category="place")
     worker.join(5)
 

@@ -9,8 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from talorys.ops.models import Heartbeat
+from tests.waiting import wait_for
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -30,15 +30,6 @@ BROKEN = {
     "0_empty.celery.msg": b"",
     "00_cut-short.celery.msg": b'{"body": "eyJ0YXNrIjogImhlYXJ0YmVhdC',
 }
-
-
-def wait_for(condition: Callable[[], bool], what: str, process: subprocess.Popen, log: Path):
-    # Generous: a loaded two-core machine starts a worker in seconds, not minutes.
-    deadline = time.monotonic() + 120
-    while not condition():
-        assert process.poll() is None, f"the worker exited:\n{log.read_text()[-3000:]}"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n{log.read_text()}"
-        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -87,7 +78,7 @@ def test_broken_message_files_are_set_aside_and_the_worker_goes_on(worker, embed
     process, log = worker
     broker = tmp_path / "data" / "broker"
     # The worker's start-up heartbeat went through the broker: it consumes.
-    wait_for(worker_beat_seen, "the worker's first heartbeat", process, log)
+    wait_for(worker_beat_seen, "the worker's first heartbeat", alive=process, log=log)
     Heartbeat.objects.all().delete()
 
     for name, content in BROKEN.items():
@@ -95,8 +86,8 @@ def test_broken_message_files_are_set_aside_and_the_worker_goes_on(worker, embed
     wait_for(
         lambda: all((broker / "broken" / name).exists() for name in BROKEN),
         "the broken files to be set aside",
-        process,
-        log,
+        alive=process,
+        log=log,
     )
     sent = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c"]
@@ -108,7 +99,7 @@ def test_broken_message_files_are_set_aside_and_the_worker_goes_on(worker, embed
         timeout=120,
     )
     assert sent.returncode == 0, sent.stderr
-    wait_for(worker_beat_seen, "a task sent after the broken files", process, log)
+    wait_for(worker_beat_seen, "a task sent after the broken files", alive=process, log=log)
 
     assert {name: (broker / "broken" / name).read_bytes() for name in BROKEN} == BROKEN
     assert not [name for name in os.listdir(broker / "queue") if name.endswith(".msg")]

@@ -21,17 +21,11 @@ import httpx
 import pytest
 
 from talorys.ops.supervisor import STABLE_AFTER, Supervisor, processes_read
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXITS_AT_ONCE = [sys.executable, "-c", "raise SystemExit(3)"]
 STAYS_UP = [sys.executable, "-c", "import time; time.sleep(600)"]
-
-
-def wait_for(condition, what: str, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def test_a_dead_child_is_restarted_after_a_pause_that_doubles_to_30_s(tmp_path, caplog):
@@ -150,7 +144,6 @@ def test_the_killed_worker_comes_back_while_the_web_answers(tmp_path, unused_tcp
     wait_for(
         lambda: not subprocess.run(["pgrep", "-g", str(run.pid)], capture_output=True).stdout,
         "every child to stop on Ctrl-C",
-        seconds=30,
     )
 
 

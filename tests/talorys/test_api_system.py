@@ -12,6 +12,7 @@ from django.utils import timezone
 from memory import services as memory_services
 from talorys.workspace import services
 from talorys.workspace.models import OwnerSettings, Task, UsageDay
+from tests.waiting import HANG_SECONDS
 
 SECRET = "sk-live-very-secret-value"
 
@@ -334,7 +335,7 @@ def test_concurrent_settings_patches_both_survive(needs_postgres):
 
     worker = threading.Thread(target=slow_time_zone_change)
     worker.start()
-    assert locked.wait(5)
+    assert locked.wait(HANG_SECONDS)
     services.owner_settings_update(model_name="llama3.1")
     worker.join(5)
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.waiting import wait_for
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -64,11 +66,12 @@ def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unuse
                 },
             )
             assert created.status_code == 201, created.text
-            deadline = time.monotonic() + 40
-            while not client.get("/api/notifications").json()["count"]:
-                assert time.monotonic() < deadline, "the worker and beat did not fire the reminder"
-                assert proc.poll() is None
-                time.sleep(0.5)
+            wait_for(
+                lambda: client.get("/api/notifications").json()["count"],
+                "the worker and beat to fire the reminder",
+                alive=proc,
+                interval=0.5,
+            )
             assert client.get("/api/notifications").json()["items"][0]["title"] == "Stretch"
     finally:
         os.killpg(proc.pid, signal.SIGINT)
