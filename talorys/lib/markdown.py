@@ -11,9 +11,9 @@ or ``[``, against about 3 µs for an ordinary reply) and grows faster than the t
 (lists nested deeper and deeper), so a 200,000-character reply of ``![`` took 4.5-13 s. A
 render that has used ``BUDGET_SECONDS`` of its thread's CPU time stops and the text is shown as
 it is, escaped, in a code block; so is a text past ``MAX_CHARS``, without trying. CPU time,
-not wall time: on a busy machine the same text gets the same rendering. Each rendering, either
-kind, is kept (``CACHE_CHARS`` of HTML, by the text's hash), so the next page load of a
-conversation renders nothing. Async callers use ``render_markdown_async``: the render runs on
+not wall time, and without the process's full garbage collections: on a busy machine the
+same text gets the same rendering. Each rendering, either kind, is kept (``CACHE_CHARS`` of
+HTML, by the text's hash), so the next page load of a conversation renders nothing. Async callers use ``render_markdown_async``: the render runs on
 ``RENDER_THREADS`` threads of its own, never on the event loop. benchmarks/markdown_render.py
 measures it.
 """
@@ -21,6 +21,7 @@ measures it.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import html as html_lib
 import threading
@@ -54,8 +55,8 @@ ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 # Thread CPU time one render may use before it gives up for plain text. An ordinary reply of
-# about 12,000 characters fits (3-4 µs a character); the worst input found stops at about
-# 60 ms in all (benchmarks/markdown_render.py: the budget, then the step that was running).
+# about 12,000 characters fits (3-4 µs a character); the worst input found stops within
+# 50-70 ms of CPU in all (benchmarks/markdown_render.py: the budget, then the step running).
 BUDGET_SECONDS = 0.05
 # Past this a text is shown as plain text without trying: markdown-it's first pass over the
 # lines costs about 0.4 µs a character before any rule can check the budget, and an ordinary
@@ -80,9 +81,27 @@ class _OverBudget(Exception):
 
 class _Deadline(threading.local):
     at: float = float("inf")  # thread CPU time; no render running on this thread: none
+    collecting_since: float = 0.0
 
 
 _DEADLINE = _Deadline()
+
+
+def _collection_not_counted(phase: str, info: dict[str, int]) -> None:
+    # A collection of the whole heap (the oldest generation) may fall inside a render (about
+    # 130 ms in a large process, run by the thread whose allocation set it off): the process's
+    # cost, not the text's, so the deadline moves by it, or an ordinary reply could come out as
+    # plain text by chance, and be kept so. The young generations hold the render's own
+    # objects: their collections count.
+    if _DEADLINE.at == float("inf") or info.get("generation") != 2:
+        return
+    if phase == "start":
+        _DEADLINE.collecting_since = time.thread_time()
+    else:
+        _DEADLINE.at += time.thread_time() - _DEADLINE.collecting_since
+
+
+gc.callbacks.append(_collection_not_counted)
 
 
 def _check() -> None:
