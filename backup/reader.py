@@ -1,17 +1,18 @@
 """Read a backup document as a stream: one row at a time, never the whole file in memory.
 
 ``BackupReader(source).rows()`` yields each row of ``data`` as ``(kind, index, row)``, the row
-built from ijson's events (its C parser reads the file 64 KiB at a time); the envelope's other
+built from ijson's events (its C parser reads the file 256 KiB at a time); the envelope's other
 fields are gathered on the way and are ``envelope`` once the rows are read. What a hostile file
 could make expensive is refused as it is met, with ValidationFailed:
 
 - bytes that are not UTF-8, or not JSON, at the first bad byte;
 - not an object, another format or version, a kind this Talorys does not know, or one twice;
 - a row (or an envelope field) nested deeper than ``DEPTH_MAX`` or holding more than
-  ``NODES_MAX`` values and keys: a row's columns are a few dozen, its JSON values small.
+  ``NODES_MAX`` values and keys: a row's columns are a few dozen, its JSON values small;
+- a string longer than any column takes (``rows.TEXT_MAX``): the parser hands it over whole, so
+  it is held once as the parser's buffer and once as the ``str``, and then refused, before it
+  is checksummed (which would copy it twice more).
 
-A string is bounded only by the file's size (MAX_IMPORT_BYTES): it is held once as the parser's
-buffer and once as the ``str``, so a file of one giant title costs about twice its size.
 json.loads of a 49 MB file of a million small objects took 1.5 GB before its rows were checked.
 """
 
@@ -24,7 +25,7 @@ from typing import IO, Any
 import ijson
 
 from backup.format import FORMAT, KIND_NAMES, VERSION
-from backup.rows import JSON_DEPTH_MAX
+from backup.rows import JSON_DEPTH_MAX, TEXT_MAX
 from talorys.lib.errors import ValidationFailed
 
 # A row is an object of columns whose JSON values are at most JSON_DEPTH_MAX deep (rows.py
@@ -34,7 +35,10 @@ DEPTH_MAX = JSON_DEPTH_MAX + 5
 # Values and keys in one row or envelope field: a message's tool activity of a long turn is a
 # few hundred; a hostile row of a million keys is refused here, not built.
 NODES_MAX = 20_000
-READ_BYTES = 64 * 1024
+# The parser's read size. yajl copies a string it holds at every read (64 KiB: 21 s over one
+# 50 MB string), and ijson lists a read's events before it yields them (1 MiB of "[" was 65 MiB
+# of events): 256 KiB is 5.6 s and 16 MiB at worst.
+READ_BYTES = 256 * 1024
 
 Events = Iterator[tuple[str, Any]]
 
@@ -73,7 +77,12 @@ class _Budget:
         self.where = where
         self.left = NODES_MAX
 
-    def spend(self, depth: int) -> None:
+    def spend(self, depth: int, value: Any = None) -> None:
+        if isinstance(value, str) and len(value) > TEXT_MAX:
+            raise ValidationFailed(
+                f"{self.where} holds a text of {len(value)} characters; the longest a Talorys "
+                f"backup holds is {TEXT_MAX}."
+            )
         self.left -= 1
         if self.left < 0:
             raise ValidationFailed(
@@ -85,13 +94,13 @@ class _Budget:
 
 def _value(events: Events, event: str, value: Any, budget: _Budget, depth: int = 0) -> Any:
     """The JSON value that starts with (event, value), built from the events that follow."""
-    budget.spend(depth)
+    budget.spend(depth, value)
     if event == "start_map":
         built: dict[str, Any] = {}
         for event, value in events:
             if event == "end_map":
                 return built
-            budget.spend(depth + 1)
+            budget.spend(depth + 1, value)
             built[value] = _value(events, *next(events), budget, depth + 1)
     elif event == "start_array":
         items: list[Any] = []

@@ -26,6 +26,9 @@ from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
 
 # A JSON value (a schedule, a change's before and after...) nested deeper than this is refused.
 JSON_DEPTH_MAX = 20
+# The longest text any column takes (a note's content, a reply): backup/reader.py refuses a
+# longer string wherever it is, before it is checksummed or checked.
+TEXT_MAX = max(Note.CONTENT_MAX, MAX_MESSAGE_CHARS, settings.TALORYS_MAX_REPLY_CHARS)
 _ONE_LINE_ALLOWED: frozenset[str] = frozenset()
 # Long text keeps every character the app itself stores there (all but NUL): a restore must take
 # what an export wrote.
