@@ -26,6 +26,7 @@ from agent.schemas import (
 from agent.services import TurnStart
 from talorys.accounts.auth import request_actor
 from talorys.lib.pagination import Pagination
+from talorys.lib.schemas import ErrorOut
 
 router = Router(tags=["agent"])
 
@@ -78,7 +79,11 @@ async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
         await events.aclose()
 
 
-@router.post("/chat", openapi_extra=_SSE_DOC)
+# Beside what every operation answers (talorys/openapi.py): a conversation that is not there or
+# busy with another turn, the day's budget spent.
+@router.post(
+    "/chat", response={200: None, frozenset({404, 409, 429}): ErrorOut}, openapi_extra=_SSE_DOC
+)
 async def chat(request: HttpRequest, payload: ChatIn) -> StreamingHttpResponse:
     # Claimed before the response starts, so a refusal (CONFLICT, NOT_FOUND, VALIDATION) is
     # answered as a plain JSON error with its status, not as an event.
@@ -90,7 +95,7 @@ async def chat(request: HttpRequest, payload: ChatIn) -> StreamingHttpResponse:
     )
 
 
-@router.post("/chat/cancel", response=ChatCancelOut)
+@router.post("/chat/cancel", response={200: ChatCancelOut, 404: ErrorOut})
 def chat_cancel(request: HttpRequest, payload: ChatCancelIn) -> dict[str, Any]:
     return {"cancelled": services.turn_cancel(conversation_id=payload.conversation_id)}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
@@ -25,6 +24,7 @@ from talorys.lib.errors import (
     error_body,
 )
 from talorys.notifications.api import notifications_router, push_router
+from talorys.openapi import TalorysAPI
 from talorys.ops.api import anyone, health_router
 from talorys.workspace.api import (
     bin_router,
@@ -36,7 +36,7 @@ from talorys.workspace.api import (
     usage_router,
 )
 
-api = NinjaAPI(
+api = TalorysAPI(
     title="Talorys API",
     version="1",
     description="The owner's JSON API. Session cookie + X-CSRFToken header, or `Authorization: Bearer <token>`.",

@@ -23,7 +23,7 @@ from talorys.accounts.services import (
     owner_password_change,
 )
 from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import OkOut
+from talorys.lib.schemas import ErrorOut, OkOut
 
 auth_router = Router(tags=["auth"])
 
@@ -37,7 +37,8 @@ def _session_out(request: HttpRequest) -> SessionOut:
     )
 
 
-@auth_router.post("/login", auth=None, response=SessionOut)
+# Beside what every operation answers (talorys/openapi.py): a wrong password, the throttle.
+@auth_router.post("/login", auth=None, response={200: SessionOut, frozenset({401, 429}): ErrorOut})
 def login_view(request: HttpRequest, payload: LoginIn) -> SessionOut:
     owner_login(request=request, username=payload.username, password=payload.password)
     return _session_out(request)
@@ -57,7 +58,7 @@ def session_view(request: HttpRequest) -> SessionOut:
 # Password and tokens need the session: a leaked script token must not lead to more access.
 
 
-@auth_router.post("/password", auth=owner_session_auth, response=OkOut)
+@auth_router.post("/password", auth=owner_session_auth, response={200: OkOut, 429: ErrorOut})
 def password_change(request: HttpRequest, payload: PasswordChangeIn) -> OkOut:
     owner_password_change(
         request=request,

@@ -71,3 +71,18 @@ class In(Schema):
 
 class OkOut(Schema):
     ok: bool = True
+
+
+class ErrorDetailOut(Schema):
+    code: str = Field(description="Stable: VALIDATION, NOT_FOUND, PROVIDER_TIMEOUT...")
+    message: str = Field(description="For people: what went wrong and what to do.")
+    details: Any = Field(None, description="Some errors say more: the fields, the version...")
+
+
+# The envelope of talorys/lib/errors.py. /api/openapi.json declares it for each status an
+# operation can answer (talorys/openapi.py); a route that answers more than its shape says lists
+# it beside its success (``response={200: ..., 429: ErrorOut}``).
+class ErrorOut(Schema):
+    """Every error answer of the API."""
+
+    error: ErrorDetailOut

@@ -15,7 +15,7 @@ from ninja.pagination import paginate
 
 from talorys.accounts.auth import owner_session_auth, request_actor, request_by_token
 from talorys.lib.pagination import Pagination, paginate_rows
-from talorys.lib.schemas import QueryText
+from talorys.lib.schemas import ErrorOut, QueryText
 from talorys.workspace import history, selectors, services
 from talorys.workspace.bin_items import BinItems
 from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
@@ -228,7 +228,12 @@ def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut
 
 
 # Session only, like the provider settings: a token must not send the stored key anywhere.
-@settings_router.post("/test-connection", response=ConnectionTestOut, auth=owner_session_auth)
+# Beside what every operation answers (talorys/openapi.py): the day's budget spent.
+@settings_router.post(
+    "/test-connection",
+    response={200: ConnectionTestOut, 429: ErrorOut},
+    auth=owner_session_auth,
+)
 def settings_test_connection(request: HttpRequest, payload: ConnectionTestIn) -> ConnectionResult:
     return model_connection_test(**payload.model_dump())
 

@@ -1,6 +1,7 @@
 """Schemathesis against every operation of /api/openapi.json, as the logged-in owner (session
 and CSRF header) and with a `read` and a `write` token: no answer is a 5xx, every error answer
-is the JSON envelope, and every answer the schema describes matches it.
+is the JSON envelope, every status is one the schema declares for its operation (schemathesis's
+status_code_conformance), and every JSON answer, success or error, matches its schema.
 
 Positive cases (what the schema allows) and negative ones (what it does not: huge numbers,
 wrong types, malformed bodies), through Django's test client on the suite's database
@@ -29,7 +30,10 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.generation.modes import GenerationMode
-from schemathesis.specs.openapi.checks import response_schema_conformance
+from schemathesis.specs.openapi.checks import (
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from tests.conftest import ApiClient
 from tests.talorys.routes import envelope_code
@@ -77,23 +81,24 @@ def _problem(case, response) -> str | None:
         return f"{where}: {response.status_code} {response.content[:300]!r}"
     if response.status_code >= 400 and envelope_code(response) is None:
         return f"{where}: {response.status_code} without the envelope: {response.content[:300]!r}"
-    if (
-        response.status_code < 400
-        and not response.streaming  # the backup export: a test of its own reads it
-        and response.get("Content-Type", "").startswith("application/json")
-    ):
-        # What the schema promises for this status is what was sent.
-        answer = httpx.Response(
-            response.status_code,
-            headers={key: value for key, value in response.items()},
-            content=response.content,
-            request=httpx.Request(case.method.upper(), f"http://testserver{case.formatted_path}"),
-        )
-        answer.elapsed = dt.timedelta(0)  # set by a real transport; the test client has none
-        try:
-            case.validate_response(answer, checks=[response_schema_conformance])
-        except BaseExceptionGroup as failure:  # schemathesis raises its own failure groups
-            return f"{where}: {response.status_code} does not match its schema: {failure}"[:800]
+    # Every status is one the schema declares for this operation, and what the schema promises
+    # for it (a success's shape, an error's envelope) is what was sent.
+    checks = [status_code_conformance]
+    if not response.streaming and response.get("Content-Type", "").startswith(
+        "application/json"
+    ):  # the backup export streams: a test of its own reads it
+        checks.append(response_schema_conformance)
+    answer = httpx.Response(
+        response.status_code,
+        headers={key: value for key, value in response.items()},
+        content=b"" if response.streaming else response.content,
+        request=httpx.Request(case.method.upper(), f"http://testserver{case.formatted_path}"),
+    )
+    answer.elapsed = dt.timedelta(0)  # set by a real transport; the test client has none
+    try:
+        case.validate_response(answer, checks=checks)
+    except BaseExceptionGroup as failure:  # schemathesis raises its own failure groups
+        return f"{response.status_code} is not as declared: {where}: {failure}"[:800]
     return None
 
 
@@ -160,7 +165,7 @@ def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(ow
             except Unsatisfiable:  # nothing in this operation can be made invalid
                 assert mode == GenerationMode.NEGATIVE
     assert operations > (40 if half is None else 20)
-    assert problems == []
+    assert not problems, "\n".join(problem[:400] for problem in problems)
 
 
 def test_an_answer_that_does_not_match_its_schema_is_reported(owner):
@@ -177,3 +182,31 @@ def test_an_answer_that_does_not_match_its_schema_is_reported(owner):
     case = operation.Case()
     assert _problem(case, JsonResponse({"database": "ok"})) is not None
     assert _problem(case, api.get("/api/health")) is None
+
+
+def _answer(body: dict, status: int) -> Any:
+    """An answer as the test client gives it (with ``json()``), made by hand."""
+    from django.http import JsonResponse
+
+    response = JsonResponse(body, status=status)
+    response.json = lambda: body  # type: ignore[attr-defined]
+    return response
+
+
+def test_a_status_the_operation_does_not_declare_is_reported(owner):
+    """The status check can fail: a status the operation does not declare is caught, and so is
+    an error envelope that does not match its schema."""
+    api = ApiClient(Client(enforce_csrf_checks=True, raise_request_exception=False))
+    assert api.login().status_code == 200
+    operation = next(
+        result.ok()
+        for result in _schema(api).get_all_operations()
+        if (result.ok().method.upper(), result.ok().path) == ("GET", "/api/tasks/{task_id}")
+    )
+    case = operation.Case(path_parameters={"task_id": 1})
+    conflict = _answer({"error": {"code": "CONFLICT", "message": "Changed."}}, 409)
+    assert "409 is not as declared" in (_problem(case, conflict) or "")
+    missing = _answer({"error": {"code": "NOT_FOUND", "message": "Not there."}}, 404)
+    assert _problem(case, missing) is None
+    shapeless = _answer({"error": {"code": 404, "message": "Not there."}}, 404)
+    assert "404 is not as declared" in (_problem(case, shapeless) or "")

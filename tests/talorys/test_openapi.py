@@ -85,3 +85,52 @@ def test_wrong_methods_answer_json_405(api, method, path):
     response = getattr(api, method)(path, {}) if method != "delete" else api.delete(path)
 
     assert_envelope(response, 405, "METHOD_NOT_ALLOWED")
+
+
+# --- every status an operation answers is declared (talorys/openapi.py) -------------------------
+
+
+@pytest.fixture
+def operations(api) -> dict[tuple[str, str], dict]:
+    schema = api.get("/api/openapi.json").json()
+    return {
+        (method.upper(), path): operation
+        for path, methods in schema["paths"].items()
+        for method, operation in methods.items()
+    }
+
+
+def declared(operation: dict) -> set[int]:
+    return {int(status) for status in operation["responses"]}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "statuses"),
+    [
+        # The owner's: 401; an id in the path: 404; input: 422; the database: 503.
+        ("GET", "/api/tasks/{task_id}", {200, 401, 404, 422, 503}),
+        # A change of an item: 403 (CSRF, a read token), 409, 413, and 400 for a body.
+        ("PATCH", "/api/tasks/{task_id}", {200, 400, 401, 403, 404, 409, 413, 422, 503}),
+        ("POST", "/api/tasks", {201, 400, 401, 403, 413, 422, 503}),
+        # Anyone may call these: never 401.
+        ("GET", "/api/health", {200, 503}),
+        ("GET", "/api/auth/session", {200, 503}),
+        # What the route adds to the rule: a wrong password, the throttle.
+        ("POST", "/api/auth/login", {200, 400, 401, 413, 422, 429, 503}),
+        ("POST", "/api/chat", {200, 400, 401, 403, 404, 409, 413, 422, 429, 503}),
+    ],
+)
+def test_each_operation_declares_the_errors_it_can_answer(operations, method, path, statuses):
+    assert declared(operations[(method, path)]) == statuses
+
+
+def test_every_error_is_declared_as_the_envelope(operations, api):
+    components = api.get("/api/openapi.json").json()["components"]["schemas"]
+    assert components["ErrorOut"]["required"] == ["error"]
+    assert set(components["ErrorDetailOut"]["required"]) == {"code", "message"}
+    for (method, path), operation in operations.items():
+        assert 503 in declared(operation), (method, path)
+        for status, answer in operation["responses"].items():
+            if int(status) >= 400 and (method, path, status) != ("GET", "/api/health", "503"):
+                schema = answer["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (method, path, status)
