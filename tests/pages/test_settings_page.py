@@ -346,8 +346,14 @@ def test_test_connection_with_nothing_set_says_the_demo_answers(api):
         ({"base_url": "ftp://x.example", "model": "m"}, "must start with http"),
         ({"base_url": "http://127.0.0.1:9/v1"}, "Name the model"),
         ({"model": "m", "extra": 1}, "extra"),
-        ({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk\r\nX: 1"}, "api_key"),
-        ({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "clé"}, "api_key"),
+        (
+            {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk\r\nX: 1"},
+            "api_key can only contain printable ASCII characters",
+        ),
+        (
+            {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "clé"},
+            "api_key can only contain printable ASCII characters",
+        ),
     ],
 )
 def test_test_connection_refuses_bad_input(api, body, said):

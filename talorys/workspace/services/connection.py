@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from asgiref.sync import async_to_sync
 
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
 from talorys.providers import provider_for
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, TextDelta, Usage
 from talorys.providers.http_errors import bearer_headers
@@ -86,6 +87,15 @@ async def _ask(config: ProviderConfig) -> tuple[str, Usage]:
     return text, usage
 
 
+NOTHING_TO_TEST = ConnectionResult(
+    ok=True,
+    provider="demo",
+    base_url="",
+    model="",
+    message="No model server is set, so the built-in demo model answers; nothing to test.",
+)
+
+
 def model_connection_test(
     *, base_url: str | None = None, model: str | None = None, api_key: str | None = None
 ) -> ConnectionResult:
@@ -102,15 +112,11 @@ def model_connection_test(
     url = (base_url or "").strip() or endpoint.base_url
     name = (model or "").strip() or endpoint.model
     key = api_key or (endpoint.api_key if url == endpoint.base_url else "")
-    owner_settings_check(model_base_url=url, model_api_key=api_key or "")
+    owner_settings_check(model_base_url=url)
+    if api_key and not header_safe(api_key):
+        raise ValidationFailed(f"api_key {HEADER_SAFE_TEXT}.")
     if not url:
-        return ConnectionResult(
-            ok=True,
-            provider="demo",
-            base_url="",
-            model="",
-            message="No model server is set, so the built-in demo model answers; nothing to test.",
-        )
+        return NOTHING_TO_TEST
     if not name:
         raise ValidationFailed("Name the model to test as well as the server's URL.")
     config = ProviderConfig(
