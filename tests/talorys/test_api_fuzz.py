@@ -110,6 +110,9 @@ def _token(api: ApiClient, scope: str) -> str:
 
 # The owner's run is the longest (twice the examples), so it is made in two halves of the
 # operations, which the suite's workers can take at the same time (pytest-xdist, the Makefile).
+# A half takes about 2 minutes on a quiet machine and 7 beside two CPU-bound processes: its
+# timeout is for a hang only.
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize(
     ("caller", "half"), [("session", 0), ("session", 1), ("read", None), ("write", None)]
 )
