@@ -13,8 +13,9 @@ render that has used ``BUDGET_SECONDS`` of its thread's CPU time stops and the t
 it is, escaped, in a code block; so is a text past ``MAX_CHARS``, without trying. CPU time,
 not wall time, and without the process's full garbage collections: on a busy machine the
 same text gets the same rendering. Each rendering, either kind, is kept (``CACHE_CHARS`` of
-HTML, by the text's hash), so the next page load of a conversation renders nothing. Async callers use ``render_markdown_async``: the render runs on
-``RENDER_THREADS`` threads of its own, never on the event loop. benchmarks/markdown_render.py
+HTML, by the text's hash), so the next page load of a conversation renders nothing. Async
+callers use ``render_markdown_async``: the render runs on ``RENDER_THREADS`` threads of its own,
+never on the event loop. benchmarks/markdown_render.py
 measures it.
 """
 
@@ -54,14 +55,15 @@ ATTRIBUTES = {
     "pre": {"class"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-# Thread CPU time one render may use before it gives up for plain text. An ordinary reply of
-# about 12,000 characters fits (3-4 µs a character); the worst input found stops within
-# 50-70 ms of CPU in all (benchmarks/markdown_render.py: the budget, then the step running).
-BUDGET_SECONDS = 0.05
+# Thread CPU time one render may use before it gives up for plain text. An ordinary text of
+# about 60,000 characters fits (3-4 µs a character): a long note or reply keeps its formatting.
+# The worst input found stops within about the budget and the step running
+# (benchmarks/markdown_render.py). It runs off the event loop and once per text (the cache).
+BUDGET_SECONDS = 0.25
 # Past this a text is shown as plain text without trying: markdown-it's first pass over the
 # lines costs about 0.4 µs a character before any rule can check the budget, and an ordinary
 # text this long does not render within it anyway (a reply may have 400,000, a note 200,000).
-MAX_CHARS = 50_000
+MAX_CHARS = 100_000
 # A fenced block longer than this is shown escaped, without colours: Pygments takes about
 # 1.6 µs a character, in one call the budget cannot interrupt.
 HIGHLIGHT_MAX_CHARS = 10_000

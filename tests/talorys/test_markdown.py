@@ -105,7 +105,8 @@ def test_a_hostile_text_of_the_largest_size_renders_within_its_budget(hostile):
     finally:
         gc.enable()
     assert spent < 5 * BUDGET_SECONDS, f"{hostile!r}: {spent * 1000:.0f} ms of CPU"
-    assert html == plain_html(text) or html.startswith("<")
+    # Rendered, or plain; reference definitions alone render to nothing.
+    assert html == plain_html(text) or html.startswith("<") or (hostile == "[x]: refs" and not html)
 
 
 def test_a_garbage_collection_inside_a_render_is_not_counted_in_its_budget():
