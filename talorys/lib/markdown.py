@@ -84,6 +84,7 @@ class _OverBudget(Exception):
 class _Deadline(threading.local):
     at: float = float("inf")  # thread CPU time; no render running on this thread: none
     collecting_since: float = 0.0
+    new_lexers: int = 0  # lexers this render has loaded (``_lexer``)
 
 
 _DEADLINE = _Deadline()
@@ -135,13 +136,36 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     _check()
     if len(code) > HIGHLIGHT_MAX_CHARS:
         return ""  # markdown-it escapes the code itself
-    try:
-        lexer = get_lexer_by_name(lang.strip().split()[0]) if lang.strip() else None
-    except ClassNotFound:
-        lexer = None
+    lexer = _lexer(lang.strip().split()[0]) if lang.strip() else None
     if lexer is None:
         return ""
     return highlight(code, lexer, _FORMATTER)
+
+
+# Lexers by the name a fence gives, once per process (a miss too). A lexer's first use imports
+# its module (python 40 ms, the first miss 50 ms): the process's cost, not the text's, so the
+# deadline moves by it, or a short reply with code could come out as plain text, and be kept
+# so. A render loads at most NEW_LEXERS new ones; later unknown names get no colours.
+NEW_LEXERS = 3
+_LEXERS: dict[str, Any] = {}
+_LEXERS_MAX = 1_000
+
+
+def _lexer(name: str) -> Any:
+    if name in _LEXERS:
+        return _LEXERS[name]
+    if _DEADLINE.new_lexers >= NEW_LEXERS:
+        return None
+    _DEADLINE.new_lexers += 1
+    started = time.thread_time()
+    try:
+        lexer = get_lexer_by_name(name)
+    except ClassNotFound:
+        lexer = None
+    _DEADLINE.at += time.thread_time() - started
+    if len(_LEXERS) < _LEXERS_MAX:
+        _LEXERS[name] = lexer
+    return lexer
 
 
 # The block rules that look for their end at each line (markdown-it's terminator chains).
@@ -227,6 +251,7 @@ def _render(text: str) -> str:
     if len(text) > MAX_CHARS:
         return plain_html(text)
     _DEADLINE.at = time.thread_time() + BUDGET_SECONDS
+    _DEADLINE.new_lexers = 0
     try:
         tokens = _MD.parse(text)
         html = _MD.renderer.render(tokens, _MD.options, {})

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import time
+import uuid
 from html.parser import HTMLParser
 
 import pytest
@@ -14,13 +17,16 @@ from talorys.lib.diff import text_diff
 from talorys.lib.markdown import (
     _CACHE,
     _DEADLINE,
+    _LEXERS,
     BUDGET_SECONDS,
     MAX_CHARS,
+    NEW_LEXERS,
     _Cache,
     plain_html,
     render_markdown,
     render_markdown_async,
 )
+from tests.conftest import ROOT
 
 
 def test_headings_emphasis_tables_code_and_links_are_rendered():
@@ -157,3 +163,25 @@ def test_the_cache_drops_the_least_recently_used_past_its_size():
 def test_the_async_render_gives_the_same_html():
     text = "*async* reply"
     assert async_to_sync(render_markdown_async)(text) == render_markdown(text)
+
+
+def test_loading_a_lexer_does_not_count_against_the_budget():
+    """A fresh process's first fence of a language imports its lexer (tens of ms of the
+    process's own): the reply is still rendered, with colours, not plain text kept for good."""
+    script = (
+        "from talorys.lib import markdown\n"
+        "markdown.BUDGET_SECONDS = 0.01\n"
+        "print(markdown.render_markdown('# Hi\\n\\n```haskell\\nmain = print 1\\n```'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert "<h1>Hi</h1>" in done.stdout
+    assert '<code class="language-haskell"><span' in done.stdout
+
+
+def test_a_render_loads_a_few_new_lexers_and_leaves_the_rest_uncoloured():
+    names = [f"made-up-{uuid.uuid4().hex}" for _ in range(NEW_LEXERS + 2)]
+    html = render_markdown("".join(f"```{name}\nx = 1\n```\n\n" for name in names))
+    assert html.count("<pre><code") == len(names)  # rendered: a block each, not one plain text
+    assert [name in _LEXERS for name in names] == [True] * NEW_LEXERS + [False, False]
