@@ -22,6 +22,7 @@ from tests.agent.fake_openai import completion, error, text
 from tests.agent.test_consumer import communicator
 from tests.agent.test_runner import conversation_with, kinds, turn, use_fake
 from tests.conftest import OWNER_PASSWORD
+from tests.waiting import HANG_SECONDS
 
 
 def title_answer(title: str) -> Any:
@@ -215,9 +216,9 @@ def test_the_socket_sends_the_models_title_after_done(owner, fake_openai):
         await ws.connect()
         try:
             await ws.send_json_to({"type": "send", "text": "hello you"})
-            received = [await ws.receive_json_from(timeout=10)]
+            received = [await ws.receive_json_from(timeout=HANG_SECONDS)]
             while received[-1]["type"] != "title" or len(received) == 1:
-                received.append(await ws.receive_json_from(timeout=10))
+                received.append(await ws.receive_json_from(timeout=HANG_SECONDS))
             return received
         finally:
             await ws.disconnect()

@@ -41,9 +41,9 @@ def communicator(cookie: bytes = b"", origin: bytes = b"http://testserver") -> A
 
 
 async def receive_until_done(ws: Any) -> list[dict[str, Any]]:
-    received = [await ws.receive_json_from(timeout=10)]
+    received = [await ws.receive_json_from(timeout=HANG_SECONDS)]
     while received[-1]["type"] != "done":
-        received.append(await ws.receive_json_from(timeout=10))
+        received.append(await ws.receive_json_from(timeout=HANG_SECONDS))
     return received
 
 
@@ -113,7 +113,7 @@ def test_invalid_frames_get_an_error_event_and_change_nothing(session_cookie, fr
                 await ws.send_to(text_data=frame)
             else:
                 await ws.send_json_to(frame)
-            return await ws.receive_json_from(timeout=5)
+            return await ws.receive_json_from(timeout=HANG_SECONDS)
         finally:
             await ws.disconnect()
 
@@ -138,7 +138,7 @@ def test_a_busy_conversation_gets_a_conflict_event(session_cookie):
             await ws.send_json_to(
                 {"type": "send", "text": "again", "conversation_id": conversation.pk}
             )
-            return await ws.receive_json_from(timeout=5)
+            return await ws.receive_json_from(timeout=HANG_SECONDS)
         finally:
             await ws.disconnect()
 
@@ -166,11 +166,11 @@ def test_a_cancel_frame_stops_the_turn(session_cookie, fake_openai):
         await ws.connect()
         try:
             await ws.send_json_to({"type": "send", "text": "think hard"})
-            received = [await ws.receive_json_from(timeout=5) for _ in range(3)]
+            received = [await ws.receive_json_from(timeout=HANG_SECONDS) for _ in range(3)]
             await ws.send_json_to(
                 {"type": "cancel", "conversation_id": received[0]["conversation_id"]}
             )
-            received.append(await ws.receive_json_from(timeout=5))
+            received.append(await ws.receive_json_from(timeout=HANG_SECONDS))
             return received
         finally:
             await ws.disconnect()
@@ -191,7 +191,7 @@ def test_closing_the_socket_cancels_the_turn(session_cookie, fake_openai):
         ws = communicator(session_cookie)
         await ws.connect()
         await ws.send_json_to({"type": "send", "text": "think hard"})
-        received = [await ws.receive_json_from(timeout=5) for _ in range(3)]
+        received = [await ws.receive_json_from(timeout=HANG_SECONDS) for _ in range(3)]
         await ws.disconnect()
         return received
 

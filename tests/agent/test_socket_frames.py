@@ -19,6 +19,7 @@ from benchmarks._websocket import Closed, WebSocket
 from talorys.asgi import application
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
+from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,11 +62,11 @@ def test_a_bad_frame_gets_an_error_and_the_chat_socket_stays_usable(cookie, fake
         assert connected
         try:
             await ws.send_to(**frame)
-            error = await ws.receive_json_from(timeout=10)
+            error = await ws.receive_json_from(timeout=HANG_SECONDS)
             await ws.send_json_to({"type": "send", "text": "still there?"})
-            events = [await ws.receive_json_from(timeout=10)]
+            events = [await ws.receive_json_from(timeout=HANG_SECONDS)]
             while events[-1]["type"] != "done":
-                events.append(await ws.receive_json_from(timeout=10))
+                events.append(await ws.receive_json_from(timeout=HANG_SECONDS))
             return error, events
         finally:
             await ws.disconnect()

@@ -16,6 +16,7 @@ from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import turn, use_fake
 from tests.automations.conftest import browser, eager, push_service  # noqa: F401 (fixtures)
 from tests.automations.test_live_notifications import socket
+from tests.waiting import HANG_SECONDS
 
 SECRET = "door code 4711"
 
@@ -91,7 +92,7 @@ async def test_an_open_page_is_told_live_that_an_approval_waits(owner, fake_open
 
         await sync_to_async(propose_a_delete)(fake_openai, task.pk)
 
-        message = await page.receive_json_from(timeout=5)
+        message = await page.receive_json_from(timeout=HANG_SECONDS)
         assert message["type"] == "notification"
         assert message["notification"]["kind"] == "approval"
         assert message["notification"]["title"].endswith("Delete the task “Old errand”")

@@ -16,6 +16,7 @@ from django.test import Client
 from talorys.asgi import application
 from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
+from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,7 +64,7 @@ async def test_a_notification_made_by_another_process_reaches_an_open_page(sessi
         assert connected
     notification_id = await sync_to_async(made_by_another_process)("From the worker")
     for page in pages:
-        message = await page.receive_json_from(timeout=3)
+        message = await page.receive_json_from(timeout=HANG_SECONDS)
         assert message["type"] == "notification"
         assert message["notification"]["id"] == notification_id
         assert message["notification"]["title"] == "From the worker"
@@ -78,7 +79,7 @@ async def test_a_notification_made_in_the_web_process_is_sent_once(session_key):
     connected, _ = await page.connect()
     assert connected
     notification = await sync_to_async(notify.notification_send)(title="Made here")
-    message = await page.receive_json_from(timeout=3)
+    message = await page.receive_json_from(timeout=HANG_SECONDS)
     assert message["notification"]["id"] == notification.pk
     assert await page.receive_nothing(timeout=2.5)  # the watcher looked twice and sent nothing
     await page.disconnect()
@@ -93,7 +94,9 @@ async def test_the_watcher_stops_with_the_last_page_and_starts_again(session_key
     page = socket(session_key)
     assert (await page.connect())[0]
     notification_id = await sync_to_async(made_by_another_process)("Later")
-    assert (await page.receive_json_from(timeout=3))["notification"]["id"] == notification_id
+    assert (await page.receive_json_from(timeout=HANG_SECONDS))["notification"][
+        "id"
+    ] == notification_id
     await page.disconnect()
 
 
@@ -125,9 +128,9 @@ async def test_a_notification_committed_after_a_newer_one_still_reaches_the_page
     await sync_to_async(taken.wait)(10)
     newer = await sync_to_async(made_by_another_process)("Quick")
     assert newer > made[0]
-    assert (await page.receive_json_from(timeout=3))["notification"]["id"] == newer
+    assert (await page.receive_json_from(timeout=HANG_SECONDS))["notification"]["id"] == newer
     release.set()
     await sync_to_async(slow.join)(10)
-    assert (await page.receive_json_from(timeout=3))["notification"]["id"] == made[0]
+    assert (await page.receive_json_from(timeout=HANG_SECONDS))["notification"]["id"] == made[0]
     assert await page.receive_nothing(timeout=1.5)
     await page.disconnect()

@@ -10,6 +10,7 @@ from django.test import Client
 
 from talorys.asgi import application
 from talorys.notifications import services as notify
+from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +44,7 @@ async def test_an_open_page_receives_each_new_notification_once_committed(sessio
     notification = await sync_to_async(notify.notification_send)(
         title="Call Sam", body="About Friday", kind="reminder", source="automation:3"
     )
-    message = await page.receive_json_from(timeout=5)
+    message = await page.receive_json_from(timeout=HANG_SECONDS)
     assert message["type"] == "notification"
     assert message["notification"] | {"created_at": None} == {
         "id": notification.pk,

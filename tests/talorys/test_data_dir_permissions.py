@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 # Starting the product means importing its settings; this also opens the SQLite database in
@@ -27,6 +29,10 @@ with connection.cursor() as cursor:
     live = {p.name: oct(p.stat().st_mode & 0o777) for p in settings.DATA_DIR.glob("talorys.sqlite3*")}
     print(journal, sorted(live.items()))
 """
+
+
+# Each starts the settings in a fresh Python process: a slow lane (tests/conftest.py).
+pytestmark = pytest.mark.subprocess
 
 
 def start(data_dir: Path) -> str:

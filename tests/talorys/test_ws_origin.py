@@ -24,6 +24,7 @@ from talorys.asgi import application
 from talorys.workspace.models import Task
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
+from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,7 +100,7 @@ def test_a_page_on_another_port_cannot_add_a_task(cookie, fake_openai):
         connected, _ = await ws.connect()
         if connected:
             await ws.send_json_to({"type": "send", "text": "Add a task to wire the money"})
-            while (await ws.receive_json_from(timeout=10))["type"] != "done":
+            while (await ws.receive_json_from(timeout=HANG_SECONDS))["type"] != "done":
                 pass
         await ws.disconnect()
         return connected

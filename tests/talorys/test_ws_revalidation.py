@@ -25,6 +25,7 @@ from talorys.notifications.models import Notification
 from talorys.workspace.models import Task
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD, ApiClient
+from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,18 +50,21 @@ async def open_socket(path: str, client: ApiClient) -> WebsocketCommunicator:
 
 async def chat_turn(ws: WebsocketCommunicator, text: str) -> list[dict[str, Any]]:
     await ws.send_json_to({"type": "send", "text": text})
-    received = [await ws.receive_json_from(timeout=10)]
+    received = [await ws.receive_json_from(timeout=HANG_SECONDS)]
     while received[-1]["type"] not in ("done", "error"):
-        received.append(await ws.receive_json_from(timeout=10))
+        received.append(await ws.receive_json_from(timeout=HANG_SECONDS))
     return received
 
 
 async def assert_refused_and_closed(ws: WebsocketCommunicator) -> None:
-    event = await ws.receive_json_from(timeout=5)
+    event = await ws.receive_json_from(timeout=HANG_SECONDS)
     assert event["type"] == "error"
     assert event["code"] == "UNAUTHORIZED"
     assert event["message"]
-    assert await ws.receive_output(timeout=5) == {"type": "websocket.close", "code": 4401}
+    assert await ws.receive_output(timeout=HANG_SECONDS) == {
+        "type": "websocket.close",
+        "code": 4401,
+    }
 
 
 # --- how a socket's session ends (each runs elsewhere than on the socket) ----------------------
@@ -155,7 +159,7 @@ async def test_an_idle_session_ends_its_open_chat_socket(owner):
         try:
             clock.shift(dt.timedelta(days=6, hours=23))
             await ws.send_json_to({"type": "dance"})  # still live: the frame itself is judged
-            assert (await ws.receive_json_from(timeout=5))["code"] == "VALIDATION"
+            assert (await ws.receive_json_from(timeout=HANG_SECONDS))["code"] == "VALIDATION"
 
             # Socket frames are not activity: seven idle days after the login, it ends.
             clock.shift(dt.timedelta(hours=1, minutes=2))
@@ -222,7 +226,7 @@ async def test_the_notifications_socket_stops_delivering_once_its_session_has_en
     page = await open_socket("/ws/notifications/", phone)
     try:
         await sync_to_async(notify.notification_send)(title="Before")
-        delivered = await page.receive_json_from(timeout=5)
+        delivered = await page.receive_json_from(timeout=HANG_SECONDS)
         assert delivered["notification"]["title"] == "Before"
 
         await sync_to_async(end)(owner, phone)
@@ -246,7 +250,7 @@ async def test_an_idle_session_ends_its_notifications_socket(owner):
         try:
             clock.shift(dt.timedelta(minutes=50))
             await sync_to_async(notify.notification_send)(title="Within the hour")
-            delivered = await page.receive_json_from(timeout=5)
+            delivered = await page.receive_json_from(timeout=HANG_SECONDS)
             assert delivered["notification"]["title"] == "Within the hour"
 
             clock.shift(dt.timedelta(minutes=12))  # 62 minutes without a request
@@ -264,7 +268,7 @@ async def test_other_sessions_sockets_keep_working_when_one_session_ends(owner):
         await sync_to_async(logged_out)(owner, phone)
         await sync_to_async(notify.notification_send)(title="Still here")
         await assert_refused_and_closed(phone_page)
-        delivered = await laptop_page.receive_json_from(timeout=5)
+        delivered = await laptop_page.receive_json_from(timeout=HANG_SECONDS)
         assert delivered["notification"]["title"] == "Still here"
     finally:
         await phone_page.disconnect()
