@@ -27,7 +27,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[1]
 LOCKS = ROOT / "requirements"
 # Where the project's own code lives; its first-party names are these and their top-level folders.
-APP_ROOTS = ("talorys", "agent", "memory", "automations", "approvals", "manage.py")
+APP_ROOTS = ("talorys", "agent", "memory", "automations", "approvals", "backup", "manage.py")
 DEV_ROOTS = ("tests", "benchmarks", "requirements")
 # file -> the optional extra whose packages it may import.
 OPTIONAL_FILES = {"talorys/providers/local_embedding.py": "local-embeddings"}

@@ -22,7 +22,7 @@ from celery import Celery
 from channels.routing import ProtocolTypeRouter
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("talorys", "agent", "memory", "approvals", "automations")
+APPS = ("talorys", "agent", "memory", "approvals", "automations", "backup")
 
 
 # --- reading the files -------------------------------------------------------------------------
