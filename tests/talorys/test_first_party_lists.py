@@ -1,0 +1,62 @@
+"""Every config list of the first-party apps names exactly the apps INSTALLED_APPS runs from the
+repository: a new app added to settings but not to mypy, the layers contract or the lock check
+would go unchecked without anyone noticing."""
+
+import ast
+import tomllib
+from pathlib import Path
+
+from django.apps import apps
+
+from tests.talorys.test_deploy_files import APPS as DEPLOY_APPS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def installed_first_party() -> set[str]:
+    """The top-level packages of the installed apps whose code lives in this repository."""
+    names = set()
+    for config in apps.get_app_configs():
+        path = Path(config.path).resolve()
+        if path.is_relative_to(ROOT) and not path.is_relative_to(ROOT / ".venv"):
+            names.add(config.name.split(".")[0])
+    return names
+
+
+def check_py_app_roots() -> set[str]:
+    """requirements/check.py's APP_ROOTS, read without running the script."""
+    tree = ast.parse((ROOT / "requirements" / "check.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "APP_ROOTS":
+            return set(ast.literal_eval(node.value)) - {"manage.py"}
+    raise AssertionError("requirements/check.py has no APP_ROOTS")
+
+
+def test_installed_first_party_apps_are_the_repository_packages():
+    assert installed_first_party() == {
+        "talorys",
+        "agent",
+        "memory",
+        "approvals",
+        "automations",
+        "backup",
+    }
+
+
+def test_every_config_list_names_the_installed_first_party_apps():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    lists = {
+        "[tool.mypy] files": set(config["mypy"]["files"]),
+        "[tool.importlinter] root_packages": set(config["importlinter"]["root_packages"]),
+        "[tool.ruff.lint.isort] known-first-party": set(
+            config["ruff"]["lint"]["isort"]["known-first-party"]
+        )
+        - {"tests"},
+        "requirements/check.py APP_ROOTS": check_py_app_roots(),
+        "tests/talorys/test_deploy_files.py APPS": set(DEPLOY_APPS),
+    }
+    installed = installed_first_party()
+    wrong = {
+        where: sorted(names ^ installed) for where, names in lists.items() if names != installed
+    }
+    assert not wrong, f"differ from the installed first-party apps: {wrong}"
