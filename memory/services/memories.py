@@ -108,11 +108,7 @@ def memory_update(
     """
     if superseded_by is not _KEEP:
         with transaction.atomic():
-            if version is not None:
-                locked = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
-                if locked is not None:
-                    check_version(locked, version, noun="memory")
-            memory_supersede(memory_id=memory_id, by_id=None, source=source, actor=actor)
+            _memory_make_current(memory_id=memory_id, version=version, source=source, actor=actor)
             return memory_update(
                 memory_id=memory_id,
                 text=text,
@@ -123,44 +119,92 @@ def memory_update(
                 valid_to=valid_to,
                 conflicts_with_id=conflicts_with_id,
             )
-    if text is not None:
-        text = clean_memory_text(text)
-    if category is not None:
-        category = check_choice(category, field="category", choices=Memory.Category.values)
-    source = check_choice(source, field="source", choices=Memory.Source.values)
+    text, category, source = _memory_clean_input(text=text, category=category, source=source)
     with transaction.atomic():
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(f"Memory {memory_id} does not exist.")
         check_version(memory, version, noun="memory")
-        starts = memory.valid_from if valid_from is _KEEP else valid_from
-        ends = memory.valid_to if valid_to is _KEEP else valid_to
-        check_validity(starts, ends)
-        new: dict[str, Any] = {
-            "text": memory.text if text is None else text,
-            "category": memory.category if category is None else category,
-            "valid_from": starts,
-            "valid_to": ends,
-        }
-        conflict = memory.conflicts_with_id
-        if conflicts_with_id is not _KEEP:
-            conflict = conflicts_with_id
-        elif new["text"] != memory.text:
-            conflict = None
-        if all(getattr(memory, name) == value for name, value in new.items()):
-            if conflict != memory.conflicts_with_id:
-                memory.conflicts_with_id = conflict
-                memory.save(update_fields=["conflicts_with"])
-            return memory
-        before = item_fields(MEMORY, memory)
-        for name, value in new.items():
-            setattr(memory, name, value)
-        memory.conflicts_with_id = conflict
-        memory.source = source
-        memory.version += 1
-        memory.save()
-        _record(memory, MemoryRevision.Action.UPDATE, actor=actor, before=before)
+        new, conflict = _memory_changes(
+            memory,
+            text=text,
+            category=category,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            conflicts_with_id=conflicts_with_id,
+        )
+        _memory_save_changes(memory, new=new, conflict=conflict, source=source, actor=actor)
     return memory
+
+
+def _memory_clean_input(
+    *, text: str | None, category: str | None, source: str
+) -> tuple[str | None, str | None, str]:
+    """The update's text, category and source, cleaned and checked; None stays None (kept)."""
+    if text is not None:
+        text = clean_memory_text(text)
+    if category is not None:
+        category = check_choice(category, field="category", choices=Memory.Category.values)
+    source = check_choice(source, field="source", choices=Memory.Source.values)
+    return text, category, source
+
+
+def _memory_make_current(*, memory_id: int, version: int | None, source: str, actor: Actor) -> None:
+    """Clear ``memory_id``'s supersession, refusing a stale ``version``. The caller holds the
+    transaction, so the check and the change commit together."""
+    if version is not None:
+        locked = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
+        if locked is not None:
+            check_version(locked, version, noun="memory")
+    memory_supersede(memory_id=memory_id, by_id=None, source=source, actor=actor)
+
+
+def _memory_changes(
+    memory: Memory,
+    *,
+    text: str | None,
+    category: str | None,
+    valid_from: dt.date | None,
+    valid_to: dt.date | None,
+    conflicts_with_id: int | None,
+) -> tuple[dict[str, Any], int | None]:
+    """The fields ``memory`` would have after the update, and the contradiction it keeps: one
+    given explicitly, none once the text changes (a correction settles it), else the old one."""
+    starts = memory.valid_from if valid_from is _KEEP else valid_from
+    ends = memory.valid_to if valid_to is _KEEP else valid_to
+    check_validity(starts, ends)
+    new: dict[str, Any] = {
+        "text": memory.text if text is None else text,
+        "category": memory.category if category is None else category,
+        "valid_from": starts,
+        "valid_to": ends,
+    }
+    conflict = memory.conflicts_with_id
+    if conflicts_with_id is not _KEEP:
+        conflict = conflicts_with_id
+    elif new["text"] != memory.text:
+        conflict = None
+    return new, conflict
+
+
+def _memory_save_changes(
+    memory: Memory, *, new: dict[str, Any], conflict: int | None, source: str, actor: Actor
+) -> None:
+    """Save the locked ``memory`` with ``new`` fields. Only a changed contradiction mark is saved
+    without a revision or a new version; any other change is versioned and recorded."""
+    if all(getattr(memory, name) == value for name, value in new.items()):
+        if conflict != memory.conflicts_with_id:
+            memory.conflicts_with_id = conflict
+            memory.save(update_fields=["conflicts_with"])
+        return
+    before = item_fields(MEMORY, memory)
+    for name, value in new.items():
+        setattr(memory, name, value)
+    memory.conflicts_with_id = conflict
+    memory.source = source
+    memory.version += 1
+    memory.save()
+    _record(memory, MemoryRevision.Action.UPDATE, actor=actor, before=before)
 
 
 def memory_supersede(
