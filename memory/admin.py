@@ -1,4 +1,4 @@
-"""Django admin for memories. Saves go through memory/services.py, so an operator's repair is
+"""Django admin for memories. Saves go through memory/services/, so an operator's repair is
 recorded in the memory's history like any other change.
 """
 

@@ -203,7 +203,7 @@ CELERY_BEAT_SCHEDULE = {
     "approvals-prune": {"task": "approvals.tasks.prune_pending_actions", "schedule": 6 * 3600.0},
     "bin-purge": {"task": "talorys.workspace.tasks.purge_bin", "schedule": 6 * 3600.0},
     "memory-bin-purge": {"task": "memory.tasks.purge_memory_bin", "schedule": 6 * 3600.0},
-    # The recall index's catch-up (memory/services/index.py); a turn also catches up lazily.
+    # The recall index's catch-up (memory/recall/writer.py); a turn also catches up lazily.
     "recall-reindex": {
         "task": "memory.tasks.reindex_recall",
         "schedule": float(env_int("TALORYS_REINDEX_SECONDS", 600)),
