@@ -161,23 +161,38 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
     except BudgetExhausted as exc:
         return _skip_for_budget(automation, run, exc.message, usage=usage)
     except Exception as exc:
-        log.exception("Automation %s (agent_prompt) failed", automation.pk)
-        error = exc.message if isinstance(exc, AppError) else f"{exc.__class__.__name__}: {exc}"
-        with transaction.atomic():
-            notification = notify.notification_send(
-                title=f"Failed: {automation.name}"[: Notification.TITLE_MAX],
-                body=f"The scheduled prompt could not finish: {error}"[: Notification.BODY_MAX],
-                kind=Notification.Kind.ERROR,
-                source=automation.source,
-            )
-            return _finish(
-                automation,
-                run,
-                status=AutomationRun.Status.ERROR,
-                error=error,
-                usage=usage,
-                notification=notification,
-            )
+        return _run_prompt_failed(automation, run, exc, usage=usage)
+    return _run_prompt_answered(automation, run, reply, usage=usage)
+
+
+def _run_prompt_failed(
+    automation: Automation, run: AutomationRun, exc: Exception, *, usage: dict[str, int]
+) -> AutomationRun:
+    """Log the failure (called while ``exc`` is being handled, so the traceback is kept), tell
+    the owner and record the run as an error."""
+    log.exception("Automation %s (agent_prompt) failed", automation.pk)
+    error = exc.message if isinstance(exc, AppError) else f"{exc.__class__.__name__}: {exc}"
+    with transaction.atomic():
+        notification = notify.notification_send(
+            title=f"Failed: {automation.name}"[: Notification.TITLE_MAX],
+            body=f"The scheduled prompt could not finish: {error}"[: Notification.BODY_MAX],
+            kind=Notification.Kind.ERROR,
+            source=automation.source,
+        )
+        return _finish(
+            automation,
+            run,
+            status=AutomationRun.Status.ERROR,
+            error=error,
+            usage=usage,
+            notification=notification,
+        )
+
+
+def _run_prompt_answered(
+    automation: Automation, run: AutomationRun, reply: str | None, *, usage: dict[str, int]
+) -> AutomationRun:
+    """Send the model's reply to the owner and record the run as done."""
     reply = (reply or "").strip() or "(The model gave no answer.)"
     with transaction.atomic():
         notification = notify.notification_send(
