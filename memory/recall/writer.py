@@ -299,6 +299,31 @@ def reindex(*, full: bool = False, embed_limit: int | None = None) -> ReindexRep
     return report
 
 
+def _sync_changed(*, since: dt.datetime, skip: tuple[str, ...], report: ReindexReport) -> None:
+    """Re-index the items of each kind not in ``skip`` changed since ``since`` (the lookback
+    window), counting into ``report``."""
+    logged = changed_since(
+        kinds=[src.change_kind for src in sources() if src.change_kind and src.kind not in skip],
+        since=since,
+    )
+    for src in sources():
+        if src.kind in skip:
+            continue
+        changed = (
+            logged[src.change_kind]
+            if src.change_kind
+            else (src.changed_since(since) if src.changed_since else {})
+        )
+        # Re-read only what changed after its entry was written: an entry written before a
+        # late-committing change is caught here (the lookback), one written after it by another
+        # pass from older content is left to the catch-up.
+        ids = _stale(src.kind, changed) if changed else set()
+        if ids:
+            written, removed = _sync_kind(src, ids)
+            report.written += written
+            report.removed += removed
+
+
 def reindex_recent(
     *,
     embed_limit: int = RECENT_EMBED_LIMIT,
@@ -324,27 +349,7 @@ def reindex_recent(
         # Never indexed: the first pass indexes every item's words (once per install); its
         # vectors, as capped as ever, are the catch-up's to finish.
         return reindex(embed_limit=embed_limit)
-    window = since - RECENT_LOOKBACK
-    logged = changed_since(
-        kinds=[src.change_kind for src in sources() if src.change_kind and src.kind not in skip],
-        since=window,
-    )
-    for src in sources():
-        if src.kind in skip:
-            continue
-        changed = (
-            logged[src.change_kind]
-            if src.change_kind
-            else (src.changed_since(window) if src.changed_since else {})
-        )
-        # Re-read only what changed after its entry was written: an entry written before a
-        # late-committing change is caught here (the lookback), one written after it by another
-        # pass from older content is left to the catch-up.
-        ids = _stale(src.kind, changed) if changed else set()
-        if ids:
-            written, removed = _sync_kind(src, ids)
-            report.written += written
-            report.removed += removed
+    _sync_changed(since=since - RECENT_LOOKBACK, skip=skip, report=report)
     _embed_pending(limit=embed_limit, report=report, lazy=True, embedder=embedder)
     # The clock moves on at most every CLOCK_STEP: a write (and a commit) at every recall would
     # cost more than the few more changes each pass looks at (the lookback covers the step).
