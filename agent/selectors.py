@@ -162,7 +162,7 @@ def outcome_notes_outside(
 
 
 def outcome_note(action: PendingAction) -> str:
-    """The line a later turn reads about a proposal it made (the seed report's outcome notes)."""
+    """The line a later turn reads about a proposal it made: what became of it, and why."""
     outcome = _OUTCOMES[PendingAction.Status(action.status)]
     if action.status == PendingAction.Status.FAILED and action.error:
         outcome = f"{outcome}: {action.error}"

@@ -240,7 +240,7 @@ def turn_memories(*, text: str, recall: RecallPass) -> list[str]:
 
 def turn_related(*, text: str, conversation_id: int, recall: RecallPass) -> list[str]:
     """The related items are optional: a failure to recall them (the index, the embedder)
-    leaves them out and never fails the turn (the seed report's rule)."""
+    leaves them out and never fails the turn (they add context; the reply does not need them)."""
     try:
         return related_items_for_turn(
             text=text,

@@ -84,7 +84,7 @@ def automation_create(
     parsed = schedule_parse(schedule)
     _check_unwatched_spending(actor, kind=kind, schedule=parsed)
     if origin == Automation.Origin.IMPORT:
-        # An imported prompt must not start running on its own (the seed report's fence).
+        # An imported prompt must not start running on its own: it waits, disabled, for the owner.
         enabled = False
     zone = owner_zone()
     next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone) if enabled else None

@@ -6,7 +6,7 @@ a 500 on every list. Bounded here, such a number is a 422 like any other invalid
 
 ``paginate_rows`` is the same pagination for a list whose output schema is a plain copy of the
 model's fields: the page is read as rows of those fields and written as JSON at once, without a
-model instance and a schema validation per item (talorys/lib/schema_rows.py; issue 14). The
+model instance and a schema validation per item (talorys/lib/schema_rows.py says why). The
 parameters, the answer and the OpenAPI schema are ``@paginate(Pagination)``'s.
 """
 

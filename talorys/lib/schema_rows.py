@@ -3,7 +3,7 @@ ninja then validates one by one.
 
 For each object of a page ninja runs the output schema's validation in Python (its DjangoGetter
 reads every attribute through ``__getattr__``), after Django built a model instance for each row:
-for 50 tasks that was most of the API's cost over a bare view (issue 14). For a schema that only
+for 50 tasks that was most of the API's cost over a bare view. For a schema that only
 copies fields of the model, that work proves nothing the database has not: the values are the
 columns', already of the fields' types. ``SchemaRows`` reads exactly those columns
 (``values_list``) and shapes each row as the schema dumps it (same keys, same order, a nested

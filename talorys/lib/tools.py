@@ -1,4 +1,4 @@
-"""The tool contract and the registry (the seed report's ALL_TOOLS).
+"""The tool contract and the registry of every tool the model may call, by name.
 
 A tool is declared once: name, description, pydantic argument schema, permission and per-turn
 cap. Apps declare their tools in their own ``tools.py`` and register them when they load

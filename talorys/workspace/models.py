@@ -169,7 +169,7 @@ class OwnerSettings(models.Model):
     model_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
     model_name = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
     model_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
-    # Limits: our own defaults (the seed report names budgets and caps but gives no numbers).
+    # Limits per day and per turn: defaults of our own choosing, which the owner's settings change.
     daily_ai_requests = models.PositiveIntegerField(default=200)
     daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
     daily_embedding_requests = models.PositiveIntegerField(default=1000)
