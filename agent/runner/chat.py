@@ -12,10 +12,10 @@ from asgiref.sync import sync_to_async
 
 from agent import services
 from agent.activity import shown_activity
-from agent.executor import ToolExecutor
+from agent.executor import ToolActivity, ToolExecutor
 from agent.models import Message
 from agent.runner.db import db, give_back_request_connection, together
-from agent.runner.events import TurnEvent, TurnState, error_event
+from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
@@ -131,118 +131,158 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     inputs: TurnInputs | None = None
     lease = TurnLease(start)
     conversation_id = start.conversation_id
-    message_id = start.assistant_message_id
-    logger.info("Turn started: conversation %s, reply %s", conversation_id, message_id)
+    logger.info(
+        "Turn started: conversation %s, reply %s", conversation_id, start.assistant_message_id
+    )
     try:
-        if start.title is not None:
-            yield {"type": "title", "conversation_id": conversation_id, "title": start.title}
-        yield {
-            "type": "start",
-            "conversation_id": conversation_id,
-            "message_id": message_id,
-            "user_message_id": start.user_message_id,
-            "replaced_message_ids": list(start.replaced_message_ids),
-        }
+        for event in _opening_events(start):
+            yield event
         # The first model step's gate (a cancel, the budget) is passed with the reads, and the
         # request's connection is given back meanwhile (on its own thread).
         _, read = await together(give_back_request_connection(), read_chat_inputs(start, lease))
         inputs = read  # for the title, after the reply
-        provider = shared_provider(read.provider)
-        messages = await turn_messages(provider, lease, start, read)
-        executor = ToolExecutor(
-            ctx=ToolContext(
-                mode="chat",
-                conversation_id=conversation_id,
-                message_id=message_id,
-                source="chat",
-            ),
-            max_tool_calls=read.max_tool_calls,
-        )
-        steps = model_loop(
-            provider,
-            lease,
-            executor,
-            max_steps=read.max_steps,
-            max_output_tokens=read.max_output_tokens,
-            messages=messages,
-            state=state,
-            first_step_gated=True,
-        )
-        async with aclosing(steps):
-            async for said in steps:
-                if isinstance(said, str):
-                    yield {
-                        "type": "text",
-                        "conversation_id": conversation_id,
-                        "message_id": message_id,
-                        "delta": said,
-                    }
-                else:
-                    yield {
-                        "type": "tool",
-                        "conversation_id": conversation_id,
-                        "message_id": message_id,
-                        "activity": shown_activity(said),
-                    }
+        async with aclosing(_reply_events(start, state, lease, read)) as replies:
+            async for event in replies:
+                yield event
         # Saved complete unless a cancel was accepted meanwhile: turn_finish decides that under
         # the conversation's row lock, so a cancel answered True always ends the reply cancelled.
         state.status = Message.Status.COMPLETE
     except TurnCancelled:
         state.status = Message.Status.CANCELLED
-    except AppError as error:
-        # A ProviderError or BudgetExhausted (PROVIDER_*, BUDGET_EXHAUSTED) is saved like any.
-        if isinstance(error, ProviderError):
-            logger.warning(
-                "Provider error (%s): %s", error.kind, error.message, extra={"kind": error.kind}
-            )
-        state.fail(error.code, error.message)
     except Exception as error:
-        busy = database_unavailable(error)
-        if busy is not None:  # no database connection to be had: load, not a bug
-            state.fail(busy.code, busy.message)
-        else:
-            logger.exception("Conversation %s: the turn failed", conversation_id)
-            state.fail("INTERNAL", "Something went wrong while answering. Try again.")
+        _record_failure(state, error, conversation_id)
     finally:
         # Also reached when the consumer stops early (aclose, cancellation, disconnect): what
         # streamed so far is kept, marked cancelled.
         if state.status == Message.Status.STREAMING:
             state.status = Message.Status.CANCELLED
         await _finish(start, state)
-        elapsed = time.monotonic() - started
-        logger.info(
-            "Turn ended: conversation %s, %s%s in %.2f s (%d model requests, %d tool calls)",
-            conversation_id,
-            state.status,
-            f" {state.error_code}" if state.error_code else "",
-            elapsed,
-            state.requests,
-            len(state.tool_activity),
-            extra={
-                "status": str(state.status),
-                "error_code": state.error_code,
-                "duration_ms": round(elapsed * 1000),
-                "tool_calls": len(state.tool_activity),
-            },
+        _log_turn_end(state, started, conversation_id)
+    async with aclosing(_closing_events(start, state, inputs)) as closing:
+        async for event in closing:
+            yield event
+
+
+def _opening_events(start: services.TurnStart) -> list[TurnEvent]:
+    """The title (when the owner's message gave the conversation one), then ``start``."""
+    events: list[TurnEvent] = []
+    if start.title is not None:
+        events.append(
+            {"type": "title", "conversation_id": start.conversation_id, "title": start.title}
         )
+    events.append(
+        {
+            "type": "start",
+            "conversation_id": start.conversation_id,
+            "message_id": start.assistant_message_id,
+            "user_message_id": start.user_message_id,
+            "replaced_message_ids": list(start.replaced_message_ids),
+        }
+    )
+    return events
+
+
+async def _reply_events(
+    start: services.TurnStart, state: TurnState, lease: TurnLease, read: TurnInputs
+) -> AsyncGenerator[TurnEvent, None]:
+    """The model's steps as ``text`` and ``tool`` events; ``state`` gathers the reply."""
+    provider = shared_provider(read.provider)
+    messages = await turn_messages(provider, lease, start, read)
+    executor = ToolExecutor(
+        ctx=ToolContext(
+            mode="chat",
+            conversation_id=start.conversation_id,
+            message_id=start.assistant_message_id,
+            source="chat",
+        ),
+        max_tool_calls=read.max_tool_calls,
+    )
+    steps = model_loop(
+        provider,
+        lease,
+        executor,
+        max_steps=read.max_steps,
+        max_output_tokens=read.max_output_tokens,
+        messages=messages,
+        state=state,
+        first_step_gated=True,
+    )
+    async with aclosing(steps):
+        async for said in steps:
+            yield _step_event(start, said)
+
+
+def _step_event(start: services.TurnStart, said: str | ToolActivity) -> TextEvent | ToolEvent:
+    """A model step's output: a text delta, or a tool call's shown activity."""
+    if isinstance(said, str):
+        return {
+            "type": "text",
+            "conversation_id": start.conversation_id,
+            "message_id": start.assistant_message_id,
+            "delta": said,
+        }
+    return {
+        "type": "tool",
+        "conversation_id": start.conversation_id,
+        "message_id": start.assistant_message_id,
+        "activity": shown_activity(said),
+    }
+
+
+def _record_failure(state: TurnState, error: Exception, conversation_id: int) -> None:
+    """Mark the turn failed with the error's code; called in the ``except`` that caught it."""
+    if isinstance(error, AppError):
+        # A ProviderError or BudgetExhausted (PROVIDER_*, BUDGET_EXHAUSTED) is saved like any.
+        if isinstance(error, ProviderError):
+            logger.warning(
+                "Provider error (%s): %s", error.kind, error.message, extra={"kind": error.kind}
+            )
+        state.fail(error.code, error.message)
+        return
+    busy = database_unavailable(error)
+    if busy is not None:  # no database connection to be had: load, not a bug
+        state.fail(busy.code, busy.message)
+    else:
+        logger.exception("Conversation %s: the turn failed", conversation_id)
+        state.fail("INTERNAL", "Something went wrong while answering. Try again.")
+
+
+def _log_turn_end(state: TurnState, started: float, conversation_id: int) -> None:
+    elapsed = time.monotonic() - started
+    logger.info(
+        "Turn ended: conversation %s, %s%s in %.2f s (%d model requests, %d tool calls)",
+        conversation_id,
+        state.status,
+        f" {state.error_code}" if state.error_code else "",
+        elapsed,
+        state.requests,
+        len(state.tool_activity),
+        extra={
+            "status": str(state.status),
+            "error_code": state.error_code,
+            "duration_ms": round(elapsed * 1000),
+            "tool_calls": len(state.tool_activity),
+        },
+    )
+
+
+async def _closing_events(
+    start: services.TurnStart, state: TurnState, inputs: TurnInputs | None
+) -> AsyncGenerator[TurnEvent, None]:
+    """After the reply is saved: the error, ``done``, a generated title; then the reindex."""
+    conversation_id = start.conversation_id
     if state.status == Message.Status.ERROR:
         yield error_event(state.error_code, state.error_message, conversation_id)
     yield {
         "type": "done",
         "conversation_id": conversation_id,
-        "message_id": message_id,
+        "message_id": start.assistant_message_id,
         "status": state.status,
         # Rendered off the event loop: markdown-it can take its whole budget on a hostile reply.
         "html": await render_markdown_async(state.text) if state.text.strip() else "",
     }
     if state.status == Message.Status.COMPLETE and inputs is not None:
-        try:
-            titled = await generated_title(
-                inputs.provider, conversation_id=conversation_id, message_id=message_id
-            )
-        except Exception:  # the reply is out and saved; the first words stay the title
-            logger.exception("Conversation %s: title not generated", conversation_id)
-            titled = None
+        titled = await _title_event(start, inputs)
         if titled is not None:
             yield titled
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
@@ -251,6 +291,18 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
         await db(memory_services.reindex_recent)()
     except Exception:
         logger.exception("Conversation %s: recall index not updated", conversation_id)
+
+
+async def _title_event(start: services.TurnStart, inputs: TurnInputs) -> TitleEvent | None:
+    try:
+        return await generated_title(
+            inputs.provider,
+            conversation_id=start.conversation_id,
+            message_id=start.assistant_message_id,
+        )
+    except Exception:  # the reply is out and saved; the first words stay the title
+        logger.exception("Conversation %s: title not generated", start.conversation_id)
+        return None
 
 
 async def run_turn(**begin: Any) -> AsyncGenerator[TurnEvent, None]:
