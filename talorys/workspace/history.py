@@ -291,18 +291,7 @@ def change_revert(
     only those actions; another change id is NotFound there, and nothing changes.
     """
     with transaction.atomic():
-        change = Change.objects.select_for_update().filter(pk=change_id).first()
-        if change is None:
-            raise NotFound(f"Change {change_id} does not exist.")
-        if (of is not None and (change.kind, change.object_id) != of) or (
-            actions is not None and change.action not in actions
-        ):
-            what = f"{of[0]} {of[1]}" if of else "this item"
-            raise NotFound(
-                f"Change {change_id} is not a change of {what} that can be reverted here."
-            )
-        if change.reverted_by.exists():
-            raise Conflict("This change was already reverted.")
+        change = _change_to_revert(change_id=change_id, of=of, actions=actions)
         spec = item_kind(change.kind)
         obj = rows_of(spec.model).select_for_update().filter(pk=change.object_id).first()
         last = (
@@ -314,18 +303,42 @@ def change_revert(
         if refusal is not None:
             raise refusal
         assert obj is not None  # a purged item is refused above
-        if change.action == Change.Action.DELETE:
-            spec.restore(pk=obj.pk, actor=actor, change=change)
-        elif change.action in (Change.Action.CREATE, Change.Action.RESTORE):
-            spec.bin(pk=obj.pk, actor=actor)
-        else:
-            assert spec.apply is not None  # checked by revert_refusal
-            spec.apply(pk=obj.pk, values=change.before or {}, actor=actor)
+        _revert_apply(change=change, spec=spec, pk=obj.pk, actor=actor)
         made = Change.objects.filter(
             kind=change.kind, object_id=obj.pk, pk__gt=last.pk if last else 0
         )
         made.update(reverts=change)
         return list(made.order_by("id"))
+
+
+def _change_to_revert(
+    *, change_id: int, of: tuple[str, int] | None, actions: tuple[str, ...] | None
+) -> Change:
+    """The change, locked, if it may be reverted here and was not already: else NotFound or
+    Conflict. Called inside the revert's transaction."""
+    change = Change.objects.select_for_update().filter(pk=change_id).first()
+    if change is None:
+        raise NotFound(f"Change {change_id} does not exist.")
+    if (of is not None and (change.kind, change.object_id) != of) or (
+        actions is not None and change.action not in actions
+    ):
+        what = f"{of[0]} {of[1]}" if of else "this item"
+        raise NotFound(f"Change {change_id} is not a change of {what} that can be reverted here.")
+    if change.reverted_by.exists():
+        raise Conflict("This change was already reverted.")
+    return change
+
+
+def _revert_apply(*, change: Change, spec: ItemKind, pk: int, actor: Actor) -> None:
+    """Undo ``change`` on the locked item ``pk``: restore a delete, bin a create or a restore,
+    write ``before`` back over an update."""
+    if change.action == Change.Action.DELETE:
+        spec.restore(pk=pk, actor=actor, change=change)
+    elif change.action in (Change.Action.CREATE, Change.Action.RESTORE):
+        spec.bin(pk=pk, actor=actor)
+    else:
+        assert spec.apply is not None  # checked by revert_refusal
+        spec.apply(pk=pk, values=change.before or {}, actor=actor)
 
 
 class SoftDeleteTool(Tool):
