@@ -18,39 +18,19 @@ def change_revert_refusals(changes: Sequence[Change]) -> dict[int, str]:
     again under them), in one query per kind on the page and one for the items' latest
     changes. Changes from ``change_list`` carry ``reverted``; others are looked up.
     """
-    refusals: dict[int, str] = {}
-    ids_by_kind: dict[str, set[int]] = {}
-    pending: list[tuple[Change, ItemKind]] = []
     known = {kind.name: kind for kind in item_kinds()}
-    for change in changes:
-        reverted = getattr(change, "reverted", None)
-        if reverted is None:
-            reverted = change.reverted_by.exists()
-        if reverted:
-            refusals[change.pk] = "Already reverted."
-        elif change.kind not in known:
-            refusals[change.pk] = f"Items of kind {change.kind!r} are no longer kept."
-        else:
-            pending.append((change, known[change.kind]))
-            ids_by_kind.setdefault(change.kind, set()).add(change.object_id)
+    refusals, pending = _refuse_without_reads(changes, known)
     if not pending:
         return refusals
+    ids_by_kind: dict[str, set[int]] = {}
+    for change, _spec in pending:
+        ids_by_kind.setdefault(change.kind, set()).add(change.object_id)
     items = {
         (kind, obj.pk): obj
         for kind, ids in ids_by_kind.items()
         for obj in rows_of(known[kind].model).filter(pk__in=ids)
     }
-    which = Q()
-    for kind, ids in ids_by_kind.items():
-        which |= Q(kind=kind, object_id__in=ids)
-    latest = {
-        (kind, object_id): last
-        for kind, object_id, last in Change.objects.filter(which)
-        .order_by()
-        .values("kind", "object_id")
-        .annotate(last=Max("id"))
-        .values_list("kind", "object_id", "last")
-    }
+    latest = _latest_change_ids(ids_by_kind)
     for change, spec in pending:
         key = (change.kind, change.object_id)
         last_id = latest.get(key)
@@ -63,3 +43,38 @@ def change_revert_refusals(changes: Sequence[Change]) -> dict[int, str]:
         if refusal is not None:
             refusals[change.pk] = refusal.message
     return refusals
+
+
+def _refuse_without_reads(
+    changes: Sequence[Change], known: dict[str, ItemKind]
+) -> tuple[dict[int, str], list[tuple[Change, ItemKind]]]:
+    """The refusals that need no read of the items (already reverted, a kind no longer kept),
+    and the other changes, each with its kind, left for the item-level rule."""
+    refusals: dict[int, str] = {}
+    pending: list[tuple[Change, ItemKind]] = []
+    for change in changes:
+        reverted = getattr(change, "reverted", None)
+        if reverted is None:
+            reverted = change.reverted_by.exists()
+        if reverted:
+            refusals[change.pk] = "Already reverted."
+        elif change.kind not in known:
+            refusals[change.pk] = f"Items of kind {change.kind!r} are no longer kept."
+        else:
+            pending.append((change, known[change.kind]))
+    return refusals, pending
+
+
+def _latest_change_ids(ids_by_kind: dict[str, set[int]]) -> dict[tuple[str, int], int]:
+    """The id of each item's latest change, in one query: (kind, object id) -> change id."""
+    which = Q()
+    for kind, ids in ids_by_kind.items():
+        which |= Q(kind=kind, object_id__in=ids)
+    return {
+        (kind, object_id): last
+        for kind, object_id, last in Change.objects.filter(which)
+        .order_by()
+        .values("kind", "object_id")
+        .annotate(last=Max("id"))
+        .values_list("kind", "object_id", "last")
+    }
