@@ -128,25 +128,39 @@ class OpenAICompatProvider:
                         if state.over:
                             raise state.too_long()
         except httpx.HTTPError as error:
-            raise transport_error(
-                error,
-                server="model server",
-                base_url=self.config.base_url,
-                connect_timeout=self.config.connect_timeout,
-                read_timeout=self.config.read_timeout,
-                received_headers=received_headers,
-            ) from error
+            raise self._transport_error(error, received_headers=received_headers) from error
 
-        if state.chunks == 0:
-            raise ProviderError(
-                "bad_response",
-                f"The model server answered {resp.status_code} without any completion "
-                f"(content type: {content_type or 'none'}).",
-            )
-        if not done and state.finish_reason is None:
-            raise ProviderError("bad_response", "The model stream ended before the model finished.")
+        _check_step_finished(
+            state, done=done, status_code=resp.status_code, content_type=content_type
+        )
         for event in state.closing_events():
             yield event
+
+    def _transport_error(self, error: httpx.HTTPError, *, received_headers: bool) -> ProviderError:
+        """What a failed exchange with this server means, with its address and timeouts."""
+        return transport_error(
+            error,
+            server="model server",
+            base_url=self.config.base_url,
+            connect_timeout=self.config.connect_timeout,
+            read_timeout=self.config.read_timeout,
+            received_headers=received_headers,
+        )
+
+
+def _check_step_finished(
+    state: StepState, *, done: bool, status_code: int, content_type: str
+) -> None:
+    """Refuse a stream that ended with no completion at all, or before the model finished
+    (neither [DONE] nor a finish reason)."""
+    if state.chunks == 0:
+        raise ProviderError(
+            "bad_response",
+            f"The model server answered {status_code} without any completion "
+            f"(content type: {content_type or 'none'}).",
+        )
+    if not done and state.finish_reason is None:
+        raise ProviderError("bad_response", "The model stream ended before the model finished.")
 
 
 # After [DONE] the body has only its end to come (the chunked body's last chunk). A body left
