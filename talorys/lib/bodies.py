@@ -133,6 +133,21 @@ class AsgiBodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
+def _daphne_refuse(request: Any) -> None:
+    """Answer daphne's ``request`` (a WebRequest) with the 413 written straight to its
+    transport, and close the connection: what the client still sends is dropped."""
+    request._talorys_refused = True
+    content_type, body = _too_large_body(request._talorys_path)
+    transport = request.channel.transport
+    transport.write(
+        b"HTTP/1.1 413 Content Too Large\r\n"
+        b"Content-Type: " + content_type + b"\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n"
+        b"Connection: close\r\n\r\n" + body
+    )
+    transport.loseConnection()
+
+
 def daphne_guard() -> None:
     """Make daphne refuse an oversized body while it arrives (see the module docstring).
 
@@ -150,18 +165,6 @@ def daphne_guard() -> None:
     content_chunk = WebRequest.handleContentChunk
     request_received = WebRequest.requestReceived
 
-    def refuse(request: Any) -> None:
-        request._talorys_refused = True
-        content_type, body = _too_large_body(request._talorys_path)
-        transport = request.channel.transport
-        transport.write(
-            b"HTTP/1.1 413 Content Too Large\r\n"
-            b"Content-Type: " + content_type + b"\r\n"
-            b"Content-Length: " + str(len(body)).encode() + b"\r\n"
-            b"Connection: close\r\n\r\n" + body
-        )
-        transport.loseConnection()
-
     def guarded_got_length(self: Any, length: int | None) -> None:
         got_length(self, length)
         raw_path = getattr(self.channel, "_path", b"/") or b"/"
@@ -170,14 +173,14 @@ def daphne_guard() -> None:
         self._talorys_received = 0
         self._talorys_refused = False
         if length is not None and length > self._talorys_limit:
-            refuse(self)
+            _daphne_refuse(self)
 
     def guarded_content_chunk(self: Any, data: bytes) -> None:
         if getattr(self, "_talorys_refused", False):
             return  # answered already: what still arrives is dropped, not stored
         self._talorys_received = getattr(self, "_talorys_received", 0) + len(data)
         if self._talorys_received > getattr(self, "_talorys_limit", settings.MAX_BODY_BYTES):
-            refuse(self)
+            _daphne_refuse(self)
             return
         content_chunk(self, data)
 
