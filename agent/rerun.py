@@ -106,3 +106,23 @@ def check_rerun(
         raise ValidationFailed(f"{article} {chosen[0]} needs the conversation_id it applies to.")
     if message_id is not None and not (regenerate or edit):
         raise ValidationFailed("message_id goes with regenerate or edit.")
+
+
+def turn_target(
+    *,
+    conversation_id: int,
+    text: str,
+    retry: bool,
+    regenerate: bool,
+    edit: bool,
+    message_id: int | None,
+) -> tuple[Message, tuple[int, ...]]:
+    """The owner message a turn answers (unsaved when new), and the ids it replaced: what
+    ``turn_begin`` saves with the reply."""
+    if retry:
+        return retry_target(conversation_id=conversation_id), ()
+    if regenerate:
+        return regenerate_target(conversation_id=conversation_id, message_id=message_id)
+    if edit:
+        return edit_target(conversation_id=conversation_id, text=text, message_id=message_id)
+    return Message(conversation_id=conversation_id, role=Message.Role.USER, content=text), ()

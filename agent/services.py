@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from agent.executor import ToolActivity
 from agent.models import Conversation, Message
-from agent.rerun import check_rerun, edit_target, regenerate_target, retry_target
+from agent.rerun import check_rerun, turn_target
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
@@ -247,75 +247,75 @@ def turn_begin(
     turn_id = secrets.token_hex(16)
     if not (retry or regenerate):
         text = _clean_owner_text(text)
-
     if conversation_id is None:
-        title = conversation_title(text=text)
-        with transaction.atomic():
-            conversation = Conversation.objects.create(
-                title=title, turn_id=turn_id, turn_lease_until=_lease_end()
-            )
-            owner_message = Message.objects.create(
-                conversation=conversation, role=Message.Role.USER, content=text
-            )
-            reply = Message.objects.create(
-                conversation=conversation,
-                role=Message.Role.ASSISTANT,
-                status=Message.Status.STREAMING,
-            )
-        return TurnStart(
-            conversation_id=conversation.pk,
-            turn_id=turn_id,
-            user_message_id=owner_message.pk,
-            assistant_message_id=reply.pk,
-            text=text,
-            title=title,
-        )
-
+        return _turn_begin_new(text=text, turn_id=turn_id)
     turn_claim(conversation_id=conversation_id, turn_id=turn_id)
-    replaced: tuple[int, ...] = ()
     try:
         with transaction.atomic():
-            # With the lease held, no reply here can still be streaming: one that is was left by
-            # a turn whose lease expired (its process died) or that could not save its end.
-            Message.objects.filter(
-                conversation_id=conversation_id, status=Message.Status.STREAMING
-            ).update(
-                status=Message.Status.ERROR,
-                error_code="INTERRUPTED",
-                error_message=INTERRUPTED,
-                updated_at=timezone.now(),
-            )
-            if retry:
-                owner_message = retry_target(conversation_id=conversation_id)
-            elif regenerate:
-                owner_message, replaced = regenerate_target(
-                    conversation_id=conversation_id, message_id=message_id
-                )
-            elif edit:
-                owner_message, replaced = edit_target(
-                    conversation_id=conversation_id, text=text, message_id=message_id
-                )
-            else:
-                owner_message = Message(
-                    conversation_id=conversation_id, role=Message.Role.USER, content=text
-                )
-            reply = Message(
+            _interrupted_replies_close(conversation_id=conversation_id)
+            owner_message, replaced = turn_target(
                 conversation_id=conversation_id,
-                role=Message.Role.ASSISTANT,
-                status=Message.Status.STREAMING,
+                text=text,
+                retry=retry,
+                regenerate=regenerate,
+                edit=edit,
+                message_id=message_id,
             )
-            # One INSERT for both where there are two (ids in order: PostgreSQL and SQLite
-            # return them), so the owner's message always has the smaller id.
-            Message.objects.bulk_create([m for m in (owner_message, reply) if m.pk is None])
+            return _turn_messages_save(
+                turn_id=turn_id, owner_message=owner_message, replaced=replaced
+            )
     except BaseException:
         turn_release(conversation_id=conversation_id, turn_id=turn_id)
         raise
+
+
+def _turn_begin_new(*, text: str, turn_id: str) -> TurnStart:
+    """``turn_begin`` in a new conversation, made with the turn's lease already held."""
+    title = conversation_title(text=text)
+    with transaction.atomic():
+        conversation = Conversation.objects.create(
+            title=title, turn_id=turn_id, turn_lease_until=_lease_end()
+        )
+        owner_message = Message.objects.create(
+            conversation=conversation, role=Message.Role.USER, content=text
+        )
+        return _turn_messages_save(turn_id=turn_id, owner_message=owner_message, title=title)
+
+
+def _interrupted_replies_close(*, conversation_id: int) -> None:
+    """With the lease held, no reply here can still be streaming: one that is was left by a turn
+    whose lease expired (its process died) or that could not save its end."""
+    Message.objects.filter(conversation_id=conversation_id, status=Message.Status.STREAMING).update(
+        status=Message.Status.ERROR,
+        error_code="INTERRUPTED",
+        error_message=INTERRUPTED,
+        updated_at=timezone.now(),
+    )
+
+
+def _turn_messages_save(
+    *,
+    turn_id: str,
+    owner_message: Message,
+    title: str | None = None,
+    replaced: tuple[int, ...] = (),
+) -> TurnStart:
+    """Save the owner's message when new, and the streaming reply; the turn's TurnStart."""
+    reply = Message(
+        conversation_id=owner_message.conversation_id,
+        role=Message.Role.ASSISTANT,
+        status=Message.Status.STREAMING,
+    )
+    # One INSERT for both where there are two (ids in order: PostgreSQL and SQLite return them),
+    # so the owner's message always has the smaller id.
+    Message.objects.bulk_create([m for m in (owner_message, reply) if m.pk is None])
     return TurnStart(
-        conversation_id=conversation_id,
+        conversation_id=owner_message.conversation_id,
         turn_id=turn_id,
         user_message_id=owner_message.pk,
         assistant_message_id=reply.pk,
         text=owner_message.content,
+        title=title,
         replaced_message_ids=replaced,
     )
 
