@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import AsyncGenerator
 from contextlib import aclosing, suppress
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
@@ -166,6 +167,14 @@ async def step_gate(lease: Lease, budgets: tuple[str, ...]) -> None:
     await lease.gate(functools.partial(reserve_step, budgets))
 
 
+@dataclass
+class _StepReply:
+    """What one provider step said: its words (without separators) and its tool calls."""
+
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+
+
 async def model_loop(
     provider: Provider,
     lease: Lease,
@@ -189,59 +198,88 @@ async def model_loop(
         if step > 1 or not first_step_gated:
             await step_gate(lease, budgets)
         state.requests += 1
-        step_text = ""
-        calls: list[ToolCall] = []
-        async with aclosing(
-            stream_step(
-                provider,
-                lease,
-                messages=messages,
-                # Asked each step: once the tool budget is spent the executor offers none.
-                tools=executor.specs(),
-                max_tokens=max_output_tokens,
-                tool_choice="none" if final else "auto",
-            )
-        ) as events:
-            async for event in events:
-                if isinstance(event, TextDelta) and event.text:
-                    delta = event.text
-                    if not step_text and state.text and not state.text[-1].isspace():
-                        delta = STEP_SEPARATOR + delta
-                    room = max_reply_chars - len(state.text)
-                    if len(delta) > room:
-                        # Kept up to the cap, then the turn ends: a model that does not stop (or
-                        # a server that ignores max_tokens) must not fill the database.
-                        state.text += delta[:room]
-                        if room > 0:
-                            yield delta[:room]
-                        raise ProviderError(
-                            "too_long",
-                            f"The model's reply passed {max_reply_chars:,} characters "
-                            "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
-                        )
-                    step_text += event.text
-                    state.text += delta
-                    yield delta
-                elif isinstance(event, ToolCall):
-                    calls.append(event)
-                elif isinstance(event, Usage):
-                    state.input_tokens += event.input_tokens
-                    state.output_tokens += event.output_tokens
-        if final or not calls:
+        reply = _StepReply()
+        events = stream_step(
+            provider,
+            lease,
+            messages=messages,
+            # Asked each step: once the tool budget is spent the executor offers none.
+            tools=executor.specs(),
+            max_tokens=max_output_tokens,
+            tool_choice="none" if final else "auto",
+        )
+        async with aclosing(_step_deltas(events, reply, state, max_reply_chars)) as deltas:
+            async for delta in deltas:
+                yield delta
+        if final or not reply.calls:
             return
-        messages.append(ChatMessage(role="assistant", content=step_text, tool_calls=calls))
-        for call in calls:
-            # Once a cancel is accepted no tool call starts (the poll above may be 0.5 s old).
-            await lease.check(force=True)
-            outcome = await db(executor.execute)(call)
-            _log_tool(outcome)
-            state.tool_activity.append(outcome.activity)
-            yield outcome.activity
-            messages.append(
-                ChatMessage(
-                    role="tool",
-                    content=outcome.content,
-                    tool_call_id=call.id,
-                    name=call.name,
-                )
+        messages.append(ChatMessage(role="assistant", content=reply.text, tool_calls=reply.calls))
+        async with aclosing(_tool_calls_run(lease, executor, reply.calls, messages, state)) as done:
+            async for activity in done:
+                yield activity
+
+
+async def _step_deltas(
+    events: AsyncGenerator[ProviderEvent, None],
+    reply: _StepReply,
+    state: TurnState,
+    max_reply_chars: int,
+) -> AsyncGenerator[str, None]:
+    """The step's text deltas as shown (a step after another starts on a new paragraph);
+    ``reply`` gathers its words and tool calls, ``state`` the reply and the tokens spent."""
+    async with aclosing(events):
+        async for event in events:
+            if isinstance(event, TextDelta) and event.text:
+                delta = event.text
+                if not reply.text and state.text and not state.text[-1].isspace():
+                    delta = STEP_SEPARATOR + delta
+                room = max_reply_chars - len(state.text)
+                if len(delta) > room:
+                    # Kept up to the cap, then the turn ends: a model that does not stop (or a
+                    # server that ignores max_tokens) must not fill the database.
+                    state.text += delta[:room]
+                    if room > 0:
+                        yield delta[:room]
+                    raise _reply_too_long(max_reply_chars)
+                reply.text += event.text
+                state.text += delta
+                yield delta
+            elif isinstance(event, ToolCall):
+                reply.calls.append(event)
+            elif isinstance(event, Usage):
+                state.input_tokens += event.input_tokens
+                state.output_tokens += event.output_tokens
+
+
+def _reply_too_long(max_reply_chars: int) -> ProviderError:
+    return ProviderError(
+        "too_long",
+        f"The model's reply passed {max_reply_chars:,} characters "
+        "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
+    )
+
+
+async def _tool_calls_run(
+    lease: Lease,
+    executor: ToolExecutor,
+    calls: list[ToolCall],
+    messages: list[ChatMessage],
+    state: TurnState,
+) -> AsyncGenerator[ToolActivity, None]:
+    """Run a step's tool calls in order, each activity yielded as it ends and its result added
+    to ``messages`` for the next step."""
+    for call in calls:
+        # Once a cancel is accepted no tool call starts (the poll above may be 0.5 s old).
+        await lease.check(force=True)
+        outcome = await db(executor.execute)(call)
+        _log_tool(outcome)
+        state.tool_activity.append(outcome.activity)
+        yield outcome.activity
+        messages.append(
+            ChatMessage(
+                role="tool",
+                content=outcome.content,
+                tool_call_id=call.id,
+                name=call.name,
             )
+        )
