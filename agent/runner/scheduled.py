@@ -15,13 +15,13 @@ from agent import prompt
 from agent.executor import ToolActivity, ToolExecutor
 from agent.runner.db import db
 from agent.runner.events import TurnState
-from agent.runner.inputs import read_inputs
+from agent.runner.inputs import TurnInputs, read_inputs
 from agent.runner.lease import NoLease
 from agent.runner.model_loop import model_loop
 from talorys.lib.logs import turn_scope
 from talorys.lib.tools import ToolContext
 from talorys.providers import provider_for
-from talorys.providers.base import ChatMessage, ProviderError
+from talorys.providers.base import ChatMessage, Provider, ProviderError
 from talorys.workspace import services as core_services
 
 logger = logging.getLogger(__name__)
@@ -66,19 +66,7 @@ async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -
     provider = provider_for(inputs.provider)
     status = "error"  # until the loop ends with an answer
     try:
-        steps = model_loop(
-            provider,
-            NoLease(),
-            executor,
-            max_steps=inputs.max_steps,
-            max_output_tokens=inputs.max_output_tokens,
-            messages=messages,
-            state=state,
-            budgets=("scheduled_ai", "ai"),
-        )
-        async with aclosing(steps):
-            async for _ in steps:
-                pass
+        await _steps_run(provider, executor, inputs, messages, state)
         status = "ok"
     except ProviderError as error:
         logger.warning(
@@ -87,31 +75,63 @@ async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -
         raise
     finally:
         await provider.aclose()
-        if usage is not None:
-            usage.update(
-                requests=state.requests,
-                input_tokens=state.input_tokens,
-                output_tokens=state.output_tokens,
-            )
-        if state.input_tokens or state.output_tokens:
-            await db(core_services.usage_record_tokens)(
-                input_tokens=state.input_tokens, output_tokens=state.output_tokens
-            )
-        elapsed = time.monotonic() - started
-        logger.info(
-            "Scheduled turn ended: %s, %s in %.2f s (%d model requests, %d tool calls)",
-            source,
-            status,
-            elapsed,
-            state.requests,
-            len(state.tool_activity),
-            extra={
-                "status": status,
-                "duration_ms": round(elapsed * 1000),
-                "tool_calls": len(state.tool_activity),
-            },
-        )
+        await _spent_record(state, usage)
+        _log_end(source, status, started, state)
     return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
+
+
+async def _steps_run(
+    provider: Provider,
+    executor: ToolExecutor,
+    inputs: TurnInputs,
+    messages: list[ChatMessage],
+    state: TurnState,
+) -> None:
+    """The model loop to its answer, with both budgets reserved before every provider call."""
+    steps = model_loop(
+        provider,
+        NoLease(),
+        executor,
+        max_steps=inputs.max_steps,
+        max_output_tokens=inputs.max_output_tokens,
+        messages=messages,
+        state=state,
+        budgets=("scheduled_ai", "ai"),
+    )
+    async with aclosing(steps):
+        async for _ in steps:
+            pass
+
+
+async def _spent_record(state: TurnState, usage: dict[str, int] | None) -> None:
+    """Fill ``usage`` (for the run's receipt) and count the tokens spent."""
+    if usage is not None:
+        usage.update(
+            requests=state.requests,
+            input_tokens=state.input_tokens,
+            output_tokens=state.output_tokens,
+        )
+    if state.input_tokens or state.output_tokens:
+        await db(core_services.usage_record_tokens)(
+            input_tokens=state.input_tokens, output_tokens=state.output_tokens
+        )
+
+
+def _log_end(source: str, status: str, started: float, state: TurnState) -> None:
+    elapsed = time.monotonic() - started
+    logger.info(
+        "Scheduled turn ended: %s, %s in %.2f s (%d model requests, %d tool calls)",
+        source,
+        status,
+        elapsed,
+        state.requests,
+        len(state.tool_activity),
+        extra={
+            "status": status,
+            "duration_ms": round(elapsed * 1000),
+            "tool_calls": len(state.tool_activity),
+        },
+    )
 
 
 def run_scheduled_prompt(*, prompt: str, source: str, usage: dict[str, int] | None = None) -> str:
