@@ -13,6 +13,7 @@ from memory.models import Memory
 from talorys.accounts.auth import request_actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, run_action, whole_number
+from talorys.lib.search import QUERY_MAX
 from talorys.lib.validation import day_in_range
 from talorys.workspace.history import change_revert
 
@@ -58,7 +59,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
             back=LIST,
             done=lambda result: services.remembered_note(result, plain="Memory added."),
         )
-    q = (request.GET.get("q") or "").strip()[:200]
+    q = (request.GET.get("q") or "").strip()[:QUERY_MAX]
     superseded = request.GET.get("show") == "superseded"
     # A search of current memories is recall's ranking (as in the chat); the superseded ones
     # are never recalled, so their search stays a plain text match.
@@ -74,6 +75,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
         {
             "page": page_of(request, memories),
             "q": q,
+            "query_max": QUERY_MAX,
             "superseded": superseded,
             "ranked": ranked,
             # Few by nature (the conflict check marks them, the owner settles them): the first

@@ -17,6 +17,7 @@ from memory import selectors, services
 from memory.models import Memory
 from memory.tools.search import ranked_rows
 from talorys.lib.schemas import BoundedDate, one_of
+from talorys.lib.search import QUERY_MAX
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.services import owner_zone
@@ -83,7 +84,9 @@ def _source(ctx: ToolContext) -> str:
 
 class ListMemoriesArgs(ToolArgs):
     query: str | None = Field(
-        None, max_length=200, description="Only memories containing these words; omit for all."
+        None,
+        max_length=QUERY_MAX,
+        description="Only memories containing these words; omit for all.",
     )
     limit: Annotated[int, Field(ge=1, le=50, description="How many to return at most.")] = 20
 

@@ -35,7 +35,13 @@ def note_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "workspace/notes.html",
-        {"page": page, "q": q, "problem": page_problem(request), "title_max": Note.TITLE_MAX},
+        {
+            "page": page,
+            "q": q,
+            "query_max": QUERY_MAX,
+            "problem": page_problem(request),
+            "title_max": Note.TITLE_MAX,
+        },
     )
 
 

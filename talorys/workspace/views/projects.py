@@ -35,6 +35,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
         {
             "page": page_of(request, projects),
             "q": q,
+            "query_max": QUERY_MAX,
             "problem": page_problem(request),
             "name_max": Project.NAME_MAX,
             "description_max": Project.DESCRIPTION_MAX,

@@ -121,6 +121,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
             "page": page_of(request, tasks),
             "projects": projects,
             "filters": filters,
+            "query_max": QUERY_MAX,
             "problems": problems,
             "statuses": STATUS_FILTERS,
             "due_filters": selectors.TASK_DUE_LABELS,
