@@ -82,6 +82,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
             # ones are shown, with how many wait in all.
             "contradictions": selectors.memory_contradictions()[:20],
             "categories": Memory.Category.choices,
+            "text_max": Memory.TEXT_MAX,
         },
     )
 
@@ -106,6 +107,7 @@ def memory_page(request: HttpRequest, memory_id: int) -> HttpResponse:
             "page": page,
             "history": [(revision, changes.get(revision.pk)) for revision in page.object_list],
             "categories": Memory.Category.choices,
+            "text_max": Memory.TEXT_MAX,
         },
     )
 
