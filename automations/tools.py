@@ -33,6 +33,7 @@ from automations.schedules import (
 from automations.schemas import KindField
 from automations.services import crud
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
     Permission,
     Proposal,
@@ -49,7 +50,6 @@ from talorys.workspace.tools import local_iso
 AutomationId = Annotated[
     int, Field(ge=1, description="The automation's id, from list_automations.")
 ]
-Limit = Annotated[int, Field(ge=1, le=50, description="How many to return at most (1-50).")]
 SNAPSHOT_FIELDS = ("name", "kind", "message", "schedule", "enabled", "cancelled_at")
 
 

@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from memory.conflict import VerdictKind
 from memory.models import Memory
-from talorys.lib.schemas import BoundedDate, ExpectedVersion, In, QueryText
+from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, ExpectedVersion, In, QueryText
 from talorys.lib.search import QUERY_MAX
 
 
@@ -114,7 +114,7 @@ class SearchQuery(Schema):
         max_length=200,
         description="Comma-separated: memories, tasks, notes, projects, automations, messages",
     )
-    limit: int = Field(20, ge=1, le=50)
+    limit: int = Field(20, ge=1, le=LIST_LIMIT_MAX)
 
 
 class SearchHitOut(Schema):

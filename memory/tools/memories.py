@@ -16,7 +16,7 @@ from pydantic import Field
 from memory import selectors, services
 from memory.models import Memory
 from memory.tools.search import ranked_rows
-from talorys.lib.schemas import BoundedDate, one_of
+from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
 from talorys.workspace.history import SoftDeleteTool
@@ -88,7 +88,9 @@ class ListMemoriesArgs(ToolArgs):
         max_length=QUERY_MAX,
         description="Only memories containing these words; omit for all.",
     )
-    limit: Annotated[int, Field(ge=1, le=50, description="How many to return at most.")] = 20
+    limit: Annotated[
+        int, Field(ge=1, le=LIST_LIMIT_MAX, description="How many to return at most.")
+    ] = 20
 
 
 @register

@@ -31,6 +31,16 @@ QueryText = Annotated[str, AfterValidator(_no_nul)]
 # A row id as the database holds it (a signed 64-bit integer): a larger number is bad input
 # (422), not a query that fails in the database. Path ids are bounded in talorys/lib/middleware.py.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
+# The most items a tool's list or the search API answers with at once.
+LIST_LIMIT_MAX = 50
+Limit = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=LIST_LIMIT_MAX,
+        description=f"How many to return at most (1-{LIST_LIMIT_MAX}).",
+    ),
+]
 
 # The version of an item an edit was made from (its ``version`` as read): when the item has
 # changed since, the edit is refused with 409 CONFLICT and changes nothing. Left out, no check.

@@ -35,7 +35,6 @@ def clip(text: str, width: int = EXCERPT) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-Limit = Annotated[int, Field(ge=1, le=50, description="How many to return at most (1-50).")]
 # The version the model read (each item it is shown carries one): an edit from an older read is
 # refused, so the model reads again instead of undoing what the owner changed meanwhile.
 ReadVersion = Annotated[

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from pydantic import Field
 
 from talorys.lib import search as unified_search
+from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
     Permission,
     Proposal,
@@ -24,7 +25,7 @@ from talorys.workspace import selectors, services
 from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.models import Note
 from talorys.workspace.services import owner_zone
-from talorys.workspace.tools.common import Limit, ReadVersion, clip, local_iso
+from talorys.workspace.tools.common import ReadVersion, clip, local_iso
 
 NOTE_READ_LIMIT = 12_000  # chars of a note body one read_note returns; the window is small
 
