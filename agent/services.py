@@ -23,7 +23,7 @@ from agent.models import Conversation, Message
 from agent.rerun import check_rerun, turn_target
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_text, refuse_nul
 from talorys.providers.base import without_nul
 from talorys.workspace.history import ItemKind, bin_restore, change_record, register_kind
 from talorys.workspace.models import Change
@@ -74,9 +74,8 @@ def _clean_owner_text(text: str) -> str:
         raise ValidationFailed("text must not be empty.")
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationFailed(f"text is longer than {MAX_MESSAGE_CHARS} characters.")
-    if "\x00" in text:  # the WebSocket's frames reach here unchecked; PostgreSQL refuses NUL
-        raise ValidationFailed("text must not contain NUL characters.")
-    return text
+    # The WebSocket's frames reach here unchecked.
+    return refuse_nul(text, field="text")
 
 
 def conversation_get(*, conversation_id: int) -> Conversation:
@@ -114,8 +113,7 @@ def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNE
     """The owner's title, recorded in the change log (and revertable there). Final: the model's
     generated title never replaces it (conversation_title_generated)."""
     title = clean_text(title, field="title", max_length=Conversation.TITLE_MAX)
-    if "\x00" in title:
-        raise ValidationFailed("title must not contain NUL characters.")
+    refuse_nul(title, field="title")
     with transaction.atomic():
         # Locked: a generated title landing at the same moment is either overwritten or refused.
         conversation = (

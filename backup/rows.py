@@ -21,6 +21,7 @@ from approvals.models import ApprovalEvent, PendingAction
 from automations.models import Automation, AutomationRun
 from memory.models import Memory, MemoryRevision
 from talorys.lib.schemas import BoundedDate, BoundedDatetime, Id
+from talorys.lib.validation import NUL_REFUSED, has_nul
 from talorys.notifications.models import Notification
 from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
 
@@ -36,8 +37,8 @@ _LONG_TEXT_ALLOWED = frozenset(chr(c) for c in range(1, 32)) | {"\x7f"}
 
 
 def _controls(value: str, allowed: frozenset[str]) -> str:
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+    if has_nul(value):
+        raise ValueError(NUL_REFUSED)
     bad = next((c for c in value if (c < " " or c == "\x7f") and c not in allowed), None)
     if bad is not None:
         raise ValueError(f"must not contain the control character U+{ord(bad):04X}")

@@ -44,6 +44,7 @@ from talorys.lib.errors import (
     Unauthorized,
     ValidationFailed,
 )
+from talorys.lib.validation import has_nul
 
 TOKEN_PREFIX = "tal_"
 # Who made, changed or revoked which API token: one line each, after the commit.
@@ -187,7 +188,7 @@ def owner_authenticate(*, request: HttpRequest, username: str, password: str) ->
         # PostgreSQL cannot even look up a name with a NUL character: no such user, like any other.
         user = (
             None
-            if "\x00" in username
+            if has_nul(username)
             else authenticate(request, username=username, password=password)
         )
     # Another account gets the answer a wrong password gets: who else has one is nobody's business.

@@ -16,13 +16,13 @@ from pydantic import (
     field_validator,
 )
 
-from talorys.lib.validation import date_in_range, day_in_range
+from talorys.lib.validation import NUL_REFUSED, date_in_range, day_in_range, has_nul
 
 
 def _no_nul(value: Any) -> Any:
-    # PostgreSQL cannot store or even compare text with a NUL character: bad input, not a crash.
-    if isinstance(value, str) and "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+    # Bad input, not a crash (talorys/lib/validation.py says why).
+    if isinstance(value, str) and has_nul(value):
+        raise ValueError(NUL_REFUSED)
     return value
 
 

@@ -7,6 +7,23 @@ from zoneinfo import ZoneInfo
 
 from talorys.lib.errors import ValidationFailed
 
+# PostgreSQL cannot store or even compare text with a NUL character: text the owner, an API
+# client or a backup gives with one is refused (what a model sends has it dropped instead,
+# talorys/providers/base.py without_nul).
+NUL = "\x00"
+NUL_REFUSED = "must not contain NUL characters"
+
+
+def has_nul(value: str) -> bool:
+    return NUL in value
+
+
+def refuse_nul(value: str, *, field: str) -> str:
+    """``value`` unchanged, or ValidationFailed when it holds a NUL character."""
+    if has_nul(value):
+        raise ValidationFailed(f"{field} {NUL_REFUSED}.")
+    return value
+
 
 def clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:
     value = (value or "").strip()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from talorys.lib.errors import AppError
+from talorys.lib.validation import NUL, has_nul
 
 
 @dataclass
@@ -74,7 +75,7 @@ def without_nul(value: Any) -> Any:
     ``\\u0000`` inside tool-call arguments); nothing a model says needs it.
     """
     if isinstance(value, str):
-        return value.replace("\x00", "") if "\x00" in value else value
+        return value.replace(NUL, "") if has_nul(value) else value
     if isinstance(value, dict):
         return {without_nul(key): without_nul(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
