@@ -29,7 +29,7 @@ from talorys.accounts.auth import (
     WEBSOCKET_UNAUTHENTICATED,
     websocket_owner_ok,
 )
-from talorys.lib.errors import AppError, Unauthorized, database_unavailable
+from talorys.lib.errors import AppError, InternalError, Unauthorized, classify_failure
 from talorys.lib.websocket import WITHOUT_CHANNEL_LAYER
 
 logger = logging.getLogger(__name__)
@@ -67,12 +67,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             await self.receive_json(await self.decode_json(text_data))
         except Exception as error:
-            busy = database_unavailable(error)
-            if busy is not None:
-                await self.send_json(error_event(busy.code, busy.message))
-                return
-            logger.exception("Chat socket: could not handle a frame")
-            await self.send_json(error_event("INTERNAL", "Could not handle that frame. Try again."))
+            failure = classify_failure(error, message="Could not handle that frame. Try again.")
+            if isinstance(failure, InternalError):
+                logger.exception("Chat socket: could not handle a frame")
+            await self.send_json(error_event(failure.code, failure.message))
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
@@ -131,16 +129,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(error_event(error.code, error.message, frame.conversation_id))
             return
         except Exception as error:
-            busy = database_unavailable(error)  # no connection to be had: try again, not a bug
-            if busy is not None:
-                await self.send_json(error_event(busy.code, busy.message, frame.conversation_id))
-                return
-            logger.exception("Could not start a chat turn")
-            await self.send_json(
-                error_event(
-                    "INTERNAL", "Could not start the turn. Try again.", frame.conversation_id
-                )
-            )
+            failure = classify_failure(error, message="Could not start the turn. Try again.")
+            if isinstance(failure, InternalError):  # no connection to be had: try again, not a bug
+                logger.exception("Could not start a chat turn")
+            await self.send_json(error_event(failure.code, failure.message, frame.conversation_id))
             return
         if start is None:
             await self._session_ended()

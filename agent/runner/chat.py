@@ -22,7 +22,7 @@ from agent.runner.messages import turn_messages
 from agent.runner.model_loop import model_loop, shared_provider
 from agent.runner.title import generated_title
 from memory import services as memory_services
-from talorys.lib.errors import AppError, database_unavailable
+from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown_async
 from talorys.lib.tools import ToolContext
@@ -55,11 +55,8 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
         state.status = await db(_save_outcome)(start, state)
     except Exception as error:
         logger.exception("Conversation %s: could not save the reply", start.conversation_id)
-        busy = database_unavailable(error)
-        if busy is not None:
-            state.fail(busy.code, busy.message)
-        else:
-            state.fail("INTERNAL", "The reply could not be saved. Try again.")
+        failure = classify_failure(error, message="The reply could not be saved. Try again.")
+        state.fail(failure.code, failure.message)
         state.text = ""  # not saved, so not shown either (the done event's html)
         try:
             # Only the error: what streamed may be what the database refused.
@@ -239,12 +236,10 @@ def _record_failure(state: TurnState, error: Exception, conversation_id: int) ->
             )
         state.fail(error.code, error.message)
         return
-    busy = database_unavailable(error)
-    if busy is not None:  # no database connection to be had: load, not a bug
-        state.fail(busy.code, busy.message)
-    else:
+    failure = classify_failure(error, message="Something went wrong while answering. Try again.")
+    if isinstance(failure, InternalError):  # no database connection to be had is load, not a bug
         logger.exception("Conversation %s: the turn failed", conversation_id)
-        state.fail("INTERNAL", "Something went wrong while answering. Try again.")
+    state.fail(failure.code, failure.message)
 
 
 def _log_turn_end(state: TurnState, started: float, conversation_id: int) -> None:

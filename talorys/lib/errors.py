@@ -86,6 +86,13 @@ class ServiceUnavailable(AppError):
         self.retry_after = retry_after
 
 
+class InternalError(AppError):
+    """A bug, not the caller's doing nor the server's state: logged with its traceback."""
+
+    code = "INTERNAL"
+    status = 500
+
+
 # The code for an HTTP status answered without an AppError (an unknown path, a wrong method, a
 # ninja HttpError...). The one map: the middleware and the API's handlers both read it.
 STATUS_CODES: dict[int, str] = {
@@ -105,7 +112,7 @@ STATUS_CODES: dict[int, str] = {
 
 def code_for_status(status: int) -> str:
     """The envelope's code for an HTTP status: ``STATUS_CODES``, else ERROR (4xx) or INTERNAL."""
-    return STATUS_CODES.get(status, "ERROR" if status < 500 else "INTERNAL")
+    return STATUS_CODES.get(status, "ERROR" if status < 500 else InternalError.code)
 
 
 DATABASE_BUSY = "The server is busy (no database connection is free). Try again in a moment."
@@ -157,6 +164,14 @@ def database_unavailable(error: BaseException) -> ServiceUnavailable | None:
             return ServiceUnavailable(reason, retry_after=30 if reason == DISK_FULL else 5)
         current = current.__cause__ or current.__context__
     return None
+
+
+def classify_failure(error: BaseException, *, message: str) -> ServiceUnavailable | InternalError:
+    """What an unexpected ``error`` is answered with: the ServiceUnavailable (503) of
+    ``database_unavailable`` when the database cannot serve now, else an InternalError (500,
+    INTERNAL) with ``message``. The caller logs the traceback of an InternalError only: the
+    other is load, not a bug."""
+    return database_unavailable(error) or InternalError(message)
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from django.http.multipartparser import MultiPartParserError
 
 from talorys.lib.errors import (
     ServiceUnavailable,
+    classify_failure,
     code_for_status,
-    database_unavailable,
     error_body,
 )
 
@@ -100,15 +100,15 @@ class ApiErrorEnvelopeMiddleware:
                 status=400,
             )
         # No database connection to be had (pool exhausted): load, so 503, never 500.
-        busy = database_unavailable(exception)
-        if busy is not None:
-            log.warning("%s %s: %s", request.method, request.path, busy.message)
-            return unavailable_response(request, busy)
+        failure = classify_failure(exception, message=_MESSAGES[500])
+        if isinstance(failure, ServiceUnavailable):
+            log.warning("%s %s: %s", request.method, request.path, failure.message)
+            return unavailable_response(request, failure)
         # Django answers these itself (404, 403, 400); __call__ then wraps that answer.
         if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None
         log.exception("Unhandled error on %s %s", request.method, request.path)
-        return JsonResponse(error_body(code_for_status(500), _MESSAGES[500]), status=500)
+        return JsonResponse(failure.envelope(), status=failure.status)
 
 
 def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
