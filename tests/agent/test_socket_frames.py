@@ -129,7 +129,13 @@ def test_an_oversized_frame_closes_the_socket_with_1009_on_the_live_server(live_
             await again.close()
         return under, closed_with, answered
 
-    under, closed_with, answered = asyncio.run(scenario())
+    # The close frame races the TCP reset right behind it (the server hangs up with the rest of
+    # the 5 MB unread, and the client's failed write can end its reading first), so one attempt
+    # in a few sees only the dropped connection. Before, no attempt ever saw a close frame.
+    for _attempt in range(3):
+        under, closed_with, answered = asyncio.run(scenario())
+        if closed_with == 1009:
+            break
     assert (under["type"], under["code"]) == ("error", "VALIDATION")
     assert closed_with == 1009
     assert (answered["type"], answered["code"]) == ("error", "VALIDATION")
