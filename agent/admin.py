@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from agent import services
 from agent.models import Conversation, Message
 from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.workspace.admin import BinAdmin
+from talorys.lib.service_admin import BinAdmin
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 
-from talorys.workspace.models import LiveManager
+from talorys.history.models import LiveManager
 
 if TYPE_CHECKING:
-    from talorys.workspace.models import Change
+    from talorys.history.models import Change
 
 
 class Origin(models.TextChoices):
@@ -46,7 +46,7 @@ class Conversation(models.Model):
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # In the bin (talorys/workspace/history.py): hidden from lists, and it takes no turns.
+    # In the bin (talorys/history/kinds.py): hidden from lists, and it takes no turns.
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveManager()

@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from agent.activity import ShownActivity, shown_activity
 from agent.models import Conversation, Message, Origin
 from agent.services import MAX_MESSAGE_CHARS
+from talorys.history.schemas import ChangeOut
 from talorys.lib.markdown import render_markdown
 from talorys.lib.schemas import Id, In, QueryText
 from talorys.lib.search import QUERY_MAX
-from talorys.workspace.schemas import ChangeOut
 
 
 class ChatIn(In):

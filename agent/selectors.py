@@ -24,9 +24,9 @@ from agent.models import Conversation, Message, Origin
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
 from memory.recall.sources import Doc, RecallSource
+from talorys.history.models import Change
+from talorys.history.selectors import change_list, changed_since
 from talorys.lib.errors import NotFound
-from talorys.workspace.models import Change
-from talorys.workspace.selectors import change_list, changed_since
 
 HISTORY_LIMIT = 200
 

@@ -21,12 +21,14 @@ from django.utils import timezone
 from agent.executor import ToolActivity
 from agent.models import Conversation, Message
 from agent.rerun import check_rerun, turn_target
+from talorys.history.bin import bin_move_out
+from talorys.history.changes import change_record
+from talorys.history.kinds import ItemKind, register_kind
+from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.validation import clean_text, refuse_nul
 from talorys.providers.base import without_nul
-from talorys.workspace.history import ItemKind, bin_restore, change_record, register_kind
-from talorys.workspace.models import Change
 
 # Long enough that a slow model step never loses it between two renewals (the runner renews
 # every LEASE_SECONDS / 3), short enough that a crashed process frees the conversation soon.
@@ -153,17 +155,9 @@ def conversation_title_generated(*, conversation_id: int, title: str) -> bool:
     )
 
 
-def _conversation_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
-    with transaction.atomic():
-        bin_restore(model=Conversation, pk=pk)
-        conversation = Conversation.objects.get(pk=pk)
-        change_record(
-            kind=CONVERSATION.name,
-            obj=conversation,
-            action=Change.Action.RESTORE,
-            actor=actor,
-            after={"title": conversation.title},
-        )
+def conversation_restore(*, conversation_id: int, actor: Actor = OWNER) -> None:
+    """Out of the bin with its messages, as it was."""
+    bin_move_out(CONVERSATION, conversation_id, actor)
 
 
 CONVERSATION = ItemKind(
@@ -171,8 +165,8 @@ CONVERSATION = ItemKind(
     model=Conversation,
     fields=("title",),
     title=lambda conversation: str(conversation),
-    restore=_conversation_restore,
-    bin=lambda *, pk, actor: conversation_delete(conversation_id=pk, actor=actor),
+    restore=lambda *, pk, actor, change: conversation_restore(conversation_id=pk, actor=actor),
+    delete=lambda *, pk, actor: conversation_delete(conversation_id=pk, actor=actor),
     apply=lambda *, pk, values, actor: conversation_rename(
         conversation_id=pk, title=values["title"], actor=actor
     ),

@@ -14,11 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
+from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import AppError, Conflict, NotFound
 from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.workspace.history import BIN_RETENTION
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from talorys.accounts.sites import AdminPage, admin_page_register
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.lib.service_admin import ServiceAdmin
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 
 for _model in apps.get_app_config("django_celery_beat").get_models():
     # INSTALLED_APPS loads django_celery_beat's admin before this one.

@@ -20,7 +20,7 @@ from django import forms
 from automations.models import Automation
 from automations.schedules import WEEKDAYS, Once, schedule_dump, schedule_parse
 from talorys.lib.errors import ValidationFailed
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 
 SCHEDULE_TYPES = [
     ("once", "Once"),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from talorys.history.models import LiveManager
 from talorys.notifications.models import Notification
-from talorys.workspace.models import LiveManager
 
 
 class Automation(models.Model):

@@ -14,7 +14,7 @@ from automations.models import Automation, AutomationRun
 from automations.schedules import Schedule, describe, schedule_parse, upcoming
 from memory.recall.sources import Doc, RecallSource
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 
 
 def automation_get(*, automation_id: int) -> Automation:

@@ -16,7 +16,7 @@ from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError, transaction
 
 from automations.services import dispatch, runs
-from automations.services.housekeeping import automation_runs_reap, automations_bin_purge
+from automations.services.housekeeping import automation_runs_reap
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,9 @@ def run_automations(claims: list[tuple[int, str, int]]) -> int:
 
 @shared_task
 def housekeeping() -> dict[str, int]:
-    """Beat, every few minutes: close interrupted runs, empty the automations' bin."""
-    return {
-        "interrupted": automation_runs_reap(),
-        "purged": automations_bin_purge(),
-    }
+    """Beat, every few minutes: close interrupted runs (the bin's purge is the bin's own job,
+    talorys/history/tasks.py)."""
+    return {"interrupted": automation_runs_reap()}
 
 
 @worker_ready.connect

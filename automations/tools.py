@@ -32,6 +32,7 @@ from automations.schedules import (
 )
 from automations.schemas import KindField
 from automations.services import crud
+from talorys.history.tools import SoftDeleteTool
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
@@ -43,8 +44,7 @@ from talorys.lib.tools import (
     ToolError,
     register,
 )
-from talorys.workspace.history import SoftDeleteTool
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 from talorys.workspace.tools import local_iso
 
 AutomationId = Annotated[
@@ -259,8 +259,8 @@ class DeleteAutomation(_AutomationApprovalTool):
     verb = "Delete"
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        automation = crud.automation_trash(automation_id=proposal.target_id, actor=ctx.actor)
-        assert automation.deleted_at is not None  # just set by automation_trash
+        automation = crud.automation_delete(automation_id=proposal.target_id, actor=ctx.actor)
+        assert automation.deleted_at is not None  # just set by automation_delete
         return {"undoable": True, "deleted_at": automation.deleted_at.isoformat()}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
@@ -349,5 +349,5 @@ class ScheduleAgentPrompt(Tool):
         return {"undoable": True, "automation_id": automation.pk}
 
     def undo(self, proposal: Proposal, result: dict[str, Any]) -> dict[str, Any]:
-        crud.automation_trash(automation_id=result["automation_id"])
+        crud.automation_delete(automation_id=result["automation_id"])
         return {"deleted": True}

@@ -58,9 +58,11 @@ from backup.rows import (
     TaskRow,
 )
 from memory.models import Memory, MemoryRevision
+from talorys.history.models import Change
 from talorys.lib.schemas import BoundedDatetime
 from talorys.notifications.models import Notification
-from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
+from talorys.owner.models import OwnerSettings
+from talorys.workspace.models import Note, Project, Task
 
 FORMAT = "talorys-backup"
 VERSION = 1
@@ -122,7 +124,7 @@ class KindSpec:
     policy: str = "merge"
     # Columns an import never installs (kept as they are here, or cleared on a new row).
     kept: tuple[str, ...] = ()
-    # Its kind in the change log and the bin (talorys/workspace/history.py), when it has one:
+    # Its kind in the change log and the bin (talorys/history/kinds.py), when it has one:
     # an import's change to a row already here is recorded there, and can be reverted.
     item: str = ""
 

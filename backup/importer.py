@@ -45,10 +45,11 @@ from automations.services.crud import automation_pause
 from backup.checks import Checked, Problems, chunks, row_checked
 from backup.format import BY_NAME, KINDS, KindSpec
 from backup.reader import BackupReader
+from talorys.history.changes import change_record
+from talorys.history.kinds import ItemKind, item_fields, item_kind
+from talorys.history.models import Change
 from talorys.lib.actors import Actor
 from talorys.lib.errors import ValidationFailed
-from talorys.workspace.history import ItemKind, change_record, item_fields, item_kind
-from talorys.workspace.models import Change
 
 IMPORT = Actor(source="import")
 # Rows merged per batch: the memory an import holds, whatever the file's size.

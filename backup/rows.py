@@ -20,10 +20,12 @@ from agent.services import MAX_MESSAGE_CHARS
 from approvals.models import ApprovalEvent, PendingAction
 from automations.models import Automation, AutomationRun
 from memory.models import Memory, MemoryRevision
+from talorys.history.models import Change
 from talorys.lib.schemas import BoundedDate, BoundedDatetime, Id
 from talorys.lib.validation import NUL_REFUSED, has_nul
 from talorys.notifications.models import Notification
-from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
+from talorys.owner.models import OwnerSettings
+from talorys.workspace.models import Note, Project, Task
 
 # A JSON value (a schedule, a change's before and after...) nested deeper than this is refused.
 JSON_DEPTH_MAX = 20

@@ -23,9 +23,9 @@ from django.shortcuts import render
 
 from backup.format import KIND_NAMES
 from backup.services import ImportReport, backup_import, origin_text, report_lines
+from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import owner_page, run_action
-from talorys.workspace.history import BIN_RETENTION
 
 PAGE = "/backup/"
 STASH = "backup_stash"  # the session's {"token", "name", "report"} of the previewed file

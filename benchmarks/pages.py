@@ -54,8 +54,9 @@ def _seed() -> dict[str, int]:
     from agent.models import Conversation, Message
     from automations.models import Automation
     from memory.models import Memory
+    from talorys.history.models import Change
     from talorys.notifications.models import Notification
-    from talorys.workspace.models import Change, Note, Project, Task
+    from talorys.workspace.models import Note, Project, Task
 
     now = timezone.now()
     projects = Project.objects.bulk_create(Project(name=f"Project {n}") for n in range(20))

@@ -107,13 +107,14 @@ def wipe() -> None:
 
     from agent.models import Conversation, Message
     from memory.models import IndexState, Memory, RecallEntry
-    from talorys.workspace import services
     from talorys.workspace.models import Note, Task
 
     with transaction.atomic(), connection.cursor() as cursor:
         for model in (RecallEntry, IndexState, Message, Conversation, Task, Note, Memory):
             cursor.execute(f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)}")
-    services.owner_settings_update(semantic_enabled=False)
+    from talorys.owner.services.settings import owner_settings_update
+
+    owner_settings_update(semantic_enabled=False)
 
 
 def corpus(rs: RecallSet) -> list[str]:
@@ -269,6 +270,7 @@ def load_recall_set(rs: RecallSet) -> dict[int, str]:
 
 def set_semantic(on: bool) -> None:
     """Semantic recall on or off, as the owner's setting."""
-    from talorys.workspace import services
 
-    services.owner_settings_update(semantic_enabled=on)
+    from talorys.owner.services.settings import owner_settings_update
+
+    owner_settings_update(semantic_enabled=on)

@@ -54,14 +54,16 @@ def main() -> None:
     from django.db import connections
     from django.utils import timezone
 
-    from talorys.workspace import history, services
+    from talorys.history.bin import bin_list
+    from talorys.lib.actors import Actor
+    from talorys.workspace import services
     from talorys.workspace.models import Task
 
     try:
         call_command("migrate", verbosity=0)
         print(f"database: {connections['default'].vendor}; {options.calls} calls a run")
         task = services.task_create(title="Bench")
-        chat = history.Actor(source="chat", conversation_id=1, message_id=1)
+        chat = Actor(source="chat", conversation_id=1, message_id=1)
         Task.objects.bulk_create(Task(title=f"Binned {n}") for n in range(1000))
         Task.objects.exclude(pk=task.pk).update(deleted_at=timezone.now())
         for run in range(3):
@@ -76,7 +78,7 @@ def main() -> None:
                 lambda n: services.task_update(task_id=task.pk, title=task.title, actor=chat),
                 options.calls,
             )
-            listing = _per_call_ms(lambda n: history.bin_list(), 20)
+            listing = _per_call_ms(lambda n: bin_list(), 20)
             print(
                 f"run {run + 1}: update with revision {recorded:.3f} ms, without "
                 f"{unchanged:.3f} ms (revision +{recorded - unchanged:.3f} ms); "

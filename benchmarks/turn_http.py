@@ -96,12 +96,13 @@ def seed_child(model_url: str, semantic: bool) -> None:
     from memory import services as memory_services
     from memory.models import RecallEntry
     from talorys.providers import local_embedding
-    from talorys.workspace import services
 
     conversation_id = _seed(model_url)
     if semantic and not local_embedding.available():
         raise SystemExit("the local embedder's model package is missing; or --keyword-recall")
-    services.owner_settings_update(semantic_enabled=semantic)
+    from talorys.owner.services.settings import owner_settings_update
+
+    owner_settings_update(semantic_enabled=semantic)
     # Every item's words indexed now, not by the first turn's lazy pass (a one-off per install);
     # no vectors made here: the random ones below stand in for the catch-up's.
     memory_services.reindex(embed_limit=0)

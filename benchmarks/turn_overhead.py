@@ -42,10 +42,10 @@ def _seed(base_url: str) -> int:
     """Owner data and a 200-message conversation; returns the conversation id."""
     from agent.models import Conversation, Message
     from memory.models import Memory
-    from talorys.workspace import services
+    from talorys.owner.services.settings import owner_settings_update
     from talorys.workspace.models import Note, Task
 
-    services.owner_settings_update(
+    owner_settings_update(
         model_base_url=base_url,
         model_name="fake-model",
         time_zone="Europe/Paris",
@@ -137,7 +137,7 @@ async def _queries_before_first_text(conversation_id: int) -> int:
 
 
 def _one_read() -> object:
-    from talorys.workspace.models import OwnerSettings
+    from talorys.owner.models import OwnerSettings
 
     return OwnerSettings.objects.filter(pk=1).first()
 
@@ -270,8 +270,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from talorys.workspace.selectors import provider_config
-    from talorys.workspace.services import owner_settings_get
+    from talorys.owner.selectors import provider_config
+    from talorys.owner.services.settings import owner_settings_get
     from tests.agent.fake_openai import FakeOpenAI
 
     server = FakeOpenAI().start()

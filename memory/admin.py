@@ -16,7 +16,7 @@ from memory.conflict import Verdict, conflict_check
 from memory.models import IndexState, Memory, MemoryRevision, RecallEntry
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.workspace.admin import ServiceAdmin
+from talorys.lib.service_admin import ServiceAdmin
 
 
 class MemoryRevisionInline(admin.TabularInline):

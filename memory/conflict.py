@@ -27,11 +27,12 @@ from memory.models import Memory
 from memory.selectors import current_memories, recall_memories
 from talorys.lib.errors import BudgetExhausted
 from talorys.lib.subjects import same_subject, subject_of
+from talorys.owner.selectors import provider_config
+from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.services.usage import usage_reserve
 from talorys.providers.base import ChatMessage, ProviderError
 from talorys.providers.demo_verdicts import demo_verdict
 from talorys.providers.structured import json_completion
-from talorys.workspace import selectors as workspace_selectors
-from talorys.workspace import services as workspace_services
 
 logger = logging.getLogger(__name__)
 
@@ -143,11 +144,11 @@ def conflict_check(*, text: str, exclude_id: int | None = None) -> Verdict:
     nearest = candidates(text=text, exclude_id=exclude_id)
     if not nearest:
         return Verdict("unrelated", reason="Nothing similar is remembered.")
-    config = workspace_selectors.provider_config(workspace_services.owner_settings_get())
+    config = provider_config(owner_settings_get())
     if config.is_demo:
         return parse_verdict(demo_verdict(text, [(m.pk, m.text) for m in nearest]), nearest)
     try:
-        workspace_services.usage_reserve(kind="ai")
+        usage_reserve(kind="ai")
     except BudgetExhausted as error:
         return _keep_both(f"not checked: {error}")
     try:

@@ -24,12 +24,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from talorys.owner.models import OwnerSettings
+from talorys.owner.selectors import embeddings_endpoint, embeddings_provider_kind, recall_mode
+from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.services.usage import usage_reserve
 from talorys.providers import local_embedding
 from talorys.providers.base import ProviderError
 from talorys.providers.openai_embeddings import EmbeddingsConfig, OpenAIEmbeddingsClient
-from talorys.workspace import selectors as workspace_selectors
-from talorys.workspace import services as workspace_services
-from talorys.workspace.models import OwnerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class HttpEmbedder:
         size = max(1, self.config.batch_size)
         for start in range(0, len(texts), size):
             # Reserved before the request, like every provider call: a failed call still spent it.
-            workspace_services.usage_reserve(kind="embedding")
+            usage_reserve(kind="embedding")
             rows.extend(self._client.embed_batch(texts[start : start + size]))
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
@@ -112,10 +113,10 @@ def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder 
     """The embedder recall uses now, or None for keyword recall alone
     (talorys.workspace.selectors.recall_mode says which, for the settings page). A caller that
     has the owner's settings at hand passes them."""
-    owner = owner_settings or workspace_services.owner_settings_get()
-    if workspace_selectors.recall_mode(owner_settings=owner) != "hybrid":
+    owner = owner_settings or owner_settings_get()
+    if recall_mode(owner_settings=owner) != "hybrid":
         return None
-    if workspace_selectors.embeddings_provider_kind(owner_settings=owner) == "local":
+    if embeddings_provider_kind(owner_settings=owner) == "local":
         try:
             return local_embedding.local_embedder()
         except RuntimeError:
@@ -123,7 +124,7 @@ def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder 
             # the operator reads why in the log.
             logger.exception("The local embedder could not be loaded; recall is keyword only")
             return None
-    endpoint = workspace_selectors.embeddings_endpoint(owner_settings=owner)
+    endpoint = embeddings_endpoint(owner_settings=owner)
     return _http_embedder(
         EmbeddingsConfig(
             base_url=endpoint.base_url,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from talorys.workspace.models import LiveManager
+from talorys.history.models import LiveManager
 
 
 class Memory(models.Model):

@@ -17,9 +17,10 @@ from memory.recall import engine
 from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
 from memory.recall.writer import reindex_recent
+from talorys.history.models import Change
 from talorys.lib.errors import BudgetExhausted, NotFound
+from talorys.owner.models import OwnerSettings
 from talorys.providers.base import ProviderError
-from talorys.workspace.models import Change, OwnerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def memory_revision_changes(
 ) -> dict[int, Change]:
     """revision id -> the change recorded with it (``reverted`` annotated: whether a revert was
     made of it), for the revisions that have one: what the history's Revert undoes through
-    talorys.workspace.history.change_revert. One query for a page of revisions."""
+    talorys.history.changes.change_revert. One query for a page of revisions."""
     revisions = list(revisions)
     if not revisions:
         return {}

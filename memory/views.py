@@ -11,11 +11,11 @@ from django.shortcuts import render
 from memory import selectors, services
 from memory.models import Memory
 from talorys.accounts.auth import request_actor
+from talorys.history.changes import change_revert
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, run_action, whole_number
 from talorys.lib.search import QUERY_MAX
 from talorys.lib.validation import day_in_range
-from talorys.workspace.history import change_revert
 
 LIST = "/memories/"
 

@@ -15,6 +15,7 @@ from memory.api import router as memory_router
 from memory.api import search_router
 from talorys.accounts.api import auth_router
 from talorys.accounts.auth import NOT_AUTHENTICATED, api_login_required, owner_auth
+from talorys.history.api import bin_router, changes_router
 from talorys.lib.errors import (
     AppError,
     Unauthorized,
@@ -26,15 +27,8 @@ from talorys.lib.errors import (
 from talorys.notifications.api import notifications_router, push_router
 from talorys.openapi import TalorysAPI
 from talorys.ops.api import anyone, health_router
-from talorys.workspace.api import (
-    bin_router,
-    changes_router,
-    notes_router,
-    projects_router,
-    settings_router,
-    tasks_router,
-    usage_router,
-)
+from talorys.owner.api import settings_router, usage_router
+from talorys.workspace.api import notes_router, projects_router, tasks_router
 
 api = TalorysAPI(
     title="Talorys API",

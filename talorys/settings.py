@@ -41,6 +41,8 @@ INSTALLED_APPS = [
     "csp",
     "talorys",
     "talorys.accounts",
+    "talorys.owner",
+    "talorys.history",
     "talorys.workspace",
     "talorys.notifications",
     "memory",
@@ -67,7 +69,7 @@ MIDDLEWARE = [
     # Last, and synchronous only: under ASGI Django then runs every middleware above in the
     # request's one worker thread. Before it, the three above ran async, and each of their
     # process_request/process_response calls hopped to that thread and back (six hops a request).
-    "talorys.workspace.middleware.OwnerTimeZoneMiddleware",
+    "talorys.owner.middleware.OwnerTimeZoneMiddleware",
 ]
 
 ROOT_URLCONF = "talorys.urls"
@@ -84,7 +86,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "talorys.workspace.context.owner_header",
+                "talorys.owner.context.owner_header",
             ],
         },
     },
@@ -201,8 +203,8 @@ TALORYS_HEARTBEAT_SECONDS = env_int("TALORYS_HEARTBEAT_SECONDS", 30)
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {"task": "approvals.tasks.expire_pending_actions", "schedule": 60.0},
     "approvals-prune": {"task": "approvals.tasks.prune_pending_actions", "schedule": 6 * 3600.0},
-    "bin-purge": {"task": "talorys.workspace.tasks.purge_bin", "schedule": 6 * 3600.0},
-    "memory-bin-purge": {"task": "memory.tasks.purge_memory_bin", "schedule": 6 * 3600.0},
+    # The one purge job, over every kind in the bin (talorys/history/bin.py).
+    "bin-purge": {"task": "talorys.history.tasks.purge_bin", "schedule": 6 * 3600.0},
     # The recall index's catch-up (memory/recall/writer.py); a turn also catches up lazily.
     "recall-reindex": {
         "task": "memory.tasks.reindex_recall",

@@ -26,8 +26,8 @@ from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown_async
 from talorys.lib.tools import ToolContext
+from talorys.owner.services.usage import usage_record_tokens
 from talorys.providers.base import ProviderError
-from talorys.workspace import services as core_services
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
                 )
     if state.input_tokens or state.output_tokens:
         try:
-            await db(core_services.usage_record_tokens)(
+            await db(usage_record_tokens)(
                 input_tokens=state.input_tokens, output_tokens=state.output_tokens
             )
         except Exception:  # the reply is saved; a lost count must not turn it into an error

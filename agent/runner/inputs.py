@@ -15,10 +15,10 @@ from agent.runner.db import db, together
 from agent.runner.lease import Lease
 from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
 from memory import selectors as memory_selectors
+from talorys.owner.models import OwnerSettings
+from talorys.owner.selectors import provider_config
+from talorys.owner.services.settings import owner_settings_get
 from talorys.providers.base import ProviderConfig
-from talorys.workspace import services as core_services
-from talorys.workspace.models import OwnerSettings
-from talorys.workspace.selectors import provider_config
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
 OUTCOME_ROUNDS = 4
@@ -58,7 +58,7 @@ def read_inputs(*, text: str) -> TurnInputs:
 
     Recall first catches up with what changed since the last turn (memory.selectors.
     recall_pass; messages are indexed after each reply, the catch-up task does the rest)."""
-    owner = core_services.owner_settings_get()
+    owner = owner_settings_get()
     recalled = memory_selectors.recall_for_turn(
         text=text, conversation_id=None, owner_settings=owner
     )
@@ -84,7 +84,7 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
 def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
     """The settings, the first model step's reservation (its limit is in them) and the index's
     lazy pass: one trip."""
-    owner = core_services.owner_settings_get()
+    owner = owner_settings_get()
     reserve_step(CHAT_BUDGETS, owner_settings=owner)
     return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
 

@@ -12,8 +12,8 @@ from agent.runner.inputs import TurnInputs
 from agent.runner.lease import Lease
 from agent.runner.model_loop import stream_step
 from talorys.lib.errors import BudgetExhausted
+from talorys.owner.services.usage import usage_remaining, usage_reserve
 from talorys.providers.base import ChatMessage, Provider, ProviderError, TextDelta
-from talorys.workspace import services as core_services
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ async def _summarize(
 ) -> str:
     """Fold the overflow into the running summary; on failure keep the old one and go on."""
     try:
-        await db(core_services.usage_reserve)(kind="ai")
+        await db(usage_reserve)(kind="ai")
         parts: list[str] = []
         async with aclosing(
             stream_step(
@@ -71,7 +71,7 @@ async def turn_messages(
     # The day's remaining budget is read only when enough overflowed to want a summary. The
     # first step's request is reserved already (read_chat_inputs), so it counts as left.
     if context.overflow_needs_summary(len(window.overflow)) and context.budget_allows_summary(
-        left_before_turn=await db(core_services.usage_remaining)(kind="ai") + 1
+        left_before_turn=await db(usage_remaining)(kind="ai") + 1
     ):
         summary = await _summarize(provider, lease, start, inputs, window)
     system = inputs.system_prompt(summary=summary, outcomes=inputs.outcomes)

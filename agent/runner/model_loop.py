@@ -22,6 +22,8 @@ from agent.executor import ToolActivity, ToolExecutor, ToolOutcome
 from agent.runner.db import db
 from agent.runner.events import TurnState
 from agent.runner.lease import Lease
+from talorys.owner.models import OwnerSettings
+from talorys.owner.services.usage import usage_reserve
 from talorys.providers import provider_for
 from talorys.providers.base import (
     ChatMessage,
@@ -33,8 +35,6 @@ from talorys.providers.base import (
     ToolCall,
     Usage,
 )
-from talorys.workspace import services as core_services
-from talorys.workspace.models import OwnerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -154,11 +154,11 @@ def reserve_step(kinds: tuple[str, ...], owner_settings: OwnerSettings | None = 
     kind is one conditional UPDATE, atomic by itself: no transaction around it (two round trips
     fewer on every step)."""
     if len(kinds) == 1:
-        core_services.usage_reserve(kind=kinds[0], owner_settings=owner_settings)
+        usage_reserve(kind=kinds[0], owner_settings=owner_settings)
         return
     with transaction.atomic():
         for kind in kinds:
-            core_services.usage_reserve(kind=kind, owner_settings=owner_settings)
+            usage_reserve(kind=kind, owner_settings=owner_settings)
 
 
 async def step_gate(lease: Lease, budgets: tuple[str, ...]) -> None:

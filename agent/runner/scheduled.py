@@ -20,9 +20,9 @@ from agent.runner.lease import NoLease
 from agent.runner.model_loop import model_loop
 from talorys.lib.logs import turn_scope
 from talorys.lib.tools import ToolContext
+from talorys.owner.services.usage import usage_record_tokens
 from talorys.providers import provider_for
 from talorys.providers.base import ChatMessage, Provider, ProviderError
-from talorys.workspace import services as core_services
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ async def _spent_record(state: TurnState, usage: dict[str, int] | None) -> None:
             output_tokens=state.output_tokens,
         )
     if state.input_tokens or state.output_tokens:
-        await db(core_services.usage_record_tokens)(
+        await db(usage_record_tokens)(
             input_tokens=state.input_tokens, output_tokens=state.output_tokens
         )
 

@@ -19,9 +19,9 @@ from agent import selectors, services
 from agent.runner.db import db
 from agent.runner.events import TitleEvent
 from talorys.lib.errors import BudgetExhausted
+from talorys.owner.services.usage import usage_reserve
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError
 from talorys.providers.structured import json_completion
-from talorys.workspace import services as core_services
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ async def generated_title(
     if exchange is None:  # not the first reply, or the owner has named the conversation
         return None
     try:
-        await db(core_services.usage_reserve)(kind="ai")
+        await db(usage_reserve)(kind="ai")
         # Not on the database thread: a slow model server must not hold up others' queries.
         answer = await sync_to_async(json_completion, thread_sensitive=False)(
             config,

@@ -2,7 +2,7 @@
 
 Each change that should void runs already queued bumps ``version`` (see
 automations/services/__init__.py); each change of content is recorded in the change log, and
-automations are a kind of item in the bin (``AUTOMATION``, talorys/workspace/history.py).
+automations are a kind of item in the bin (``AUTOMATION``, talorys/history/kinds.py).
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from django.utils import timezone
 
 from automations.models import Automation
 from automations.schedules import Once, Schedule, next_after, schedule_dump, schedule_parse
+from talorys.history.changes import change_record
+from talorys.history.kinds import ItemKind, item_fields, register_kind
+from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
-from talorys.workspace.history import ItemKind, change_record, item_fields, register_kind
-from talorys.workspace.models import Change
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 
 Kind = Automation.Kind
 
@@ -106,7 +107,7 @@ def automation_create(
 def _changed(
     automation: Automation, action: str, actor: Actor, *, before: dict[str, Any] | None
 ) -> None:
-    """Record a change of the automation's content (talorys/workspace/history.py)."""
+    """Record a change of the automation's content (talorys/history/kinds.py)."""
     change_record(
         kind=AUTOMATION.name,
         obj=automation,
@@ -191,13 +192,8 @@ def automation_resume(*, automation_id: int, actor: Actor = OWNER) -> Automation
     return automation
 
 
-def automation_delete(*, automation_id: int, actor: Actor = OWNER) -> None:
+def automation_delete(*, automation_id: int, actor: Actor = OWNER) -> Automation:
     """To the bin like every delete (restorable for BIN_RETENTION), and it stops running."""
-    automation_trash(automation_id=automation_id, actor=actor)
-
-
-def automation_trash(*, automation_id: int, actor: Actor = OWNER) -> Automation:
-    """To the bin (restorable for BIN_RETENTION), and it stops running."""
     with transaction.atomic():
         automation = _lock(automation_id)
         before = item_fields(AUTOMATION, automation)
@@ -274,7 +270,7 @@ AUTOMATION = ItemKind(
     fields=("name", "message", "schedule", "enabled"),
     title=lambda automation: automation.name,
     restore=lambda *, pk, actor, change: automation_restore(automation_id=pk, actor=actor),
-    bin=lambda *, pk, actor: automation_trash(automation_id=pk, actor=actor),
+    delete=lambda *, pk, actor: automation_delete(automation_id=pk, actor=actor),
     apply=_automation_apply,
 )
 register_kind(AUTOMATION)

@@ -1,4 +1,4 @@
-"""Housekeeping of automations (beat, every few minutes): runs whose worker died, the bin."""
+"""Housekeeping of automations (beat, every few minutes): runs whose worker died."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
-from automations.services.crud import AUTOMATION
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.workspace.history import BIN_RETENTION, bin_purge
 
 # Receipts made before leases existed have none: their age decides (longer than any run takes).
 INTERRUPTED_AFTER = dt.timedelta(minutes=30)
@@ -72,9 +70,3 @@ def automation_runs_reap(*, now: dt.datetime | None = None) -> int:
         with transaction.atomic():
             reaped += automation_run_reap(run=run, automation=run.automation, now=now)
     return reaped
-
-
-def automations_bin_purge(*, now: dt.datetime | None = None) -> int:
-    """Delete for good automations that have been in the bin longer than BIN_RETENTION."""
-    older_than = BIN_RETENTION - ((now or timezone.now()) - timezone.now())
-    return bin_purge(older_than=older_than, kinds=[AUTOMATION.name])

@@ -29,8 +29,8 @@ from automations.services.housekeeping import automation_run_reap, lost_runs
 from talorys.lib.errors import AppError, BudgetExhausted
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.workspace import services
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
+from talorys.owner.services.usage import usage_remaining
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
     with either one used up skips the run here, before anything is spent on it.
     """
     for kind in ("scheduled_ai", "ai"):
-        if services.usage_remaining(kind=kind) <= 0:
+        if usage_remaining(kind=kind) <= 0:
             reason = f"Today's {kind.replace('_', ' ')} request budget is used up."
             return _skip_for_budget(automation, run, reason)
     usage: dict[str, int] = {}  # filled by the runner, also when it raises

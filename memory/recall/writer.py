@@ -35,9 +35,9 @@ from memory.models import IndexState, RecallEntry
 from memory.recall.index import INDEX, STATE_COLUMNS
 from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
+from talorys.history.selectors import changed_since
 from talorys.lib.errors import BudgetExhausted
 from talorys.providers.base import ProviderError
-from talorys.workspace.selectors import changed_since
 
 logger = logging.getLogger(__name__)
 

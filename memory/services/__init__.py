@@ -14,8 +14,6 @@ from memory.services.contradictions import memory_contradiction_keep, memory_con
 from memory.services.memories import (
     MEMORY,
     clean_memory_text,
-    memory_bin,
-    memory_bin_purge,
     memory_create,
     memory_delete,
     memory_restore,
@@ -28,8 +26,6 @@ __all__ = [
     "ReindexReport",
     "Remembered",
     "clean_memory_text",
-    "memory_bin",
-    "memory_bin_purge",
     "memory_contradiction_keep",
     "memory_contradiction_keep_both",
     "memory_correct",

@@ -10,9 +10,9 @@ from django.db.models import Q
 
 from memory.models import Memory, MemoryRevision
 from memory.services.memories import MEMORY, _record, memory_supersede
+from talorys.history.kinds import item_fields
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound
-from talorys.workspace.history import item_fields
 
 
 def _locked_pair(memory_id: int, other_id: int) -> tuple[Memory, Memory]:

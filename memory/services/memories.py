@@ -18,10 +18,11 @@ from django.utils import timezone
 
 from memory.models import Memory, MemoryRevision
 from memory.services.checks import check_choice, check_validity, clean_memory_text
+from talorys.history.changes import change_record
+from talorys.history.kinds import ItemKind, item_fields, register_kind
+from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound
-from talorys.workspace.history import ItemKind, bin_purge, change_record, item_fields, register_kind
-from talorys.workspace.models import Change
 from talorys.workspace.services.common import check_version
 
 
@@ -239,14 +240,10 @@ def memory_supersede(
 
 def memory_delete(
     *, memory_id: int, source: str = Memory.Source.OWNER, actor: Actor = OWNER
-) -> None:
-    """The owner's delete: to the bin like every delete; purging it from the bin (the owner's
-    session) erases the memory and its history, so nothing about it stays behind then."""
-    memory_bin(memory_id=memory_id, source=source, actor=actor)
-
-
-def memory_bin(*, memory_id: int, source: str, actor: Actor = OWNER) -> Memory:
-    """An approved deletion: the memory goes to the bin (restorable for 30 days), with a revision."""
+) -> Memory:
+    """To the bin like every delete (restorable for BIN_RETENTION), with a revision; purging it
+    from the bin (the owner's session) erases the memory and its history, so nothing about it
+    stays behind then."""
     with transaction.atomic():
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
@@ -276,10 +273,6 @@ def memory_restore(
         memory.save(update_fields=["deleted_at", "source", "updated_at"])
         _record(memory, MemoryRevision.Action.RESTORE, actor=actor)
     return memory
-
-
-def memory_bin_purge(*, older_than: dt.timedelta) -> int:
-    return bin_purge(older_than=older_than, kinds=[MEMORY.name])
 
 
 def _memory_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
@@ -313,7 +306,7 @@ MEMORY = ItemKind(
     restore=lambda *, pk, actor, change: memory_restore(
         memory_id=pk, source=_source_of(actor), actor=actor
     ),
-    bin=lambda *, pk, actor: memory_bin(memory_id=pk, source=_source_of(actor), actor=actor),
+    delete=lambda *, pk, actor: memory_delete(memory_id=pk, source=_source_of(actor), actor=actor),
     apply=_memory_apply,
 )
 register_kind(MEMORY)

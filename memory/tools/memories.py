@@ -16,11 +16,11 @@ from pydantic import Field
 from memory import selectors, services
 from memory.models import Memory
 from memory.tools.search import ranked_rows
+from talorys.history.tools import SoftDeleteTool
 from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
-from talorys.workspace.history import SoftDeleteTool
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 from talorys.workspace.tools.common import ReadVersion, local_iso
 
 # The model's choices and limit, shown to the model inline (one_of) as they are on the model.
@@ -212,7 +212,7 @@ class DeleteMemory(SoftDeleteTool):
         return obj.text[:80]
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        services.memory_bin(
+        services.memory_delete(
             memory_id=proposal.target_id, source=Memory.Source.OWNER, actor=ctx.actor
         )
         return {"undoable": True}

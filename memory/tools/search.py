@@ -20,8 +20,8 @@ from pydantic import Field
 from memory import selectors
 from talorys.lib.search import QUERY_MAX, snippet
 from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, register
+from talorys.owner.services.settings import owner_zone
 from talorys.workspace import selectors as workspace_selectors
-from talorys.workspace.services import owner_zone
 from talorys.workspace.tools import notes as note_tools
 from talorys.workspace.tools import tasks as task_tools
 

@@ -55,11 +55,13 @@ class OwnerAdminLoginForm(AdminAuthenticationForm):
 # what acts on it, then the machinery and the accounts. Within a section, models in this order;
 # anything not named comes after, alphabetically, as Django lists it.
 SECTIONS: dict[str, list[str]] = {
-    "workspace": ["Task", "Project", "Note", "Change", "OwnerSettings", "UsageDay"],
+    "workspace": ["Task", "Project", "Note"],
     "memory": ["Memory", "MemoryRevision", "RecallEntry", "IndexState"],
     "automations": ["Automation", "AutomationRun"],
     "approvals": ["PendingAction", "ApprovalEvent"],
     "agent": ["Conversation", "Message"],
+    "history": ["Change"],
+    "owner": ["OwnerSettings", "UsageDay"],
     "notifications": ["Notification", "PushSubscription", "PushDelivery"],
     # Setup runs and heartbeats (talorys/ops), and the pages registered with admin_page_register.
     "ops": ["SetupRun", "Heartbeat"],

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import talorys.workspace.models
+import talorys.owner.models
 
 
 class Migration(migrations.Migration):
@@ -159,7 +159,7 @@ class Migration(migrations.Migration):
                     models.CharField(
                         default="UTC",
                         max_length=64,
-                        validators=[talorys.workspace.models.validate_time_zone],
+                        validators=[talorys.owner.models.validate_time_zone],
                     ),
                 ),
                 ("model_base_url", models.CharField(blank=True, default="", max_length=500)),

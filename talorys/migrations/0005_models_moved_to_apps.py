@@ -8,30 +8,13 @@ existing install keeps its admin history and permissions.
 
 from django.db import migrations
 
+from talorys.lib.migrations import relabel_content_types
+
 MOVED = {
     "accounts": ["apitoken"],
     "workspace": ["project", "task", "note", "ownersettings", "usageday", "change"],
     "notifications": ["notification", "pushsubscription", "pushdelivery"],
 }
-
-
-def _relabel(apps, schema_editor, *, forward: bool) -> None:
-    content_type = apps.get_model("contenttypes", "ContentType")
-    rows = content_type.objects.using(schema_editor.connection.alias)
-    for label, models in MOVED.items():
-        old, new = ("talorys", label) if forward else (label, "talorys")
-        for model in models:
-            # A row under the new label can only exist if it was made by hand: keep it.
-            if not rows.filter(app_label=new, model=model).exists():
-                rows.filter(app_label=old, model=model).update(app_label=new)
-
-
-def relabel_content_types(apps, schema_editor) -> None:
-    _relabel(apps, schema_editor, forward=True)
-
-
-def restore_content_types(apps, schema_editor) -> None:
-    _relabel(apps, schema_editor, forward=False)
 
 
 class Migration(migrations.Migration):
@@ -66,5 +49,8 @@ class Migration(migrations.Migration):
             ],
             database_operations=[],
         ),
-        migrations.RunPython(relabel_content_types, restore_content_types),
+        *(
+            migrations.RunPython(*relabel_content_types("talorys", label, models))
+            for label, models in MOVED.items()
+        ),
     ]

@@ -43,7 +43,7 @@ from talorys.notifications.push_endpoints import (
     endpoint_target,
     push_session,
 )
-from talorys.workspace.services import owner_settings_get
+from talorys.owner.services.settings import owner_settings_get
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from talorys.lib.tools import (
 from talorys.notifications import selectors
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.workspace.services import owner_zone
+from talorys.owner.services.settings import owner_zone
 from talorys.workspace.tools.common import clip, local_iso
 
 

@@ -15,9 +15,10 @@ from django.test import Client
 from agent import selectors, services
 from agent.models import Conversation
 from agent.runner import begin_turn, stream_turn
+from talorys.history.changes import change_revert
+from talorys.history.models import Change
 from talorys.lib.errors import ValidationFailed
-from talorys.workspace.history import change_revert
-from talorys.workspace.models import Change, UsageDay
+from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import completion, error, text
 from tests.agent.test_consumer import communicator
 from tests.agent.test_runner import conversation_with, kinds, turn, use_fake

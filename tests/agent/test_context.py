@@ -10,7 +10,7 @@ from agent import context
 from agent.context import HistoryEntry, Window
 from agent.models import Conversation, Message
 from agent.selectors import conversation_history
-from talorys.workspace.models import UsageDay
+from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import error, text
 from tests.agent.test_runner import conversation_with, sent_messages, turn, use_fake
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from talorys.lib.tools import Permission, Tool, ToolArgs
+from talorys.owner.models import OwnerSettings
+from talorys.owner.selectors import provider_config
 from talorys.providers import provider_for
 from talorys.providers.base import (
     ChatMessage,
@@ -23,8 +25,6 @@ from talorys.providers.base import (
     Usage,
 )
 from talorys.providers.openai_compat import OpenAICompatProvider
-from talorys.workspace.models import OwnerSettings
-from talorys.workspace.selectors import provider_config
 from tests.agent import fake_openai as fake
 from tests.agent.fake_openai import FakeOpenAI, Stall, chunk, events, sse
 

@@ -11,8 +11,9 @@ from approvals.models import PendingAction
 from talorys.lib.errors import BudgetExhausted
 from talorys.lib.tools import Permission, get_tool
 from talorys.notifications.models import Notification
+from talorys.owner.models import UsageDay
 from talorys.workspace import services
-from talorys.workspace.models import Task, UsageDay
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import use_fake
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from agent.executor import ToolExecutor
 from approvals import services as approvals
 from approvals.models import ApprovalEvent, PendingAction
+from talorys.history.bin import bin_purge_expired
 from talorys.lib.tools import Permission, ToolContext, all_tools
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
@@ -236,9 +237,9 @@ def test_undo_window_closes_after_30_days(api, task):
 def test_bin_is_purged_after_30_days_and_old_actions_pruned(api, task):
     action_id = propose("delete_task", task_id=task.pk).result["action_id"]
     api.post(f"/api/approvals/{action_id}/approve")
-    assert services.bin_purge() == 0
+    assert bin_purge_expired() == 0
     with time_machine.travel(timezone.now() + dt.timedelta(days=31)):
-        assert services.bin_purge() == 1
+        assert bin_purge_expired() == 1
         assert approvals.pending_actions_prune() == 1
     assert not Task.objects.filter(pk=task.pk).exists()
     assert not PendingAction.objects.filter(pk=action_id).exists()

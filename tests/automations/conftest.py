@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.db import connection
 
 from talorys.celery import app as celery_app
-from talorys.workspace import services
+from talorys.owner.services.settings import owner_settings_update
 from tests.waiting import HANG_SECONDS
 
 
@@ -30,7 +30,7 @@ def b64url(raw: bytes) -> str:
 @pytest.fixture
 def owner_zone(db) -> Callable[[str], None]:
     def set_zone(name: str) -> None:
-        services.owner_settings_update(time_zone=name)
+        owner_settings_update(time_zone=name)
 
     return set_zone
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from agent.models import Conversation, Message, Origin
 from automations.models import AutomationRun
 from automations.services.crud import automation_create
-from talorys.workspace import services
+from talorys.owner.services.settings import owner_settings_update
 
 NOW = dt.datetime(2026, 6, 10, 14, 0, tzinfo=dt.UTC)  # 10:00 in New York
 TODAY, YESTERDAY = dt.date(2026, 6, 10), dt.date(2026, 6, 9)
@@ -26,7 +26,7 @@ ACTIVITY = "/admin/activity/"
 @pytest.fixture
 def operator(db, django_user_model) -> Client:
     with time_machine.travel(NOW, tick=False):
-        services.owner_settings_update(time_zone="America/New_York")
+        owner_settings_update(time_zone="America/New_York")
         user = django_user_model.objects.create_superuser(username="operator", password="x" * 12)
         client = Client()
         client.force_login(user)

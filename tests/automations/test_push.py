@@ -17,7 +17,7 @@ from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
 from talorys.notifications import tasks as core_tasks
 from talorys.notifications.models import PushDelivery, PushSubscription
-from talorys.workspace import services
+from talorys.owner.services.settings import owner_settings_update
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 1, 15, 21, 30, tzinfo=UTC)  # 22:30 in Paris
@@ -88,7 +88,7 @@ def test_quiet_hours_hold_pushes_not_notifications_until_they_end(
     clock, api, subscribed, send, push_service, owner_zone, browser
 ):
     owner_zone("Europe/Paris")
-    services.owner_settings_update(quiet_hours_start="22:00", quiet_hours_end="07:00")
+    owner_settings_update(quiet_hours_start="22:00", quiet_hours_end="07:00")
     notification = send()
     # The owner's notification list has it at once; only the push waits.
     assert api.get("/api/notifications").json()["items"][0]["id"] == notification.pk

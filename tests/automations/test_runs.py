@@ -15,8 +15,9 @@ from automations.services.crud import automation_create
 from automations.services.digest import DIGEST_ITEMS
 from automations.services.runs import MAX_RUNS_KEPT
 from talorys.notifications.models import Notification
+from talorys.owner.models import UsageDay
+from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services as core_services
-from talorys.workspace.models import UsageDay
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 6, 10, 14, 0, tzinfo=UTC)  # Wednesday 23:00 in Tokyo
@@ -105,7 +106,7 @@ def test_a_long_digest_is_capped(db, clock, run_now):
 
 
 def test_a_scheduled_prompt_without_scheduled_budget_is_skipped_and_says_why(db, clock, run_now):
-    core_services.owner_settings_update(daily_scheduled_ai_requests=0)
+    owner_settings_update(daily_scheduled_ai_requests=0)
     automation = create("agent_prompt", message="Summarise my week", name="Weekly review")
     run = run_now(automation)
     assert run.status == "skipped"
@@ -122,7 +123,7 @@ def test_a_scheduled_prompt_without_scheduled_budget_is_skipped_and_says_why(db,
 def test_a_scheduled_prompt_without_ordinary_budget_is_skipped_before_spending_any(
     db, clock, run_now
 ):
-    core_services.owner_settings_update(daily_ai_requests=0)
+    owner_settings_update(daily_ai_requests=0)
     run = run_now(create("agent_prompt", message="Check my tasks"))
     assert run.status == "skipped" and "ai request budget" in run.error
     assert not UsageDay.objects.filter(scheduled_ai_requests__gt=0).exists()

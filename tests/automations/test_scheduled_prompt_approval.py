@@ -14,9 +14,10 @@ from automations.models import Automation
 from automations.services.crud import automation_create
 from automations.services.runs import automation_run
 from talorys.accounts.services import api_token_create
+from talorys.history.models import Change
 from talorys.notifications.models import Notification
 from talorys.workspace import services as core_services
-from talorys.workspace.models import Change, Task
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import turn, use_fake
 

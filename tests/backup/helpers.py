@@ -17,8 +17,10 @@ from automations.models import Automation, AutomationRun
 from backup.format import FORMAT, KINDS, VERSION, canonical, checksum_text, new_checksum
 from backup.services import backup_export
 from memory.models import Memory, MemoryRevision
+from talorys.history.models import Change
 from talorys.notifications.models import Notification
-from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
+from talorys.owner.models import OwnerSettings
+from talorys.workspace.models import Note, Project, Task
 
 NOW = dt.datetime(2026, 11, 30, 9, 30, tzinfo=dt.UTC)
 

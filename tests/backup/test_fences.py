@@ -15,8 +15,10 @@ from approvals.services import pending_action_approve, pending_action_undo
 from automations.models import Automation
 from backup.services import backup_import
 from memory.models import Memory
+from talorys.history.models import Change
 from talorys.lib.errors import AppError, ValidationFailed
-from talorys.workspace.models import Change, OwnerSettings, Task
+from talorys.owner.models import OwnerSettings
+from talorys.workspace.models import Task
 from tests.backup.helpers import NOW, clear, document, exported, raw, seed
 
 pytestmark = pytest.mark.django_db

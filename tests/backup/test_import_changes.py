@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from backup.services import backup_import
-from talorys.workspace.history import change_revert
-from talorys.workspace.models import Change, Note, Task
+from talorys.history.changes import change_revert
+from talorys.history.models import Change
+from talorys.workspace.models import Note, Task
 from tests.backup.helpers import document, exported, raw, seed
 
 pytestmark = pytest.mark.django_db

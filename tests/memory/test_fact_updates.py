@@ -17,7 +17,7 @@ import pytest
 
 from agent.runner.inputs import read_inputs
 from memory.models import Memory
-from talorys.workspace import services
+from talorys.owner.services.settings import owner_settings_update
 from tests.agent.fake_openai import text, tool_calls, verdict
 from tests.memory.test_conflict import sent_facts
 from tests.memory.test_turn_recall import say, system_prompt
@@ -128,7 +128,7 @@ def test_with_the_demo_the_later_fact_supersedes_the_earlier(api, first, then, o
 def test_with_a_model_giving_the_verdict_the_later_fact_supersedes(
     api, fake_openai, first, then, _old, _new
 ):
-    services.owner_settings_update(
+    owner_settings_update(
         model_base_url=fake_openai.base_url, model_name="fake-model", semantic_enabled=False
     )
     old_text, new_text = model_words(first), model_words(then)

@@ -12,8 +12,9 @@ import pytest
 from benchmarks import recall_set
 from memory import embeddings
 from memory import services as memory_services
+from talorys.owner.selectors import recall_mode
+from talorys.owner.services.settings import owner_settings_get
 from talorys.providers import local_embedding
-from talorys.workspace import selectors as workspace_selectors
 from talorys.workspace import services
 from tests.conftest import _missing
 
@@ -176,8 +177,8 @@ def test_an_unknown_runtime_is_refused_at_start(tmp_path):
 
 @pytest.mark.django_db
 def test_the_default_embedder_is_the_numpy_runtime():
-    owner = services.owner_settings_get()
-    assert workspace_selectors.recall_mode(owner_settings=owner) == "hybrid"
+    owner = owner_settings_get()
+    assert recall_mode(owner_settings=owner) == "hybrid"
     assert isinstance(embeddings.active_embedder(), local_embedding.NumpyEmbedder)
 
 

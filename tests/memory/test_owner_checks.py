@@ -10,7 +10,7 @@ from django.test import Client
 
 from memory import services
 from memory.models import Memory, MemoryRevision
-from talorys.workspace.models import Change
+from talorys.history.models import Change
 from tests.agent.fake_openai import verdict
 from tests.agent.test_runner import use_fake
 from tests.memory.test_conflict import sent_facts

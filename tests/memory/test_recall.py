@@ -10,8 +10,12 @@ from memory import selectors
 from memory import services as memory_services
 from memory.models import RecallEntry
 from memory.recall.index import RecallIndex
+from talorys.history.bin import bin_restore
+from talorys.history.kinds import item_kind
+from talorys.lib.actors import OWNER
 from talorys.lib.errors import ValidationFailed
-from talorys.workspace import history, services
+from talorys.owner.services.settings import owner_settings_update
+from talorys.workspace import services
 from tests.agent.fake_openai import error
 from tests.memory.conftest import one_of_each, use_fake_embeddings
 
@@ -77,13 +81,13 @@ def test_binned_and_superseded_items_are_never_recalled_and_a_restored_one_comes
     memory_services.memory_supersede(memory_id=items["memories"].pk, by_id=newer.pk, source="owner")
     for kind, item in items.items():
         if kind not in ("memories", "messages"):
-            history.item_kind(kind.removesuffix("s")).bin(pk=item.pk, actor=history.OWNER)
+            item_kind(kind.removesuffix("s")).delete(pk=item.pk, actor=OWNER)
     conversation = items["messages"].conversation
-    history.item_kind("conversation").bin(pk=conversation.pk, actor=history.OWNER)
+    item_kind("conversation").delete(pk=conversation.pk, actor=OWNER)
 
     assert kinds_and_ids(selectors.recall_items(query="skopelos")) == [("memories", newer.pk)]
 
-    history.bin_restore_item(kind="task", pk=items["tasks"].pk)
+    bin_restore(kind="task", pk=items["tasks"].pk)
     assert ("tasks", items["tasks"].pk) in kinds_and_ids(selectors.recall_items(query="skopelos"))
 
 
@@ -203,7 +207,7 @@ def test_a_new_embeddings_model_re_embeds_every_vector(fake_openai):
         f"fake-embed @ {fake_openai.base_url}"
     }
 
-    services.owner_settings_update(embeddings_model="fake-embed-v2")
+    owner_settings_update(embeddings_model="fake-embed-v2")
     report = memory_services.reindex()
 
     assert report.embedded == RecallEntry.objects.filter(live=True).count() == 6
@@ -233,7 +237,7 @@ def test_an_exhausted_embedding_budget_falls_back_to_keywords_without_a_request(
     use_fake_embeddings(fake_openai)
     task = services.task_create(title="Book the Skopelos ferry")
     memory_services.reindex()
-    services.owner_settings_update(daily_embedding_requests=0)
+    owner_settings_update(daily_embedding_requests=0)
     sent = len(fake_openai.embedding_requests)
 
     found = selectors.recall_search(query="skopelos ferries")

@@ -55,7 +55,7 @@ def test_beat_ignores_other_tasks(db, not_beat):
     beat_init.send(sender=None)
     first = seen()["beat"]
 
-    before_task_publish.send(sender="talorys.workspace.tasks.purge_bin", body=(), headers={})
+    before_task_publish.send(sender="talorys.history.tasks.purge_bin", body=(), headers={})
 
     assert seen()["beat"] == first
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from automations.models import Automation, AutomationRun
 from automations.services.crud import automation_create, automation_pause
 from talorys.notifications.models import Notification
-from talorys.workspace import services
+from talorys.owner.services.settings import owner_settings_update
 
 PARIS = ZoneInfo("Europe/Paris")
 
@@ -20,7 +20,7 @@ PARIS = ZoneInfo("Europe/Paris")
 @pytest.fixture
 def signed_in(client, owner):
     client.force_login(owner)
-    services.owner_settings_update(time_zone="Europe/Paris")
+    owner_settings_update(time_zone="Europe/Paris")
     return client
 
 

@@ -8,8 +8,10 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from talorys.history.models import Change
+from talorys.owner.services.settings import owner_settings_get
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, Task
+from talorys.workspace.models import Note, Task
 
 
 @pytest.fixture
@@ -104,7 +106,7 @@ def test_two_thousand_binned_tasks_are_paginated_in_a_few_queries(
         Task(title=f"Errand {i}", deleted_at=now - dt.timedelta(minutes=i)) for i in range(2_000)
     )
     binned_task("Deleted just now")
-    services.owner_settings_get()
+    owner_settings_get()
 
     # Session, user, settings; the count and the page of the bin; the page's tasks and who
     # deleted them; the session's save. Never one per item or per kind of item.

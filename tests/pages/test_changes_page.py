@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from talorys.history.models import Change
 from talorys.lib.actors import Actor
+from talorys.owner.services.settings import owner_settings_get
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, Task
+from talorys.workspace.models import Note, Task
 
 CHAT = Actor(source="chat", conversation_id=41, message_id=7)
 
@@ -101,7 +103,7 @@ def test_two_thousand_changes_are_paginated_in_a_few_queries(
         )
         for i in range(2_000)
     )
-    services.owner_settings_get()
+    owner_settings_get()
 
     # Session, user, settings; the count and the page; the page's notes and their latest
     # changes (to say which can be reverted); the session's save.

@@ -8,7 +8,7 @@ import pytest
 from memory import services
 from memory.models import Memory, MemoryRevision
 from talorys.lib.actors import Actor
-from talorys.workspace import services as workspace_services
+from talorys.owner.services.settings import owner_settings_update
 
 
 @pytest.fixture
@@ -140,8 +140,8 @@ def test_a_revert_refused_changes_nothing(signed_in):
 
 
 def test_a_change_of_another_item_is_not_reverted_from_a_memory_s_page(signed_in):
+    from talorys.history.models import Change
     from talorys.workspace import services as workspace
-    from talorys.workspace.models import Change
 
     memory = services.memory_create(text="Has a cat")
     task = workspace.task_create(title="Feed the cat")
@@ -219,7 +219,7 @@ def test_pages_read_a_fixed_number_of_queries_with_many_memories(
 ):
     # Keyword recall: with the embedder, each search would also embed (and store) another batch
     # of the 2,000 memories' vectors until all have one; the page's own reads are what is counted.
-    workspace_services.owner_settings_update(semantic_enabled=False)
+    owner_settings_update(semantic_enabled=False)
     Memory.objects.bulk_create(
         [Memory(text=f"fact {n}", category=Memory.Category.values[n % 6]) for n in range(2000)]
     )

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
+from talorys.history.models import Change
 from talorys.lib.actors import Actor
+from talorys.owner.services.settings import owner_settings_get
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note
+from talorys.workspace.models import Note
 
 XSS = '<img src=x onerror="document.title=1">'
 CHAT = Actor(source="chat")
@@ -18,7 +20,7 @@ CHAT = Actor(source="chat")
 @pytest.fixture
 def signed_in(client, owner):
     client.force_login(owner)
-    services.owner_settings_get()
+    owner_settings_get()
     return client
 
 

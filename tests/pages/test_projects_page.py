@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from talorys.owner.services.settings import owner_settings_get
 from talorys.workspace import services
 from talorys.workspace.models import Project, Task
 
@@ -12,7 +13,7 @@ from talorys.workspace.models import Project, Task
 @pytest.fixture
 def signed_in(client, owner):
     client.force_login(owner)
-    services.owner_settings_get()  # the row exists, as it does after the first page
+    owner_settings_get()  # the row exists, as it does after the first page
     return client
 
 

@@ -9,8 +9,12 @@ from django.test import Client
 
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.workspace import services
-from talorys.workspace.models import OwnerSettings, UsageDay
+from talorys.owner.models import OwnerSettings, UsageDay
+from talorys.owner.services.settings import (
+    SETTINGS_BOUNDS,
+    owner_settings_get,
+    owner_settings_update,
+)
 from tests.agent.fake_openai import error, text
 from tests.agent.test_chat_api import read_events
 
@@ -26,7 +30,7 @@ def post(client: Client, section: str, **fields):
 
 
 def settings_row() -> OwnerSettings:
-    return services.owner_settings_get()
+    return owner_settings_get()
 
 
 # --- time zone ----------------------------------------------------------------------------------
@@ -47,7 +51,7 @@ def test_the_time_zone_is_a_choice_of_every_zone_and_saving_it_confirms_it(signe
 
 
 def test_a_bad_time_zone_is_refused_and_nothing_changes(signed_in):
-    services.owner_settings_update(time_zone="Asia/Tokyo")
+    owner_settings_update(time_zone="Asia/Tokyo")
 
     page = post(signed_in, "time_zone", time_zone="Mars/Olympus_Mons")
 
@@ -112,7 +116,7 @@ def test_a_model_url_that_is_not_http_is_refused_whole(signed_in):
 def test_a_key_with_a_line_break_or_an_accent_is_refused_by_its_label(
     signed_in, section, field, label
 ):
-    services.owner_settings_update(model_api_key="sk-good", embeddings_api_key="sk-good-2")
+    owner_settings_update(model_api_key="sk-good", embeddings_api_key="sk-good-2")
 
     for key in ("sk-abc\r\nX-Injected: 1", "clé"):
         page = post(signed_in, section, model_name="changed", **{field: key})
@@ -177,13 +181,13 @@ def test_limits_are_saved_within_the_model_s_bounds(signed_in):
     ],
 )
 def test_a_bad_limit_says_why_and_changes_no_limit(signed_in, name, value, said):
-    before = {field: getattr(settings_row(), field) for field in services.SETTINGS_BOUNDS}
+    before = {field: getattr(settings_row(), field) for field in SETTINGS_BOUNDS}
     limits = {field: str(v + 1) for field, v in before.items()} | {name: value}
 
     page = post(signed_in, "limits", **limits)
 
     assert said in page.content.decode()
-    assert {field: getattr(settings_row(), field) for field in services.SETTINGS_BOUNDS} == before
+    assert {field: getattr(settings_row(), field) for field in SETTINGS_BOUNDS} == before
 
 
 def test_quiet_hours_are_set_and_cleared(signed_in):
@@ -276,7 +280,7 @@ def test_test_connection_asks_the_submitted_server_and_shows_its_reply(api, fake
 
 
 def test_test_connection_uses_the_stored_key_only_for_its_own_server(api, fake_openai):
-    services.owner_settings_update(
+    owner_settings_update(
         model_base_url=fake_openai.base_url, model_name="stored", model_api_key="sk-stored"
     )
     fake_openai.script(text("OK"), text("OK"))
@@ -304,7 +308,7 @@ def test_test_connection_reports_the_provider_error(api, fake_openai):
 
 def test_test_connection_with_a_stored_key_no_header_can_carry_says_so(api, fake_openai):
     # Saved before the settings checked keys (an older install): written past the service.
-    OwnerSettings.objects.filter(pk=services.owner_settings_get().pk).update(
+    OwnerSettings.objects.filter(pk=owner_settings_get().pk).update(
         model_base_url=fake_openai.base_url, model_name="m", model_api_key="clé\r\nX-Injected: 1"
     )
 
@@ -320,7 +324,7 @@ def test_test_connection_with_a_stored_key_no_header_can_carry_says_so(api, fake
 
 
 def test_a_chat_with_a_stored_key_no_header_can_carry_fails_with_that_reason(api, fake_openai):
-    OwnerSettings.objects.filter(pk=services.owner_settings_get().pk).update(
+    OwnerSettings.objects.filter(pk=owner_settings_get().pk).update(
         model_base_url=fake_openai.base_url, model_name="m", model_api_key="clé"
     )
 

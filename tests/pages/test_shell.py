@@ -8,7 +8,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import timezone
 
-from talorys.workspace.services import owner_settings_update
+from talorys.owner.services.settings import owner_settings_update
 
 
 @pytest.fixture

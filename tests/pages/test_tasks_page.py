@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
+from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
 from talorys.workspace.models import Project, Task
 
@@ -19,7 +20,7 @@ PARIS = ZoneInfo("Europe/Paris")
 @pytest.fixture
 def signed_in(client, owner):
     client.force_login(owner)
-    services.owner_settings_update(time_zone="Europe/Paris")
+    owner_settings_update(time_zone="Europe/Paris")
     return client
 
 
@@ -224,7 +225,7 @@ def test_ten_thousand_tasks_page_in_a_few_queries(signed_in, django_assert_max_n
 
 
 def test_the_api_offers_the_same_due_filters(api):
-    services.owner_settings_update(time_zone="Europe/Paris")
+    owner_settings_update(time_zone="Europe/Paris")
     services.task_create(title="Pay rent", due_at=timezone.now() - dt.timedelta(hours=1))
     services.task_create(title="Read a book")
     titles = lambda due: [t["title"] for t in api.get("/api/tasks", {"due": due}).json()["items"]]  # noqa: E731

@@ -9,8 +9,8 @@ import re
 import pytest
 from django.utils import timezone
 
-from talorys.workspace import services
-from talorys.workspace.models import UsageDay
+from talorys.owner.models import UsageDay
+from talorys.owner.services.settings import owner_settings_update
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def signed_in(client, owner):
 
 
 def test_today_s_counters_against_the_limits_and_the_tokens(signed_in):
-    services.owner_settings_update(daily_ai_requests=40)
+    owner_settings_update(daily_ai_requests=40)
     today = timezone.now().date()
     UsageDay.objects.create(
         day=today, ai_requests=12, embedding_requests=1000, input_tokens=345, output_tokens=67
@@ -35,7 +35,7 @@ def test_today_s_counters_against_the_limits_and_the_tokens(signed_in):
 
 
 def test_the_charts_draw_a_bar_per_day_that_had_requests_and_the_budget_line(signed_in):
-    services.owner_settings_update(daily_ai_requests=100)
+    owner_settings_update(daily_ai_requests=100)
     today = timezone.now().date()
     UsageDay.objects.create(day=today, ai_requests=50)
     UsageDay.objects.create(day=today - dt.timedelta(days=3), ai_requests=150)  # over budget

@@ -16,12 +16,12 @@ from agent.executor import ToolExecutor
 from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from memory import services as memory_services
+from talorys.history.models import Change
 from talorys.lib.tools import ToolContext
 from talorys.notifications import push
 from talorys.notifications import services as notify
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
-from talorys.workspace.models import Change
 
 XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -123,10 +123,10 @@ def test_the_admin_shows_it_as_text(db, django_user_model, hostile):
         "/admin/workspace/task/",
         "/admin/memory/memory/",
         "/admin/notifications/notification/",
-        "/admin/workspace/change/",
+        "/admin/history/change/",
         "/admin/approvals/pendingaction/",
         f"/admin/approvals/pendingaction/{PendingAction.objects.get().pk}/change/",
-        f"/admin/workspace/change/{Change.objects.filter(source='chat').first().pk}/change/",
+        f"/admin/history/change/{Change.objects.filter(source='chat').first().pk}/change/",
     ]
     for path in pages:
         response = client.get(path)

@@ -13,9 +13,10 @@ from automations.services import crud
 from memory import services as memory_services
 from memory.models import Memory
 from memory.selectors import current_memories
+from talorys.history.models import Change
 from talorys.lib.tools import Permission, all_tools
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, Project, Task
+from talorys.workspace.models import Note, Project, Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import reply_of, turn, use_fake
 from tests.security.obedient import error_codes, results

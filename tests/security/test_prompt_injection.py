@@ -27,13 +27,15 @@ from automations.services.runs import automation_run
 from backup.services import backup_import
 from memory import services as memory_services
 from memory.models import Memory
+from talorys.history.models import Change
 from talorys.lib.tools import ToolContext, all_tools
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
+from talorys.owner.models import OwnerSettings
+from talorys.owner.services.settings import SETTINGS_FIELDS
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, OwnerSettings, Task
-from talorys.workspace.services.settings import SETTINGS_FIELDS
+from talorys.workspace.models import Note, Task
 from tests.agent.fake_openai import Reply, tool_calls
 from tests.agent.test_runner import reply_of, turn, use_fake
 from tests.backup.helpers import document, exported, fingerprint, raw

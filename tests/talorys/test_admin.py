@@ -13,8 +13,10 @@ from memory.models import Memory, MemoryRevision
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate, api_token_create
 from talorys.notifications import services as notification_services
+from talorys.owner.models import OwnerSettings
+from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.services.usage import usage_reserve
 from talorys.workspace import services
-from talorys.workspace.models import OwnerSettings
 
 # Models whose admin refuses the add page on purpose (their rows are only ever made by the app).
 ADD_REFUSED = {
@@ -27,8 +29,8 @@ ADD_REFUSED = {
     "memory.RecallEntry",
     "memory.IndexState",
     # Counters, the change log and the push outbox: moved by the services only.
-    "workspace.UsageDay",
-    "workspace.Change",
+    "owner.UsageDay",
+    "history.Change",
     "notifications.PushDelivery",
     # Said to the owner, and made by the browser: read, marked read or removed only.
     "notifications.Notification",
@@ -53,7 +55,7 @@ def some_data(db):
     services.task_create(title="Pay rent", project_id=project.pk)
     services.note_create(title="Recipes", content="Pancakes")
     notification_services.notification_create(title="Rent is due")
-    services.usage_reserve(kind="ai")
+    usage_reserve(kind="ai")
     memory = memory_services.memory_create(text="Lives in Lyon")
     conversation = Conversation.objects.create(title="Trip planning")
     Message.objects.create(conversation=conversation, role="user", content="Plan my trip")
@@ -184,8 +186,8 @@ def test_the_revoke_action_revokes_only_the_selected_tokens(operator, owner):
 
 
 def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator):
-    services.owner_settings_update(model_api_key="sk-secret-key")
-    page = operator.get(url("workspace.OwnerSettings", "change", 1))
+    owner_settings_update(model_api_key="sk-secret-key")
+    page = operator.get(url("owner.OwnerSettings", "change", 1))
     assert page.status_code == 200
     assert b"sk-secret-key" not in page.content
 
@@ -198,7 +200,7 @@ def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator)
         "time_zone": "Europe/Paris",
         "semantic_enabled": "",
     }
-    response = operator.post(url("workspace.OwnerSettings", "change", 1), form)
+    response = operator.post(url("owner.OwnerSettings", "change", 1), form)
 
     assert response.status_code == 302, response.content[:3000]
     row = OwnerSettings.objects.get(pk=1)
@@ -207,14 +209,14 @@ def test_settings_admin_never_shows_a_key_and_keeps_it_when_left_empty(operator)
 
 
 def test_settings_admin_applies_the_owner_rules(operator):
-    services.owner_settings_get()
+    owner_settings_get()
     form = {
         name: ("" if value is None else value)
         for name, value in OwnerSettings.objects.values().get(pk=1).items()
         if name not in {"id", "updated_at", "semantic_enabled"}
     } | {"max_steps_per_turn": 0}
 
-    response = operator.post(url("workspace.OwnerSettings", "change", 1), form)
+    response = operator.post(url("owner.OwnerSettings", "change", 1), form)
 
     assert response.status_code == 200  # the form again, with the error
     assert b"max_steps_per_turn must be between" in response.content
@@ -222,10 +224,10 @@ def test_settings_admin_applies_the_owner_rules(operator):
 
 
 def test_owner_settings_stay_one_row(operator):
-    assert operator.get(url("workspace.OwnerSettings", "add")).status_code == 200
-    services.owner_settings_get()
-    assert operator.get(url("workspace.OwnerSettings", "add")).status_code == 403
-    assert operator.get(url("workspace.OwnerSettings", "delete", 1)).status_code == 403
+    assert operator.get(url("owner.OwnerSettings", "add")).status_code == 200
+    owner_settings_get()
+    assert operator.get(url("owner.OwnerSettings", "add")).status_code == 403
+    assert operator.get(url("owner.OwnerSettings", "delete", 1)).status_code == 403
 
 
 def test_the_celery_beat_tables_are_not_in_the_admin(operator):

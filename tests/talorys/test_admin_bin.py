@@ -1,12 +1,13 @@
-"""Deleting in the admin is the service's delete: to the bin, restorable (talorys/workspace/history.py)."""
+"""Deleting in the admin is the service's delete: to the bin, restorable (talorys/history/bin.py)."""
 
 from __future__ import annotations
 
 from agent.models import Conversation, Message
 from memory import services as memory_services
 from memory.models import Memory
+from talorys.history.models import Change
 from talorys.workspace import services
-from talorys.workspace.models import Change, Task
+from talorys.workspace.models import Task
 from tests.talorys.test_admin_services import operator, post, url  # noqa: F401 (fixture)
 
 

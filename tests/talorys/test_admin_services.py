@@ -25,8 +25,11 @@ from automations.models import Automation
 from automations.services.crud import automation_create
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
+from talorys.history.models import Change
+from talorys.owner.models import OwnerSettings
+from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, OwnerSettings, Project, Task
+from talorys.workspace.models import Note, Project, Task
 
 
 @pytest.fixture
@@ -440,7 +443,7 @@ def test_a_memory_edited_in_the_admin_keeps_a_revision(operator):
 
 
 def test_a_provider_url_changed_in_the_admin_clears_its_key_like_the_api(operator):
-    services.owner_settings_update(
+    owner_settings_update(
         model_base_url="https://models.example.com/v1", model_api_key="sk-secret-key"
     )
     page = url(OwnerSettings, "change", 1)

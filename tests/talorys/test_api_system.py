@@ -10,8 +10,11 @@ import pytest
 from django.utils import timezone
 
 from memory import services as memory_services
+from talorys.owner.models import OwnerSettings, UsageDay
+from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.services.usage import usage_record_tokens, usage_reserve
 from talorys.workspace import services
-from talorys.workspace.models import OwnerSettings, Task, UsageDay
+from talorys.workspace.models import Task
 from tests.waiting import HANG_SECONDS
 
 SECRET = "sk-live-very-secret-value"
@@ -109,7 +112,7 @@ def test_provider_follows_the_environment_when_settings_are_empty(api, settings)
     ],
 )
 def test_bad_settings_change_nothing(api, body):
-    services.owner_settings_update(time_zone="Europe/Paris", model_name="before")
+    owner_settings_update(time_zone="Europe/Paris", model_name="before")
     before = settings_row()
 
     response = api.patch("/api/settings", body)
@@ -134,7 +137,7 @@ BAD_KEYS = ["sk-abc\r\nX-Injected: 1", "sk-abc\ndef", "clé-secrète", "sk-\x01a
 @pytest.mark.parametrize("field", ["model_api_key", "embeddings_api_key"])
 @pytest.mark.parametrize("key", BAD_KEYS)
 def test_a_key_no_http_header_can_carry_is_refused_and_nothing_is_saved(api, field, key):
-    services.owner_settings_update(model_api_key="sk-good", embeddings_api_key="sk-good-2")
+    owner_settings_update(model_api_key="sk-good", embeddings_api_key="sk-good-2")
 
     response = api.patch("/api/settings", {field: key, "model_name": "changed"})
 
@@ -158,7 +161,7 @@ def test_a_pasted_key_s_trailing_newline_is_trimmed_not_refused(api):
 
 
 def test_a_server_url_with_a_line_break_is_refused(api):
-    services.owner_settings_get()
+    owner_settings_get()
     response = api.patch("/api/settings", {"model_base_url": "http://models.example/\r\nv1"})
 
     assert response.status_code == 422
@@ -176,10 +179,10 @@ def test_settings_need_the_owner(anon_api):
 
 
 def test_usage_shows_today_against_the_limits(api):
-    services.usage_reserve(kind="ai")
-    services.usage_reserve(kind="ai")
-    services.usage_reserve(kind="embedding", count=5)
-    services.usage_record_tokens(input_tokens=120, output_tokens=30)
+    usage_reserve(kind="ai")
+    usage_reserve(kind="ai")
+    usage_reserve(kind="embedding", count=5)
+    usage_record_tokens(input_tokens=120, output_tokens=30)
 
     body = api.get("/api/usage").json()
 
@@ -200,7 +203,7 @@ def test_usage_shows_today_against_the_limits(api):
 
 def test_usage_remaining_follows_a_lowered_limit(api):
     for _ in range(3):
-        services.usage_reserve(kind="scheduled_ai")
+        usage_reserve(kind="scheduled_ai")
     api.patch("/api/settings", {"daily_scheduled_ai_requests": 2})
 
     body = api.get("/api/usage").json()
@@ -300,14 +303,14 @@ def test_unknown_kind_names_the_known_ones(api, findable):
 
 
 def test_the_environment_key_is_never_sent_to_the_owner_server(db, settings):
-    from talorys.workspace.selectors import model_endpoint
+    from talorys.owner.selectors import model_endpoint
 
     settings.TALORYS_MODEL_BASE_URL = "https://api.example.com/v1"
     settings.TALORYS_MODEL = "big-model"
     settings.TALORYS_MODEL_API_KEY = SECRET
-    assert model_endpoint(owner_settings=services.owner_settings_get()).api_key == SECRET
+    assert model_endpoint(owner_settings=owner_settings_get()).api_key == SECRET
 
-    row = services.owner_settings_update(model_base_url="http://127.0.0.1:11434/v1")
+    row = owner_settings_update(model_base_url="http://127.0.0.1:11434/v1")
     endpoint = model_endpoint(owner_settings=row)
 
     assert endpoint.base_url == "http://127.0.0.1:11434/v1"
@@ -320,13 +323,13 @@ def test_the_environment_key_is_never_sent_to_the_owner_server(db, settings):
 def test_concurrent_settings_patches_both_survive(needs_postgres):
     from django.db import connection, transaction
 
-    services.owner_settings_get()
+    owner_settings_get()
     locked = threading.Event()
 
     def slow_time_zone_change() -> None:
         try:
             with transaction.atomic():
-                services.owner_settings_update(time_zone="Europe/Paris")
+                owner_settings_update(time_zone="Europe/Paris")
                 locked.set()
                 time.sleep(0.5)  # hold the row lock while the other patch starts
         finally:
@@ -336,7 +339,7 @@ def test_concurrent_settings_patches_both_survive(needs_postgres):
     worker = threading.Thread(target=slow_time_zone_change)
     worker.start()
     assert locked.wait(HANG_SECONDS)
-    services.owner_settings_update(model_name="llama3.1")
+    owner_settings_update(model_name="llama3.1")
     worker.join(5)
 
     row = settings_row()

@@ -47,8 +47,8 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.api import api
 from talorys.asgi import application
-from talorys.workspace.models import OwnerSettings
-from talorys.workspace.services.settings import SESSION_ONLY_SETTINGS
+from talorys.owner.models import OwnerSettings
+from talorys.owner.services.settings import SESSION_ONLY_SETTINGS
 from tests.conftest import OWNER_PASSWORD
 from tests.talorys.routes import (
     NOTHING_HERE,

@@ -18,10 +18,11 @@ from automations.services.dispatch import automations_dispatch
 from memory import services as memory_services
 from memory.models import Memory, MemoryRevision
 from talorys.accounts.services import api_token_create
+from talorys.history import tasks as core_tasks
+from talorys.history.models import Change
 from talorys.lib.tools import ToolContext
 from talorys.workspace import services
-from talorys.workspace import tasks as core_tasks
-from talorys.workspace.models import Change, Note, Project, Task
+from talorys.workspace.models import Note, Project, Task
 from tests.conftest import ApiClient
 
 DAILY = {"type": "daily", "time": "09:00"}
@@ -260,28 +261,27 @@ def test_the_bin_is_purged_after_30_days_of_every_kind(api):
     assert not Message.objects.exists()  # the conversation's messages went with it
 
 
-def test_each_beat_task_purges_its_kind_after_30_days_only(api):
+def test_one_beat_job_purges_the_bin_the_others_leave_it(api, settings):
     from automations import tasks as automation_tasks
-    from memory import tasks as memory_tasks
 
+    purging = [
+        name for name, job in settings.CELERY_BEAT_SCHEDULE.items() if "purge" in job["task"]
+    ]
+    assert [settings.CELERY_BEAT_SCHEDULE[name]["task"] for name in purging] == [
+        "talorys.history.tasks.purge_bin"
+    ]
     memory = memory_services.memory_create(text="Old fact")
     automation = KINDS["automation"][0]()
-    task = services.task_create(title="Old task")
     memory_services.memory_delete(memory_id=memory.pk)
     automation_delete(automation_id=automation.pk)
-    services.task_delete(task_id=task.pk)
-    assert memory_tasks.purge_memory_bin() == 0
-    assert automation_tasks.housekeeping()["purged"] == 0
 
     with time_machine.travel(timezone.now() + dt.timedelta(days=31)):
-        assert memory_tasks.purge_memory_bin() == 1
-        assert automation_tasks.housekeeping()["purged"] == 1
+        automation_tasks.housekeeping()  # it used to purge the automations' bin too
+        assert Automation.objects.filter(pk=automation.pk).exists()
+        assert core_tasks.purge_bin() == 2
 
     assert not Memory.objects.filter(pk=memory.pk).exists()
     assert not Automation.objects.filter(pk=automation.pk).exists()
-    assert Task.objects.filter(
-        pk=task.pk
-    ).exists()  # talorys.workspace.tasks.purge_bin's, not theirs
 
 
 def test_a_restored_conversation_takes_turns_again(api):
@@ -293,3 +293,14 @@ def test_a_restored_conversation_takes_turns_again(api):
     detail = api.get(f"/api/conversations/{conversation.pk}").json()
     assert [m["content"] for m in detail["messages"]] == ["Where to?"]
     assert api.post("/api/chat/cancel", {"conversation_id": conversation.pk}).status_code == 200
+
+
+def test_the_api_s_kinds_are_the_registry_s(api):
+    from talorys.history.kinds import kind_names
+
+    schema = api.get("/api/openapi.json").json()
+    operation = schema["paths"]["/api/bin/{kind}/{item_id}/restore"]["post"]
+    kind = next(p for p in operation["parameters"] if p["name"] == "kind")
+
+    assert kind["schema"]["enum"] == kind_names()
+    assert set(kind_names()) == {"task", "note", "project", "memory", "automation", "conversation"}

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from talorys.history.models import Change
 from talorys.lib.actors import Actor
 from talorys.workspace import services
-from talorys.workspace.models import Change, Task
+from talorys.workspace.models import Task
 from tests.automations.conftest import in_threads
 from tests.conftest import ApiClient
 

@@ -13,8 +13,9 @@ from automations.services.crud import automation_create
 from memory import services as memory_services
 from memory.models import Memory
 from talorys.accounts.services import api_token_create
+from talorys.history.models import Change
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, Project, Task
+from talorys.workspace.models import Note, Project, Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_chat_api import read_events
 from tests.agent.test_runner import use_fake

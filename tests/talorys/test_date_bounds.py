@@ -11,6 +11,7 @@ import pytest
 from agent.executor import ToolExecutor, ToolOutcome
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.tools import ToolContext
+from talorys.owner.services.settings import owner_settings_update
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
 from talorys.workspace.models import Task
@@ -27,7 +28,7 @@ def call(tool: str, /, **arguments: Any) -> ToolOutcome:
 
 @pytest.fixture
 def kiritimati(db):
-    services.owner_settings_update(time_zone="Pacific/Kiritimati")  # UTC+14
+    owner_settings_update(time_zone="Pacific/Kiritimati")  # UTC+14
 
 
 @pytest.mark.parametrize("due_at", OUT_OF_RANGE)

@@ -13,6 +13,7 @@ from agent.executor import ToolExecutor, ToolOutcome
 from talorys.lib.tools import ToolContext
 from talorys.notifications import services as notification_services
 from talorys.notifications.models import Notification
+from talorys.owner.services.settings import owner_settings_update
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
 from talorys.workspace.models import Note, Project, Task
@@ -34,7 +35,7 @@ def error_code(outcome: ToolOutcome) -> str:
 
 @pytest.fixture
 def paris_owner():
-    services.owner_settings_update(time_zone="Europe/Paris")
+    owner_settings_update(time_zone="Europe/Paris")
 
 
 # --- tasks -------------------------------------------------------------------------------------

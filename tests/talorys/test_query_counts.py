@@ -24,8 +24,9 @@ from memory import services as memory_services
 from talorys.accounts.services import api_token_create
 from talorys.notifications import push
 from talorys.notifications import services as notification_services
+from talorys.owner.models import UsageDay
+from talorys.owner.services.usage import usage_reserve
 from talorys.workspace import services
-from talorys.workspace.models import UsageDay
 from tests.automations.conftest import Browser
 
 SMALL, LARGE = 1, 20
@@ -192,7 +193,7 @@ def read(api, case: Case, ctx: dict) -> tuple[int, int]:
 @pytest.mark.parametrize("name", CASES)
 def test_a_list_runs_as_many_queries_for_twenty_rows_as_for_one(api, owner, name):
     case, ctx = CASES[name], {"owner": owner}
-    services.usage_reserve(kind="ai")  # today's usage row, so both reads find it
+    usage_reserve(kind="ai")  # today's usage row, so both reads find it
     case.make(0, 0, ctx)
     read(api, case, ctx)  # warm: the session, the owner's settings
 

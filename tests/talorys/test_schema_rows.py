@@ -22,11 +22,14 @@ from memory import selectors as memory_selectors
 from memory import services as memory_services
 from memory.models import Memory
 from memory.schemas import MemoryOut, MemoryRevisionOut
+from talorys.history.changes import change_revert
+from talorys.history.schemas import ChangeOut
+from talorys.history.selectors import change_list
 from talorys.lib.actors import Actor
 from talorys.lib.schema_rows import SchemaRows
-from talorys.workspace import history, selectors, services
+from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
-from talorys.workspace.schemas import ChangeOut, NoteOut, ProjectOut, TaskOut
+from talorys.workspace.schemas import NoteOut, ProjectOut, TaskOut
 
 MODEL = Actor(source="chat", conversation_id=7, message_id=11)
 
@@ -56,8 +59,8 @@ def world(db) -> dict[str, Any]:
     memory_services.memory_supersede(memory_id=older.pk, by_id=newer.pk, source="chat")
     memory_services.memory_update(memory_id=newer.pk, text="Ana moved to Porto", actor=MODEL)
     Memory.objects.filter(pk=newer.pk).update(conflicts_with=older)
-    note_change = selectors.change_list(kind="note", object_id=note.pk).first()
-    history.change_revert(change_id=note_change.pk, actor=MODEL)  # reverted, and a revert
+    note_change = change_list(kind="note", object_id=note.pk).first()
+    change_revert(change_id=note_change.pk, actor=MODEL)  # reverted, and a revert
     return {"memory": newer}
 
 
@@ -70,7 +73,7 @@ CASES: dict[str, tuple[type[Schema], Callable[[dict[str, Any]], QuerySet], slice
     "/api/tasks?offset=40": (TaskOut, lambda w: selectors.task_list(), slice(40, None)),
     "/api/projects": (ProjectOut, lambda w: selectors.project_list(), ALL),
     "/api/notes": (NoteOut, lambda w: selectors.note_list(), ALL),
-    "/api/changes": (ChangeOut, lambda w: selectors.change_list(), ALL),
+    "/api/changes": (ChangeOut, lambda w: change_list(), ALL),
     "/api/memories": (MemoryOut, lambda w: memory_selectors.memory_list(), ALL),
     "/api/memories?superseded=true": (
         MemoryOut,

@@ -18,7 +18,7 @@ from django.test import Client
 from talorys.notifications.push import vapid_key_path
 from talorys.ops.models import SetupRun
 from talorys.ops.selectors import app_version
-from talorys.workspace.models import OwnerSettings
+from talorys.owner.models import OwnerSettings
 from tests.conftest import ApiClient
 from tests.ops import upgrade_probe
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.workspace.models import OwnerSettings
+from talorys.owner.models import OwnerSettings
 from tests.conftest import ApiClient
 
 

@@ -114,7 +114,8 @@ from automations.models import AutomationRun
 from memory.models import Memory
 from talorys.accounts.services import api_token_authenticate
 from talorys.notifications.models import PushDelivery
-from talorys.workspace.models import OwnerSettings, Task
+from talorys.workspace.models import Task
+from talorys.owner.models import OwnerSettings
 
 token = api_token_authenticate(raw=TOKEN)
 run = AutomationRun.objects.get()

@@ -14,10 +14,11 @@ from django.test import Client
 from agent.executor import ToolExecutor, ToolOutcome
 from memory import services as memory_services
 from memory.models import Memory
+from talorys.history.models import Change
 from talorys.lib.tools import ToolContext
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
-from talorys.workspace.models import Change, Note, Project, Task
+from talorys.workspace.models import Note, Project, Task
 from tests.automations.conftest import in_threads
 from tests.conftest import ApiClient
 

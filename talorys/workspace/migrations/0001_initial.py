@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import talorys.workspace.models
+import talorys.owner.models
 
 
 class Migration(migrations.Migration):
@@ -104,7 +104,7 @@ class Migration(migrations.Migration):
                             models.CharField(
                                 default="UTC",
                                 max_length=64,
-                                validators=[talorys.workspace.models.validate_time_zone],
+                                validators=[talorys.owner.models.validate_time_zone],
                             ),
                         ),
                         (

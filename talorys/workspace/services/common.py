@@ -1,7 +1,7 @@
 """What every workspace service shares: time checks and the change log of the core kinds.
 
 The kinds themselves (``TASK``, ``NOTE``, ``PROJECT``) are declared beside the services of their
-data (tasks.py, notes.py, projects.py) and registered with talorys/workspace/history.py there.
+data (tasks.py, notes.py, projects.py) and registered with talorys/history/kinds.py there.
 """
 
 from __future__ import annotations
@@ -9,21 +9,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
+from talorys.history.changes import change_record
+from talorys.history.kinds import ItemKind, item_fields
+from talorys.history.models import Change
 from talorys.lib.actors import Actor
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, ValidationFailed
 from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT
-from talorys.workspace.history import (
-    ItemKind,
-    bin_move,
-    bin_restore,
-    change_record,
-    item_fields,
-    rows_of,
-)
-from talorys.workspace.models import Change
 
 
 def aware(value: dt.datetime | None, *, field: str) -> dt.datetime | None:
@@ -68,38 +61,3 @@ def record_updated(kind: ItemKind, obj: Any, before: dict[str, Any], actor: Acto
         before=before,
         after=item_fields(kind, obj),
     )
-
-
-def record_restored(kind: ItemKind, pk: int, actor: Actor) -> None:
-    obj = rows_of(kind.model).get(pk=pk)
-    change_record(
-        kind=kind.name,
-        obj=obj,
-        action=Change.Action.RESTORE,
-        actor=actor,
-        after=item_fields(kind, obj),
-    )
-
-
-def to_bin(kind: ItemKind, pk: int, actor: Actor, detail: dict[str, Any] | None = None) -> None:
-    """Move a live row to the bin and record who did. Call inside a transaction or alone."""
-    with transaction.atomic():
-        obj = rows_of(kind.model).live().select_for_update().filter(pk=pk).first()
-        if obj is None:
-            raise NotFound(f"{kind.name.capitalize()} {pk} does not exist.")
-        bin_move(model=kind.model, pk=pk)
-        change_record(
-            kind=kind.name,
-            obj=obj,
-            action=Change.Action.DELETE,
-            actor=actor,
-            before=item_fields(kind, obj),
-            detail=detail,
-        )
-
-
-def restore_from_bin(kind: ItemKind, pk: int, actor: Actor) -> None:
-    """Out of the bin, recorded as a restore by ``actor``."""
-    with transaction.atomic():
-        bin_restore(model=kind.model, pk=pk)
-        record_restored(kind, pk, actor)

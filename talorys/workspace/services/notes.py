@@ -6,18 +6,13 @@ from typing import Any
 
 from django.db import transaction
 
+from talorys.history.bin import bin_move_in, bin_move_out
+from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
-from talorys.workspace.history import ItemKind, item_fields, register_kind
-from talorys.workspace.models import Change, Note
-from talorys.workspace.services.common import (
-    check_version,
-    record_created,
-    record_updated,
-    restore_from_bin,
-    to_bin,
-)
+from talorys.workspace.models import Note
+from talorys.workspace.services.common import check_version, record_created, record_updated
 
 
 def note_get(*, note_id: int) -> Note:
@@ -91,11 +86,12 @@ def note_rename(
 
 def note_delete(*, note_id: int, actor: Actor = OWNER) -> None:
     """To the bin, restorable for BIN_RETENTION."""
-    to_bin(NOTE, note_id, actor)
+    bin_move_in(NOTE, note_id, actor)
 
 
-def _note_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
-    restore_from_bin(NOTE, pk, actor)
+def note_restore(*, note_id: int, actor: Actor = OWNER) -> None:
+    """Out of the bin, as it was."""
+    bin_move_out(NOTE, note_id, actor)
 
 
 NOTE = ItemKind(
@@ -103,8 +99,8 @@ NOTE = ItemKind(
     model=Note,
     fields=("title", "content"),
     title=lambda note: note.title,
-    restore=_note_restore,
-    bin=lambda *, pk, actor: note_delete(note_id=pk, actor=actor),
+    restore=lambda *, pk, actor, change: note_restore(note_id=pk, actor=actor),
+    delete=lambda *, pk, actor: note_delete(note_id=pk, actor=actor),
     apply=lambda *, pk, values, actor: note_update(note_id=pk, actor=actor, **values),
 )
 register_kind(NOTE)

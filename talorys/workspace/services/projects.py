@@ -6,18 +6,14 @@ from typing import Any
 
 from django.db import transaction
 
+from talorys.history.bin import bin_move_in, bin_move_out
+from talorys.history.kinds import ItemKind, item_fields, register_kind
+from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
-from talorys.workspace.history import ItemKind, bin_restore, item_fields, register_kind
-from talorys.workspace.models import Change, Project, Task
-from talorys.workspace.services.common import (
-    check_version,
-    record_created,
-    record_restored,
-    record_updated,
-    to_bin,
-)
+from talorys.workspace.models import Project, Task
+from talorys.workspace.services.common import check_version, record_created, record_updated
 
 
 def project_get(*, project_id: int) -> Project:
@@ -64,11 +60,6 @@ def project_update(
     return project
 
 
-def project_delete(*, project_id: int, actor: Actor = OWNER) -> list[int]:
-    """To the bin; its tasks stay, without a project. Returns those tasks (restore relinks them)."""
-    return project_bin(project_id=project_id, actor=actor)
-
-
 def project_ref(project_id: int | None) -> Project | None:
     """The project a task points to; a missing one is bad input, not a missing page."""
     if project_id is None:
@@ -79,27 +70,23 @@ def project_ref(project_id: int | None) -> Project | None:
     return project
 
 
-def project_bin(*, project_id: int, actor: Actor = OWNER) -> list[int]:
-    """The project goes to the bin and its tasks leave it; returns those tasks for the undo."""
+def project_delete(*, project_id: int, actor: Actor = OWNER) -> list[int]:
+    """To the bin; its tasks stay, without a project. Returns those tasks: the delete's change
+    keeps them, and a restore relinks them."""
     with transaction.atomic():
         task_ids = list(Task.objects.filter(project_id=project_id).values_list("pk", flat=True))
-        to_bin(PROJECT, project_id, actor, detail={"task_ids": task_ids})
+        bin_move_in(PROJECT, project_id, actor, detail={"task_ids": task_ids})
         Task.objects.filter(pk__in=task_ids).update(project=None)
     return task_ids
 
 
-def project_restore(*, project_id: int, task_ids: list[int]) -> None:
-    """Out of the bin, with the tasks it had that are still without a project."""
+def project_restore(*, project_id: int, actor: Actor = OWNER, change: Change | None = None) -> None:
+    """Out of the bin, with the tasks it had (``change``: its delete) that are still without a
+    project."""
     with transaction.atomic():
-        bin_restore(model=Project, pk=project_id)
-        Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)
-
-
-def _project_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
-    with transaction.atomic():
+        bin_move_out(PROJECT, project_id, actor)
         task_ids = (change.detail if change else {}).get("task_ids", [])
-        project_restore(project_id=pk, task_ids=task_ids)
-        record_restored(PROJECT, pk, actor)
+        Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)
 
 
 PROJECT = ItemKind(
@@ -107,8 +94,8 @@ PROJECT = ItemKind(
     model=Project,
     fields=("name", "description"),
     title=lambda project: project.name,
-    restore=_project_restore,
-    bin=lambda *, pk, actor: project_delete(project_id=pk, actor=actor),
+    restore=lambda *, pk, actor, change: project_restore(project_id=pk, actor=actor, change=change),
+    delete=lambda *, pk, actor: project_delete(project_id=pk, actor=actor),
     apply=lambda *, pk, values, actor: project_update(project_id=pk, actor=actor, **values),
 )
 register_kind(PROJECT)

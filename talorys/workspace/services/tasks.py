@@ -8,19 +8,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from talorys.history.bin import bin_move_in, bin_move_out
+from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.validation import clean_text
-from talorys.workspace.history import ItemKind, item_fields, register_kind
-from talorys.workspace.models import Change, Project, Task
-from talorys.workspace.services.common import (
-    aware,
-    check_version,
-    record_created,
-    record_updated,
-    restore_from_bin,
-    to_bin,
-)
+from talorys.workspace.models import Project, Task
+from talorys.workspace.services.common import aware, check_version, record_created, record_updated
 from talorys.workspace.services.projects import project_ref
 
 PRIORITY_TEXT = "priority must be 1 (low), 2 (normal) or 3 (high)."
@@ -106,11 +100,12 @@ def task_complete(*, task_id: int, actor: Actor = OWNER) -> Task:
 
 def task_delete(*, task_id: int, actor: Actor = OWNER) -> None:
     """To the bin, restorable for BIN_RETENTION."""
-    to_bin(TASK, task_id, actor)
+    bin_move_in(TASK, task_id, actor)
 
 
-def _task_restore(*, pk: int, actor: Actor, change: Change | None) -> None:
-    restore_from_bin(TASK, pk, actor)
+def task_restore(*, task_id: int, actor: Actor = OWNER) -> None:
+    """Out of the bin, as it was."""
+    bin_move_out(TASK, task_id, actor)
 
 
 def _task_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
@@ -130,8 +125,8 @@ TASK = ItemKind(
     model=Task,
     fields=("title", "details", "status", "priority", "due_at", "project_id"),
     title=lambda task: task.title,
-    restore=_task_restore,
-    bin=lambda *, pk, actor: task_delete(task_id=pk, actor=actor),
+    restore=lambda *, pk, actor, change: task_restore(task_id=pk, actor=actor),
+    delete=lambda *, pk, actor: task_delete(task_id=pk, actor=actor),
     apply=_task_apply,
 )
 register_kind(TASK)

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
+from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
 from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
@@ -21,10 +22,9 @@ from talorys.lib.tools import (
     register,
     snapshot_hash,
 )
+from talorys.owner.services.settings import owner_zone
 from talorys.workspace import selectors, services
-from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.models import Note
-from talorys.workspace.services import owner_zone
 from talorys.workspace.tools.common import ReadVersion, clip, local_iso
 
 NOTE_READ_LIMIT = 12_000  # chars of a note body one read_note returns; the window is small

@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from talorys.history.tools import SoftDeleteTool
 from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, register
 from talorys.workspace import selectors, services
-from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.models import Project
 from talorys.workspace.tools.common import clip
 

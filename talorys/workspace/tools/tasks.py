@@ -7,14 +7,14 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
+from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
 from talorys.lib.schemas import BoundedDatetime, Limit
 from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, ToolError, register
+from talorys.owner.services.settings import owner_zone
 from talorys.workspace import selectors, services
-from talorys.workspace.history import SoftDeleteTool
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import TaskStatus
-from talorys.workspace.services import owner_zone
 from talorys.workspace.tools.common import DUE_AT_HELP, ReadVersion, local_iso
 
 

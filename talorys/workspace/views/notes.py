@@ -11,14 +11,17 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 
 from talorys.accounts.auth import request_actor
+from talorys.history.changes import change_revert
+from talorys.history.models import Change
+from talorys.history.refusals import change_revert_refusals
+from talorys.history.selectors import change_list
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.markdown import render_markdown
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
-from talorys.workspace import history, selectors, services
-from talorys.workspace.change_log import change_revert_refusals
-from talorys.workspace.models import Change, Note
+from talorys.workspace import selectors, services
+from talorys.workspace.models import Note
 from talorys.workspace.views.tasks import bin_and_say
 
 HISTORY_PER_PAGE = 20
@@ -128,7 +131,7 @@ def _note(note_id: int) -> Note:
 
 
 def _note_page(request: HttpRequest, note: Note, **extra: Any) -> HttpResponse:
-    changes = selectors.change_list(by_model=False, kind=services.NOTE.name, object_id=note.pk)
+    changes = change_list(by_model=False, kind=services.NOTE.name, object_id=note.pk)
     page = page_of(request, changes, per_page=HISTORY_PER_PAGE)
     context = {
         "note": note,
@@ -219,7 +222,7 @@ def note_revert(request: HttpRequest, note_id: int, change_id: int) -> HttpRespo
 
     return run_action(
         request,
-        lambda: history.change_revert(
+        lambda: change_revert(
             change_id=change_id,
             actor=request_actor(request),
             of=(services.NOTE.name, note_id),

@@ -77,7 +77,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 def _deleted(project: Project, task_ids: list[int]) -> str:
-    """Where the project went and what became of its tasks (project_bin unlinks them)."""
+    """Where the project went and what became of its tasks (project_delete unlinks them)."""
     if not task_ids:
         return format_html(
             'Project “{}” moved to the bin. <a href="/bin/">Open the bin</a> to restore it.',

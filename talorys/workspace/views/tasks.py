@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
+from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.pages import (
     form_text,
@@ -25,7 +26,6 @@ from talorys.lib.pages import (
 )
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
-from talorys.workspace.history import BIN_RETENTION
 from talorys.workspace.models import Project, Task
 from talorys.workspace.views.inputs import form_when, owner_zone_of
 

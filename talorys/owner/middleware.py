@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from talorys.workspace.models import OwnerSettings
+from talorys.owner.models import OwnerSettings
 
 
 class OwnerTimeZoneMiddleware:

@@ -1,5 +1,5 @@
-"""``/changes/``: what the assistant changed (``selectors.change_list``: in chat or a scheduled
-run) and what a backup import changed, newest first, each with what it changed and Revert (``history.change_revert``, as
+"""``/changes/``: what the assistant changed (``change_list``: in chat or a scheduled
+run) and what a backup import changed, newest first, each with what it changed and Revert (``change_revert``, as
 POST /api/changes/<id>/revert). A change that can no longer be reverted says why
 (``change_log.change_revert_refusals``, the rule the revert itself applies)."""
 
@@ -15,12 +15,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import dateformat, timezone
 
+from talorys.history.changes import change_revert
+from talorys.history.kinds import item_kind
+from talorys.history.models import Change
+from talorys.history.refusals import change_revert_refusals
+from talorys.history.selectors import change_list
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.pages import owner_page, page_of, page_problem, run_action, whole_number
-from talorys.workspace import history, selectors
-from talorys.workspace.change_log import change_revert_refusals
-from talorys.workspace.models import Change
 
 BACK = "/changes/"
 # What each action did to the item, as the list says it.
@@ -51,7 +53,7 @@ class ChangeRow:
 
 def _model_field(kind: str, name: str) -> models.Field | None:
     try:
-        found = history.item_kind(kind).model._meta.get_field(name)
+        found = item_kind(kind).model._meta.get_field(name)
     except (NotFound, FieldDoesNotExist):  # a kind no longer kept, or a field since removed
         return None
     return found if isinstance(found, models.Field) else None
@@ -112,7 +114,7 @@ def _revert(request: HttpRequest) -> str:
     change_id = whole_number(request.POST, "change_id", label="Change")
     if change_id is None:
         raise ValidationFailed("Say which change to revert.")
-    made = history.change_revert(change_id=change_id)
+    made = change_revert(change_id=change_id)
     return "Reverted." if made else "Nothing needed reverting."
 
 
@@ -120,7 +122,7 @@ def _revert(request: HttpRequest) -> str:
 def changes_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         return run_action(request, lambda: _revert(request), back=BACK, done=lambda said: said)
-    page = page_of(request, selectors.change_list())
+    page = page_of(request, change_list())
     changes = list(page.object_list)
     refusals = change_revert_refusals(changes)
     rows = [
@@ -135,6 +137,6 @@ def changes_page(request: HttpRequest) -> HttpResponse:
     ]
     return render(
         request,
-        "workspace/changes.html",
+        "history/changes.html",
         {"page": page, "rows": rows, "problem": page_problem(request)},
     )

@@ -1,4 +1,4 @@
-"""``/usage/``: requests per day against the daily budgets (``selectors.usage_report``, what
+"""``/usage/``: requests per day against the daily budgets (``usage_report``, what
 /api/usage answers): today's counters and tokens, and the last 30 days as small bar charts,
 drawn here as inline SVG (no script) with the same numbers in a table."""
 
@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from talorys.lib.pages import owner_page
-from talorys.workspace import selectors
-from talorys.workspace.models import UsageDay
+from talorys.owner.models import UsageDay
+from talorys.owner.selectors import UsageReport, usage_report
 
 DAYS = 30
 # The chart's drawing box (viewBox units; CSS scales it to the page's width).
@@ -53,9 +53,7 @@ class Chart:
     height: int = CHART_HEIGHT
 
 
-def _chart(
-    column: str, label: str, css: str, days: list[UsageDay], report: selectors.UsageReport
-) -> Chart:
+def _chart(column: str, label: str, css: str, days: list[UsageDay], report: UsageReport) -> Chart:
     counts = [getattr(day, column) for day in days]
     limit = report["limits"][column]
     # Scaled to the limit, or to the busiest day when a day went past today's limit (the limit
@@ -88,7 +86,7 @@ def _chart(
 
 @owner_page("GET")
 def usage_page(request: HttpRequest) -> HttpResponse:
-    report = selectors.usage_report(
+    report = usage_report(
         owner_settings=request.owner_settings,  # type: ignore[attr-defined]
         days=DAYS,
     )
@@ -96,7 +94,7 @@ def usage_page(request: HttpRequest) -> HttpResponse:
     charts = [_chart(column, label, css, days, report) for column, label, css in SERIES]
     return render(
         request,
-        "workspace/usage.html",
+        "owner/usage.html",
         {
             "charts": charts,
             "today": report["today"],

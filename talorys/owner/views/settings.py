@@ -19,8 +19,14 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create, api_token_list, api_token_revoke
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
-from talorys.workspace import selectors, services
-from talorys.workspace.models import OwnerSettings
+from talorys.owner.models import OwnerSettings
+from talorys.owner.selectors import (
+    embeddings_provider_kind,
+    model_endpoint,
+    model_provider_kind,
+    recall_mode,
+)
+from talorys.owner.services.settings import SETTINGS_BOUNDS, owner_settings_update
 
 BACK = "/settings/"
 # Where the page keeps a new token's secret until it has shown it, once (the session is stored
@@ -126,7 +132,7 @@ def _update(request: HttpRequest, section: str) -> None:
     read, _done = SECTIONS[section]
     changes = read(request)
     try:
-        services.owner_settings_update(**changes)
+        owner_settings_update(**changes)
     except ValidationFailed as err:
         # The service names settings as the API does; the page names them as its labels do.
         message = err.message
@@ -178,17 +184,17 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _post(request)
     row: OwnerSettings = request.owner_settings  # type: ignore[attr-defined]
-    bounds = services.SETTINGS_BOUNDS
+    bounds = SETTINGS_BOUNDS
     return render(
         request,
-        "workspace/settings.html",
+        "owner/settings.html",
         {
             "row": row,
             "zones": time_zones(),
-            "provider": selectors.model_provider_kind(owner_settings=row),
-            "endpoint": selectors.model_endpoint(owner_settings=row),
-            "embeddings_provider": selectors.embeddings_provider_kind(owner_settings=row),
-            "recall_mode": selectors.recall_mode(owner_settings=row),
+            "provider": model_provider_kind(owner_settings=row),
+            "endpoint": model_endpoint(owner_settings=row),
+            "embeddings_provider": embeddings_provider_kind(owner_settings=row),
+            "recall_mode": recall_mode(owner_settings=row),
             "limits": [
                 {
                     "name": name,

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from talorys.workspace.selectors import model_endpoint, model_provider_kind
+from talorys.owner.selectors import model_endpoint, model_provider_kind
 
 
 def owner_header(request: HttpRequest) -> dict[str, Any]:

@@ -17,12 +17,12 @@ from asgiref.sync import async_to_sync
 
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
+from talorys.owner.selectors import model_endpoint
+from talorys.owner.services.settings import owner_settings_check, owner_settings_get
+from talorys.owner.services.usage import usage_record_tokens, usage_reserve
 from talorys.providers import provider_for
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, TextDelta, Usage
 from talorys.providers.http_errors import bearer_headers
-from talorys.workspace.selectors import model_endpoint
-from talorys.workspace.services.settings import owner_settings_check, owner_settings_get
-from talorys.workspace.services.usage import usage_record_tokens, usage_reserve
 
 # Short: the owner is waiting at the settings page, and a chat's 120 s are for long replies.
 CONNECT_TIMEOUT = 5.0

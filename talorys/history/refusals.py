@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 from django.db.models import Max, Q
 
-from talorys.workspace.history import ItemKind, item_kinds, revert_refusal, rows_of
-from talorys.workspace.models import Change
+from talorys.history.changes import revert_refusal
+from talorys.history.kinds import ItemKind, item_kinds, rows_of
+from talorys.history.models import Change
 
 
 def change_revert_refusals(changes: Sequence[Change]) -> dict[int, str]:

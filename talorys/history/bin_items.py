@@ -9,8 +9,9 @@ from typing import overload
 
 from django.db.models import CharField, F, Q, QuerySet, Value
 
-from talorys.workspace.history import BinItem, item_kinds, rows_of
-from talorys.workspace.models import Change
+from talorys.history.bin import BinItem
+from talorys.history.kinds import item_kinds, rows_of
+from talorys.history.models import Change
 
 
 class BinItems(Sequence[BinItem]):

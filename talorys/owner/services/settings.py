@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from talorys.lib.errors import Forbidden, ValidationFailed
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
-from talorys.workspace.models import OwnerSettings
+from talorys.owner.models import OwnerSettings
 
 
 def owner_settings_get() -> OwnerSettings:

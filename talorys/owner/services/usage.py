@@ -7,9 +7,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from talorys.lib.errors import BudgetExhausted
-from talorys.workspace.models import OwnerSettings, UsageDay
-from talorys.workspace.selectors import USAGE_KINDS, usage_report
-from talorys.workspace.services.settings import owner_settings_get
+from talorys.owner.models import OwnerSettings, UsageDay
+from talorys.owner.selectors import USAGE_KINDS, usage_report
+from talorys.owner.services.settings import owner_settings_get
 
 
 def _usage_today() -> UsageDay:

@@ -11,28 +11,29 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from talorys.history.bin import BIN_RETENTION, BinItem, bin_empty, bin_purge, bin_restore
+from talorys.history.bin_items import BinItems
+from talorys.history.kinds import item_kind
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
-from talorys.workspace import history
-from talorys.workspace.bin_items import BinItems
 
 BACK = "/bin/"
 
 
 @dataclass(frozen=True)
 class BinRow:
-    item: history.BinItem
+    item: BinItem
     days_left: int  # whole days before beat purges it (0: at the next purge)
 
 
-def _rows(items: list[history.BinItem]) -> list[BinRow]:
+def _rows(items: list[BinItem]) -> list[BinRow]:
     now = timezone.now()
     return [
         BinRow(
             item=item,
             days_left=max(
                 0,
-                math.ceil((item.deleted_at + history.BIN_RETENTION - now).total_seconds() / 86400),
+                math.ceil((item.deleted_at + BIN_RETENTION - now).total_seconds() / 86400),
             ),
         )
         for item in items
@@ -44,24 +45,24 @@ def _target(request: HttpRequest) -> tuple[str, int]:
     pk = whole_number(request.POST, "id", label="Item")
     if not kind or pk is None:
         raise ValidationFailed("Say which item: its kind and id.")
-    history.item_kind(kind)  # NotFound names the kinds there are
+    item_kind(kind)  # NotFound names the kinds there are
     return kind, pk
 
 
 def _restore(request: HttpRequest) -> str:
     kind, pk = _target(request)
-    history.bin_restore_item(kind=kind, pk=pk)
+    bin_restore(kind=kind, pk=pk)
     return f"The {kind} is back where it was."
 
 
 def _purge(request: HttpRequest) -> str:
     kind, pk = _target(request)
-    history.bin_purge_item(kind=kind, pk=pk)
+    bin_purge(kind=kind, pk=pk)
     return f"The {kind} was deleted for good."
 
 
 def _empty(request: HttpRequest) -> str:
-    purged = history.bin_empty()
+    purged = bin_empty()
     return f"The bin is empty: {purged} item{'' if purged == 1 else 's'} deleted for good."
 
 
@@ -78,11 +79,11 @@ def bin_page(request: HttpRequest) -> HttpResponse:
     page = page_of(request, BinItems())
     return render(
         request,
-        "workspace/bin.html",
+        "history/bin.html",
         {
             "page": page,
             "rows": _rows(list(page.object_list)),
-            "retention_days": history.BIN_RETENTION.days,
+            "retention_days": BIN_RETENTION.days,
             "problem": page_problem(request),
         },
     )

@@ -1,0 +1,71 @@
+"""The owner's settings (/api/settings, with the connection test) and the day's usage
+(/api/usage) over the API. Provider settings and the connection test: the owner's session only
+(talorys/owner/services/settings.py says which)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router
+
+from talorys.accounts.auth import owner_session_auth, request_by_token
+from talorys.lib.schemas import ErrorOut
+from talorys.owner.models import OwnerSettings
+from talorys.owner.schemas import (
+    ConnectionTestIn,
+    ConnectionTestOut,
+    SettingsOut,
+    SettingsPatch,
+    UsageOut,
+)
+from talorys.owner.selectors import (
+    UsageReport,
+    embeddings_provider_kind,
+    model_provider_kind,
+    recall_mode,
+    usage_report,
+)
+from talorys.owner.services.connection import ConnectionResult, model_connection_test
+from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+
+settings_router = Router(tags=["settings"])
+usage_router = Router(tags=["usage"])
+
+
+def _settings_out(row: OwnerSettings) -> SettingsOut:
+    # Everything stored except the keys (SettingsOut has no field for them), plus what is derived.
+    stored = {name: getattr(row, name) for name in SettingsOut.model_fields if hasattr(row, name)}
+    return SettingsOut(
+        **stored,
+        provider=model_provider_kind(owner_settings=row),
+        embeddings_provider=embeddings_provider_kind(owner_settings=row),
+        recall_mode=recall_mode(owner_settings=row),
+        model_api_key_set=bool(row.model_api_key),
+        embeddings_api_key_set=bool(row.embeddings_api_key),
+    )
+
+
+@settings_router.get("", response=SettingsOut)
+def settings_get(request: HttpRequest) -> SettingsOut:
+    return _settings_out(owner_settings_get())
+
+
+@settings_router.patch("", response=SettingsOut)
+def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut:
+    changes = payload.model_dump(exclude_unset=True)
+    return _settings_out(owner_settings_update(by_token=request_by_token(request), **changes))
+
+
+# Session only, like the provider settings: a token must not send the stored key anywhere.
+# Beside what every operation answers (talorys/openapi.py): the day's budget spent.
+@settings_router.post(
+    "/test-connection",
+    response={200: ConnectionTestOut, 429: ErrorOut},
+    auth=owner_session_auth,
+)
+def settings_test_connection(request: HttpRequest, payload: ConnectionTestIn) -> ConnectionResult:
+    return model_connection_test(**payload.model_dump())
+
+
+@usage_router.get("", response=UsageOut)
+def usage_get(request: HttpRequest) -> UsageReport:
+    return usage_report(owner_settings=owner_settings_get())

@@ -1,0 +1,82 @@
+"""The owner's settings (one row: the time zone, the model provider, budgets, quiet hours) and
+the day's usage against the budgets.
+
+The tables keep the names they had in the talorys app (db_table): the models moved here from
+the workspace without a change to the database.
+"""
+
+from __future__ import annotations
+
+from zoneinfo import available_timezones
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+
+def validate_time_zone(value: str) -> None:
+    if value not in available_timezones():
+        raise ValidationError(f"Unknown time zone {value!r}; use an IANA name like Europe/Paris.")
+
+
+class OwnerSettings(models.Model):
+    """One row (pk=1). Model choices here override the environment's."""
+
+    # The limits of each text setting, read by the API's schema.
+    TIME_ZONE_MAX = 64
+    URL_MAX = 500
+    MODEL_NAME_MAX = 200
+    API_KEY_MAX = 500
+
+    time_zone = models.CharField(
+        max_length=TIME_ZONE_MAX, default="UTC", validators=[validate_time_zone]
+    )
+    # Whether the owner (or the browser, at the first run) chose the zone: until then the pages
+    # take it from the browser once (static/talorys/js/first-run.js). Set by the settings service.
+    time_zone_confirmed = models.BooleanField(default=False)
+    model_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
+    model_name = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
+    model_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
+    # Limits per day and per turn: defaults of our own choosing, which the owner's settings change.
+    daily_ai_requests = models.PositiveIntegerField(default=200)
+    daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
+    daily_embedding_requests = models.PositiveIntegerField(default=1000)
+    max_steps_per_turn = models.PositiveSmallIntegerField(default=6)
+    max_tool_calls_per_turn = models.PositiveSmallIntegerField(default=12)
+    max_output_tokens = models.PositiveIntegerField(default=1024)
+    max_context_tokens = models.PositiveIntegerField(default=8000)
+    # Semantic recall: on by default, with the local embedder (nothing leaves the machine).
+    semantic_enabled = models.BooleanField(default=True)
+    embeddings_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
+    embeddings_model = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
+    embeddings_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
+    # Quiet hours hold pushes (not notifications) in the owner's time zone.
+    quiet_hours_start = models.TimeField(null=True, blank=True)
+    quiet_hours_end = models.TimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "talorys_ownersettings"
+        verbose_name_plural = "owner settings"
+        constraints = [models.CheckConstraint(condition=Q(pk=1), name="owner_settings_single_row")]
+
+    def __str__(self) -> str:
+        return "Owner settings"
+
+
+class UsageDay(models.Model):
+    """Requests spent on one UTC day. Reserved with a conditional UPDATE before each call."""
+
+    day = models.DateField(unique=True)
+    ai_requests = models.PositiveIntegerField(default=0)
+    scheduled_ai_requests = models.PositiveIntegerField(default=0)
+    embedding_requests = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        db_table = "talorys_usageday"
+        ordering = ["-day"]
+
+    def __str__(self) -> str:
+        return f"Usage {self.day}"
