@@ -64,8 +64,7 @@ run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded de
 # `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= 2
 PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist worksteal
-test: $(DEV_STAMP) ## Lint, check the layers, the lock and the types, run the whole suite
-	$(BIN)/python requirements/check.py
+test: check-lock ## Lint, check the layers, the lock and the types, run the whole suite
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
@@ -110,8 +109,18 @@ check-imports: $(DEV_STAMP) ## Check the layers (docs/architecture.md)
 typecheck: $(DEV_STAMP) ## Type-check the code (mypy, django-stubs)
 	$(BIN)/mypy
 
+# The locks against pyproject.toml's ranges (requirements/check_locks.py), then deptry
+# ([tool.deptry] in pyproject.toml): the apps import only [project] dependencies and the
+# local-embeddings extra; only talorys/providers/local_embedding.py may import that extra (it does
+# so when the extra is installed); tests, benchmarks and requirements/ may import any dependency.
+DEPTRY := $(BIN)/deptry --no-ansi
 check-lock: $(DEV_STAMP) ## Check the locks against pyproject.toml and the code's imports
-	$(BIN)/python requirements/check.py
+	$(BIN)/python requirements/check_locks.py
+	$(DEPTRY) .
+	$(DEPTRY) . --ignore DEP002 --optional-dependencies-dev-groups dev,local-embeddings \
+		--extend-exclude 'talorys/providers/local_embedding\.py'
+	$(DEPTRY) tests benchmarks requirements --exclude '\.venv' --ignore DEP002,DEP004 \
+		--known-first-party tests --known-first-party benchmarks
 
 lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux x86_64, Python 3.11)
 	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \

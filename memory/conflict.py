@@ -9,7 +9,7 @@ JSON mode for one verdict: ``duplicate``, ``updates``, ``contradicts`` or ``unre
 call has its own timeout and reserves one request of the ordinary budget first (the seed
 report's Clef check). On any failure (budget, timeout, unreachable, malformed or impossible
 answer) the verdict is "keep both", marked unchecked: a check that fails never loses a fact.
-The demo provider answers deterministically (talorys/providers/demo_verdicts.py).
+The demo provider answers deterministically (talorys/providers/demo/verdicts.py).
 
 I/O: run it before the transaction that stores the memory, never inside one.
 """
@@ -31,7 +31,7 @@ from talorys.owner.selectors import provider_config
 from talorys.owner.services.settings import owner_settings_get
 from talorys.owner.services.usage import usage_reserve
 from talorys.providers.base import ChatMessage, ProviderError
-from talorys.providers.demo_verdicts import demo_verdict
+from talorys.providers.demo.verdicts import demo_verdict
 from talorys.providers.structured import json_completion
 
 logger = logging.getLogger(__name__)

@@ -3,8 +3,8 @@ subject is recognised whatever words and category it comes with.
 
 A small rule-based classifier shared by the conflict check (memory/conflict.py: the owner's
 memories about the same subject are always among its candidates, even with keyword-only recall)
-and the demo model (talorys/providers/demo_facts.py files a fact in one wording per subject;
-demo_verdicts.py gives its verdicts from it).
+and the demo model (talorys/providers/demo/facts.py files a fact in one wording per subject;
+demo/verdicts.py gives its verdicts from it).
 
 A subject is a topic, whose it is (the owner's: "", or "sister ana"), the value the statement
 gives and whether it still holds ("I no longer live in Berlin", "I left Acme": it does not,

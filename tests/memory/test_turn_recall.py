@@ -41,7 +41,7 @@ def test_done_when_with_the_demo_provider(api):
 
     assert "replaces what I had before (Lives in Berlin)" in reply
     berlin = Memory.objects.get(text="Lives in Berlin")
-    # The demo files every way of saying where the owner lives alike (demo_facts.py).
+    # The demo files every way of saying where the owner lives alike (talorys/providers/demo/facts.py).
     assert berlin.superseded_by.text == "Lives in Lisbon"
     prompt = read_inputs(text="Where do I live now?").system_prompt()
     assert "- Lives in Lisbon" in prompt and "Berlin" not in prompt

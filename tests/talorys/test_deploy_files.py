@@ -7,7 +7,6 @@ something that does not exist, data kept outside the volume, code left out of th
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import importlib
 import json
@@ -18,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from celery import Celery
 from channels.routing import ProtocolTypeRouter
 
@@ -28,80 +28,8 @@ APPS = ("talorys", "agent", "memory", "approvals", "automations", "backup")
 # --- reading the files -------------------------------------------------------------------------
 
 
-def _strip_comment(line: str) -> str:
-    quoted = False
-    for i, char in enumerate(line):
-        if char == '"':
-            quoted = not quoted
-        elif char == "#" and not quoted and (i == 0 or line[i - 1].isspace()):
-            return line[:i].rstrip()
-    return line.rstrip()
-
-
-def _flow(text: str):
-    text = text.strip()
-    if text.startswith("["):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return [_flow(item) for item in text[1:-1].split(",") if item.strip()]
-    if text.startswith("{"):
-        pairs = (item.split(":", 1) for item in text[1:-1].split(",") if item.strip())
-        return {key.strip(): _flow(value) for key, value in pairs}
-    if text[:1] in "\"'":
-        return text[1:-1]
-    return text
-
-
-def load_compose(text: str) -> dict:
-    """The subset of YAML compose.yaml is written in (PyYAML is not a dependency): block maps,
-    block lists (of scalars, or of maps with flow values), flow lists and maps, anchors on maps
-    and ``<<`` merges. Anything else fails loudly."""
-    lines = [_strip_comment(raw) for raw in text.splitlines()]
-    lines = [line for line in lines if line.strip()]
-    root: dict = {}
-    anchors: dict[str, dict] = {}
-    stack: list[tuple[int, dict | list]] = [(-1, root)]
-    for n, line in enumerate(lines):
-        indent = len(line) - len(line.lstrip())
-        while stack[-1][0] >= indent:
-            stack.pop()
-        parent = stack[-1][1]
-        body = line.strip()
-        if body.startswith("- "):
-            assert isinstance(parent, list), line
-            item_key, colon, item_value = body[2:].partition(": ")
-            if colon and re.fullmatch(r"[\w.-]+", item_key):
-                # A map in a list ("- path: .env" and the keys under it): flow values only.
-                item = {item_key: _flow(item_value)}
-                parent.append(item)
-                stack.append((indent, item))
-            else:
-                parent.append(_flow(body[2:]))
-            continue
-        key, colon, value = body.partition(":")
-        assert colon and isinstance(parent, dict), line
-        key, value = key.strip(), value.strip()
-        if value.startswith("*"):
-            merged = copy.deepcopy(anchors[value[1:]])
-            assert key == "<<", f"only merges use aliases here: {line}"
-            for merged_key, merged_value in merged.items():
-                parent.setdefault(merged_key, merged_value)
-        elif value == "" or value.startswith("&"):
-            following = lines[n + 1] if n + 1 < len(lines) else ""
-            child: dict | list = [] if following.strip().startswith("- ") else {}
-            if value:
-                assert isinstance(child, dict), line
-                anchors[value[1:]] = child
-            parent[key] = child
-            stack.append((indent, child))
-        else:
-            parent[key] = _flow(value)
-    return root
-
-
 def compose() -> dict:
-    return load_compose((ROOT / "compose.yaml").read_text())
+    return yaml.safe_load((ROOT / "compose.yaml").read_text())
 
 
 def built_here(services: dict) -> dict:
@@ -180,7 +108,7 @@ def test_migrations_run_once_before_the_app_starts():
         "--noinput",
     ]
     assert migrate["restart"] == "no"
-    assert migrate["healthcheck"] == {"disable": "true"}  # it exits: nothing to watch
+    assert migrate["healthcheck"] == {"disable": True}  # it exits: nothing to watch
     for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"]["migrate"] == {
             "condition": "service_completed_successfully"
@@ -250,7 +178,7 @@ def test_secrets_come_from_files_and_an_optional_env_file():
         assert service["secrets"] == ["secret_key"], name
         assert service["environment"]["SECRET_KEY_FILE"] == "/run/secrets/secret_key", name
         # .env is optional: a server configured through the environment alone still starts.
-        assert service["env_file"] == [{"path": ".env", "required": "false"}], name
+        assert service["env_file"] == [{"path": ".env", "required": False}], name
     assert compose()["secrets"]["secret_key"] == {"file": "./secrets/secret_key"}
 
 

@@ -1,11 +1,12 @@
-"""What the demo understands: the few plain requests it reads from the owner's message."""
+"""Which request the owner's message is (its intent, what and when), from the few plain ones the
+demo understands; HELP lists them for anything else."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from talorys.providers.demo_times import AMOUNT, UNIT, WEEKDAYS
+from talorys.providers.demo.times import AMOUNT, UNIT, WEEKDAYS
 
 HELP = (
     "This is the demo assistant: no AI model is configured, so I only understand a few plain "

@@ -1,5 +1,6 @@
-"""How the demo files a fact the owner tells it: one wording and one category per subject
-(talorys/lib/subjects.py), whichever way it was said, as a careful model would. "I live in
+"""How the demo files a fact the owner tells it, and what it says once the memory is stored: one
+wording and one category per subject (talorys/lib/subjects.py), whichever way it was said, as a
+careful model would. "I live in
 Berlin", "I moved to Berlin" and "I'm living in Berlin now" are all "Lives in Berlin" (place);
 "I started working at Acme" is "Works at Acme"; "I left Acme" is "No longer works at Acme".
 """
@@ -7,9 +8,11 @@ Berlin", "I moved to Berlin" and "I'm living in Berlin now" are all "Lives in Be
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from talorys.lib.subjects import Subject, subject_of
-from talorys.providers.demo_requests import capitalised
+from talorys.providers.demo.parse import capitalised
+from talorys.providers.demo.turn import field
 
 # The wording of each topic: the verb phrase (third person, bare), then the value.
 _PHRASES = {"home": ("lives in", "live in"), "work": ("works at", "work at")}
@@ -25,6 +28,24 @@ def fact_memory(statement: str) -> tuple[str, str]:
     # About someone else: a person; where the owner lives: a place; the rest: a fact.
     category = "person" if subject.whose else "place" if subject.topic == "home" else "fact"
     return capitalised(text), category
+
+
+def remembered(data: dict[str, Any], arguments: dict[str, Any]) -> str:
+    """The answer to the remember tool's result: stored, known already, replacing an older
+    fact, or beside one that says otherwise (memory/conflict.py decides which)."""
+    fact = field(data, "memory", "text") or arguments.get("text")
+    if isinstance(data.get("already_known"), dict):
+        return f"I already knew that: {data['already_known'].get('text')}"
+    if isinstance(data.get("superseded"), dict):
+        old = data["superseded"].get("text")
+        return f"Got it: {fact}. That replaces what I had before ({old})."
+    if isinstance(data.get("contradicts"), dict):
+        old = data["contradicts"].get("text")
+        return (
+            f"I've noted: {fact}. But I also remember “{old}”, which says otherwise. "
+            "Which one is right?"
+        )
+    return f"Got it. I'll remember that: {fact}"
 
 
 def _worded(subject: Subject) -> str | None:

@@ -1,8 +1,8 @@
 """When a demo reminder is due: the owner's clock as the system prompt states it, and "in 20
 minutes", "at 5pm" or "tomorrow at 9" read against it; and how the answer says the time.
 
-The words here (WEEKDAYS, AMOUNT, UNIT) are also how demo_requests.py tells where a reminder's
-time starts in the owner's message.
+The words here (WEEKDAYS, AMOUNT, UNIT) are also how parse.py tells where a reminder's time
+starts in the owner's message.
 """
 
 from __future__ import annotations

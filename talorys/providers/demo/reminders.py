@@ -1,0 +1,67 @@
+"""The demo's reminders at a time ("remind me to X in 20 minutes"): the create_automation call
+for a one-time reminder, and the answer once it is set. How the time is read and said is
+times.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from talorys.providers.base import ProviderEvent, ToolCall
+from talorys.providers.demo.events import call, say, tool_call
+from talorys.providers.demo.parse import DemoRequest, capitalised
+from talorys.providers.demo.times import NoTime, reminder_time, spoken
+from talorys.providers.demo.turn import field
+
+# Automation.NAME_MAX / MESSAGE_MAX (automations/models.py): the provider layer cannot import it.
+_NAME_CHARS = 200
+_MESSAGE_CHARS = 4_000
+_EXAMPLES = "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”"
+
+
+def timed_reminder_call(request: DemoRequest, now: dt.datetime, number: int) -> ToolCall:
+    """The create_automation call for "remind me to X at/in/tomorrow ...": a one-time reminder
+    at ``request.when`` counted from ``now`` (the owner's local time). Raises NoTime."""
+    at = reminder_time(request.when, now)
+    what = capitalised(request.what)
+    name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
+    arguments = {
+        "name": name,
+        "kind": "reminder",
+        # A reminder shows its name; the whole text only when the name had to be cut.
+        "message": "" if name == what else what[:_MESSAGE_CHARS],
+        "schedule": {"type": "once", "at": at.isoformat(timespec="seconds")},
+    }
+    return tool_call(number, "create_automation", arguments)
+
+
+def timed_reminder(
+    request: DemoRequest, usable: set[str], number: int, clock: dt.datetime | None
+) -> list[ProviderEvent]:
+    """The first step of a timed reminder: the call, or why it cannot be set."""
+    what = request.what
+    if "create_automation" not in usable:
+        return say(
+            f"I can't schedule reminders here, so I haven't set “{what}” {request.when}. Say "
+            f"“remind me to {what}” without a time and I'll add it as a task."
+        )
+    if clock is None:
+        return say(f"I don't know your local time, so I haven't set “{what}” {request.when}.")
+    try:
+        return call(timed_reminder_call(request, clock, number))
+    except NoTime as exc:
+        return say(f"{exc} So I haven't set the reminder “{what}”. Say the time like {_EXAMPLES}.")
+
+
+def reminder_set(
+    what: str, data: dict[str, Any], arguments: dict[str, Any], clock: dt.datetime | None
+) -> str:
+    schedule = arguments.get("schedule")
+    when = field(data, "automation", "next_run_at") or (
+        schedule.get("at") if isinstance(schedule, dict) else None
+    )
+    try:
+        at = dt.datetime.fromisoformat(str(when))
+    except ValueError:
+        return f"I'll remind you to {what}."
+    return f"I'll remind you to {what} {spoken(at, clock)}."
