@@ -16,6 +16,10 @@ Here, at start:
 - a job no longer in the setting is removed: its task may be gone from the code too.
 
 SystemJobDefault remembers the schedule the setting installed last, which tells the two apart.
+
+And beat's record of a run (its sync, every few minutes) writes only that record: the library
+reads the row and saves all of it, which would write back the enabled switch or the interval as
+they were before an operator's change committed in between.
 The library's own method for that write, ``update_from_dict``, is the one overridden: it is the
 one setup_schedule calls for the setting and for celery's built-in jobs.
 """
@@ -25,12 +29,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django_celery_beat.schedulers import DatabaseScheduler
+from django_celery_beat.models import PeriodicTask
+from django_celery_beat.schedulers import DatabaseScheduler, ModelEntry
 
 from talorys.ops import selectors, services
 
 
+class SystemJobEntry(ModelEntry):
+    def save(self) -> None:
+        # One UPDATE of beat's own columns, whatever the operator changed since beat read the row.
+        PeriodicTask.objects.filter(pk=self.model.pk).update(
+            last_run_at=self.model.last_run_at, total_run_count=self.model.total_run_count
+        )
+
+
 class SystemJobScheduler(DatabaseScheduler):
+    Entry = SystemJobEntry
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._installed: set[str] = set()  # the jobs the setting names (and celery's own)
         super().__init__(*args, **kwargs)  # sets the schedule up, unless lazy

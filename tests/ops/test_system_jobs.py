@@ -9,10 +9,12 @@ as beat's do (the scheduler commits to see other processes' changes): transactio
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 import pytest
 from celery import Celery
 from celery.beat import Service
+from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask
@@ -20,6 +22,7 @@ from django_celery_beat.models import PeriodicTask
 from automations.services.crud import automation_create
 from talorys.ops.beat import SystemJobScheduler
 from talorys.ops.services import system_job_update
+from tests.waiting import HANG_SECONDS, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -187,3 +190,39 @@ def test_a_calendar_job_s_interval_cannot_be_set(operator):
     assert response.status_code == 302
     calendar.refresh_from_db()
     assert (calendar.interval, calendar.crontab is not None) == (None, True)
+
+
+def _waiting_on_locks() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # else the transaction's first snapshot
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_beat_s_record_of_a_run_keeps_a_pause_made_meanwhile(needs_postgres, settings):
+    """Beat saves a job's last run a while after it read the row: a pause committed in between
+    stays (PostgreSQL, beat in a thread, its write held on the operator's row lock)."""
+    name = an_interval_job(settings)
+    scheduler = beat_starts()
+    sent = scheduler.reserve(scheduler.schedule[name])  # beat sends the job
+    job_id = PeriodicTask.objects.get(name=name).pk
+
+    def beat_records_the_run() -> None:
+        try:
+            sent.save()  # what beat's periodic sync does with the jobs it sent
+        finally:
+            connection.close()
+
+    beat = threading.Thread(target=beat_records_the_run)
+    with transaction.atomic():
+        system_job_update(job_id=job_id, enabled=False)  # its lock held until the commit
+        beat.start()
+        wait_for(lambda: _waiting_on_locks() >= 1, "beat's write to wait on the lock")
+    beat.join(timeout=HANG_SECONDS)
+
+    job = PeriodicTask.objects.get(pk=job_id)
+    assert job.enabled is False
+    assert job.total_run_count == 1  # and beat's record of the run is kept too
