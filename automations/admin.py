@@ -3,10 +3,8 @@ new schedule re-arms ``next_run_at`` and voids queued runs; the schedule is edit
 schedule form (automations/forms.py), not as JSON; the dispatcher's bookkeeping and the run
 receipts are read-only here.
 
-django-celery-beat's tables are not shown: beat keeps only the project's fixed periodic jobs
-there (settings.CELERY_BEAT_SCHEDULE, re-installed at every beat start), and the automations'
-schedules are not in them: the dispatcher reads ``Automation.next_run_at``. A row edited there
-would be overwritten, or would stop the dispatcher itself.
+The automations' schedules are not in django-celery-beat's table, which holds only the project's
+system jobs (talorys/ops/admin.py shows them): the dispatcher reads ``Automation.next_run_at``.
 
 The operator's Activity page (counts per day of turns, tool calls, provider errors and runs) is
 added to the admin site from here: it reads the agent's data too, which the site may not import.
@@ -18,7 +16,6 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.apps import apps
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -36,11 +33,6 @@ from talorys.lib.errors import ValidationFailed
 from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.lib.service_admin import ServiceAdmin
 from talorys.owner.services.settings import owner_zone
-
-for _model in apps.get_app_config("django_celery_beat").get_models():
-    # INSTALLED_APPS loads django_celery_beat's admin before this one.
-    if admin.site.is_registered(_model):
-        admin.site.unregister(_model)
 
 
 def _zone(request: HttpRequest) -> ZoneInfo:

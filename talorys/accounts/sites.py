@@ -63,8 +63,8 @@ SECTIONS: dict[str, list[str]] = {
     "history": ["Change"],
     "owner": ["OwnerSettings", "UsageDay"],
     "notifications": ["Notification", "PushSubscription", "PushDelivery"],
-    # Setup runs and heartbeats (talorys/ops), and the pages registered with admin_page_register.
-    "ops": ["SetupRun", "Heartbeat"],
+    # Setup runs, heartbeats, system jobs (talorys/ops), and the pages admin_page_register adds.
+    "ops": ["SetupRun", "Heartbeat", "SystemJob"],
     "accounts": ["ApiToken"],
     "auth": ["User", "Group"],
 }

@@ -1,8 +1,10 @@
-"""What the operator reads: each setup or upgrade run, and the worker's and beat's heartbeats."""
+"""What the operator reads: each setup or upgrade run, the worker's and beat's heartbeats, and
+the system jobs beat runs."""
 
 from __future__ import annotations
 
 from django.db import models
+from django_celery_beat.models import PeriodicTask
 
 
 class SetupRun(models.Model):
@@ -46,3 +48,24 @@ class Heartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class SystemJob(PeriodicTask):
+    """A row of django-celery-beat's table, as the operator's admin shows it: every row there is
+    one of the project's fixed jobs (settings.CELERY_BEAT_SCHEDULE, installed by
+    talorys/ops/beat.py); the owner's automations are not in it (automations/services/)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "system job"
+
+
+class SystemJobDefault(models.Model):
+    """The schedule the setting last installed for a job (its text, "every 30 seconds"): beat
+    tells from it whether the operator changed the job's schedule since (talorys/ops/beat.py)."""
+
+    name = models.CharField(max_length=200, unique=True)  # PeriodicTask.name
+    schedule = models.CharField(max_length=200)
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.schedule}"

@@ -38,6 +38,8 @@ ADD_REFUSED = {
     # Setup runs and heartbeats: written by talorys_setup, the worker and beat only.
     "ops.SetupRun",
     "ops.Heartbeat",
+    # The setting names the system jobs; beat installs them (talorys/ops/beat.py).
+    "ops.SystemJob",
 }
 
 
@@ -230,10 +232,13 @@ def test_owner_settings_stay_one_row(operator):
     assert operator.get(url("owner.OwnerSettings", "delete", 1)).status_code == 403
 
 
-def test_the_celery_beat_tables_are_not_in_the_admin(operator):
-    # The dispatcher reads Automation.next_run_at; beat's rows are re-installed from settings.
+def test_beat_s_own_admin_pages_are_not_in_the_admin(operator):
+    # Its jobs are shown as System jobs (talorys/ops/admin.py), without adding one, editing a
+    # task's name or arguments, or an interval row that several jobs share.
     assert not [label for label in registered() if label.startswith("django_celery_beat.")]
-    assert b"Periodic tasks" not in operator.get(reverse("admin:index")).content
+    index = operator.get(reverse("admin:index")).content
+    assert b"Periodic tasks" not in index
+    assert b"System jobs" in index
 
 
 def test_the_admin_index_lists_the_owner_data_first(operator):
