@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from django.db import models
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import AfterValidator, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import core_schema
 
 from talorys.history.models import LiveQuerySet
 from talorys.lib.errors import NotFound
@@ -96,22 +95,17 @@ def _known_kind(name: str) -> str:
     return name
 
 
-class _RegisteredKind:
-    """A kind's name as the API takes it (/api/bin/{kind}/{id}): checked against the registry
-    when a request arrives, and listed from it in the OpenAPI schema, which is built after
-    every app registered its kinds. Unknown: 422, like any bad input."""
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return core_schema.no_info_after_validator_function(_known_kind, handler(str))
+class _RegisteredKinds:
+    """Lists the registered kinds in the OpenAPI schema, which is built after every app
+    registered its kinds (at the first request for it)."""
 
     @classmethod
     def __get_pydantic_json_schema__(
-        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+        cls, schema: Any, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         return {**handler(schema), "enum": kind_names()}
 
 
-ItemKindName = Annotated[str, _RegisteredKind]
+# A kind's name as the API takes it (/api/bin/{kind}/{id}): checked against the registry when a
+# request arrives (unknown: 422, like any bad input), and listed from it in the schema.
+ItemKindName = Annotated[str, AfterValidator(_known_kind), _RegisteredKinds]
