@@ -103,10 +103,11 @@ class ToolExecutor:
         try:
             tool, args = self._admit(call)
             shown_args = args.model_dump(mode="json", exclude_unset=True)
+            ctx = self.ctx.for_call()  # reads the owner's zone afresh, at most once
             if tool.permission == Permission.DESTRUCTIVE:
-                result = self._propose(tool, args)
+                result = self._propose(tool, args, ctx)
             else:
-                result = tool.run(args, self.ctx)
+                result = tool.run(args, ctx)
         except _Refused as exc:
             return self._failure(call, shown_args, "refused", exc.code, exc.message)
         except AppError as exc:  # a ToolError too: a failure the model may recover from
@@ -183,11 +184,11 @@ class ToolExecutor:
         self._identical[key] += 1
         return tool, args
 
-    def _propose(self, tool: Tool, args: ToolArgs) -> dict[str, Any]:
+    def _propose(self, tool: Tool, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
         """Where a destructive call goes instead of running: ``prepare`` resolves the exact target
         without changing anything, and the proposal waits for the owner as a pending action."""
-        proposal = tool.prepare(args, self.ctx)
-        action = pending_action_propose(tool=tool, proposal=proposal, ctx=self.ctx)
+        proposal = tool.prepare(args, ctx)
+        action = pending_action_propose(tool=tool, proposal=proposal, ctx=ctx)
         return {
             "status": "awaiting_owner_approval",
             "action_id": action.pk,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 from zoneinfo import ZoneInfo
 
+from django.db.models import QuerySet
 from django.utils import timezone
 from pydantic import Field, model_validator
 
@@ -36,6 +37,7 @@ from talorys.history.tools import SoftDeleteTool
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
+    ListTool,
     Permission,
     Proposal,
     Tool,
@@ -44,7 +46,6 @@ from talorys.lib.tools import (
     ToolError,
     register,
 )
-from talorys.owner.services.settings import owner_zone
 from talorys.workspace.tools import local_iso
 
 AutomationId = Annotated[
@@ -132,7 +133,7 @@ class CreateAutomation(Tool):
             origin=Automation.Origin.CHAT,
             actor=ctx.actor,
         )
-        return {"automation": _automation(automation, owner_zone())}
+        return {"automation": _automation(automation, ctx.zone)}
 
 
 class ListAutomationsArgs(ToolArgs):
@@ -143,23 +144,21 @@ class ListAutomationsArgs(ToolArgs):
 
 
 @register
-class ListAutomations(Tool):
+class ListAutomations(ListTool):
     name = "list_automations"
     description = (
         "List the owner's automations (reminders, digests, scheduled prompts) soonest first, "
         "with ids, schedules, next run and last outcome."
     )
     args = ListAutomationsArgs
-    permission = Permission.READ
     cap = 4
+    key = "automations"
 
-    def run(self, args: ListAutomationsArgs, ctx: ToolContext) -> dict[str, Any]:
-        automations = selectors.automation_list(enabled=args.enabled)
-        zone = owner_zone()
-        return {
-            "automations": [_automation(a, zone) for a in automations[: args.limit]],
-            "total": automations.count(),
-        }
+    def rows(self, args: ListAutomationsArgs, ctx: ToolContext) -> QuerySet[Automation]:
+        return selectors.automation_list(enabled=args.enabled)
+
+    def item(self, row: Automation, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _automation(row, ctx.zone)
 
 
 class AutomationIdArgs(ToolArgs):
@@ -176,7 +175,7 @@ class PauseAutomation(Tool):
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
         automation = crud.automation_pause(automation_id=args.automation_id, actor=ctx.actor)
-        return {"automation": _automation(automation, owner_zone())}
+        return {"automation": _automation(automation, ctx.zone)}
 
 
 @register
@@ -205,7 +204,7 @@ class ResumeAutomation(Tool):
                 code="NEEDS_OWNER",
             )
         automation = crud.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
-        return {"automation": _automation(automation, owner_zone())}
+        return {"automation": _automation(automation, ctx.zone)}
 
 
 class ListAutomationRunsArgs(ToolArgs):
@@ -214,17 +213,18 @@ class ListAutomationRunsArgs(ToolArgs):
 
 
 @register
-class ListAutomationRuns(Tool):
+class ListAutomationRuns(ListTool):
     name = "list_automation_runs"
     description = "The latest runs of one automation, newest first: when, outcome, result or error."
     args = ListAutomationRunsArgs
-    permission = Permission.READ
     cap = 4
+    key = "runs"
 
-    def run(self, args: ListAutomationRunsArgs, ctx: ToolContext) -> dict[str, Any]:
-        runs = selectors.automation_run_list(automation_id=args.automation_id)
-        zone = owner_zone()
-        return {"runs": [_run(r, zone) for r in runs[: args.limit]], "total": runs.count()}
+    def rows(self, args: ListAutomationRunsArgs, ctx: ToolContext) -> QuerySet[AutomationRun]:
+        return selectors.automation_run_list(automation_id=args.automation_id)
+
+    def item(self, row: AutomationRun, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _run(row, ctx.zone)
 
 
 # --- destructive: wait for the owner's approval ------------------------------------------------
@@ -324,13 +324,12 @@ class ScheduleAgentPrompt(Tool):
 
     def prepare(self, args: ScheduleAgentPromptArgs, ctx: ToolContext) -> Proposal:
         # Checked now, so the owner is never asked to approve what could not be created.
-        zone = owner_zone()
-        if next_after(args.schedule, timezone.now(), zone) is None:
+        if next_after(args.schedule, timezone.now(), ctx.zone) is None:
             raise ValidationFailed("schedule.at: that time has passed; give a time in the future.")
         return Proposal(
             target_id=0,
             snapshot=self.NEW,
-            summary=f"Schedule the prompt “{args.name}” to run {describe(args.schedule, zone)}",
+            summary=f"Schedule the prompt “{args.name}” to run {describe(args.schedule, ctx.zone)}",
             payload={
                 "name": args.name,
                 "message": args.message,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
+from django.db.models import QuerySet
 from pydantic import Field
 
 from memory import selectors, services
@@ -19,8 +20,15 @@ from memory.tools.search import ranked_rows
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, one_of
 from talorys.lib.search import QUERY_MAX
-from talorys.lib.tools import Permission, Proposal, Tool, ToolArgs, ToolContext, register
-from talorys.owner.services.settings import owner_zone
+from talorys.lib.tools import (
+    ListTool,
+    Permission,
+    Proposal,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    register,
+)
 from talorys.workspace.tools.common import ReadVersion, local_iso
 
 # The model's choices and limit, shown to the model inline (one_of) as they are on the model.
@@ -94,33 +102,31 @@ class ListMemoriesArgs(ToolArgs):
 
 
 @register
-class ListMemories(Tool):
+class ListMemories(ListTool):
     name = "list_memories"
     description = (
         "List what you remember about the owner, most recently changed first, with ids (use an "
         "id with correct_memory). Check here before remembering something that may be known."
     )
     args = ListMemoriesArgs
-    permission = Permission.READ
     cap = 4
+    key = "memories"
 
-    def run(self, args: ListMemoriesArgs, ctx: ToolContext) -> dict[str, Any]:
-        zone = owner_zone()
-        if args.query:
-            # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
-            found = ranked_rows(
-                query=args.query,
-                kind="memories",
-                rows=selectors.memory_list(),
-                substring=selectors.memory_list(q=args.query),
-                limit=args.limit,
-            )
-            return {"memories": [_memory(m, zone) for m, _ in found], "total": len(found)}
-        memories = selectors.memory_list()
-        return {
-            "memories": [_memory(m, zone) for m in memories[: args.limit]],
-            "total": memories.count(),
-        }
+    def rows(self, args: ListMemoriesArgs, ctx: ToolContext) -> QuerySet[Memory] | list[Memory]:
+        if not args.query:
+            return selectors.memory_list()
+        # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
+        found = ranked_rows(
+            query=args.query,
+            kind="memories",
+            rows=selectors.memory_list(),
+            substring=selectors.memory_list(q=args.query),
+            limit=args.limit,
+        )
+        return [memory for memory, _ in found]
+
+    def item(self, row: Memory, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _memory(row, ctx.zone)
 
 
 class RememberArgs(ToolArgs):
@@ -156,7 +162,7 @@ class Remember(Tool):
             valid_from=args.valid_from,
             valid_to=args.valid_to,
         )
-        return _outcome(result, owner_zone())
+        return _outcome(result, ctx.zone)
 
 
 class CorrectMemoryArgs(ToolArgs):
@@ -188,7 +194,7 @@ class CorrectMemory(Tool):
             actor=ctx.actor,
             version=args.version,
         )
-        return _outcome(result, owner_zone())
+        return _outcome(result, ctx.zone)
 
 
 class MemoryIdArgs(ToolArgs):

@@ -1,11 +1,12 @@
 """Search for the model, backed by recall (memory/recall/).
 
 - ``search``: tasks, notes, projects and memories at once, ranked by recall.
-- ``search_tasks`` and ``search_notes`` are the workspace's tools replaced in place (the seed
-  report's semantic wrappers): same name, argument schema, permission and cap, registered over
-  the originals (talorys.lib.tools.register checks the contract). Recall ranks first (words in
-  any form, or meaning when an embedder is on); the original substring matches fill the rest,
-  so a fragment of a code or a word still finds its item.
+- ``search_tasks`` and ``search_notes`` are the workspace's tools replaced in place: same
+  name, argument schema, permission and cap, registered over the originals
+  (talorys.lib.tools.register checks the contract). Recall ranks first (words in any form, or
+  meaning when an embedder is on); the original substring matches fill the rest, so a fragment
+  of a code or a word still finds its item. Each keeps the original's shape (a ``ListTool``)
+  and chooses only its rows.
 
 The same tools serve chat and scheduled runs (they are read tools).
 """
@@ -20,8 +21,8 @@ from pydantic import Field
 from memory import selectors
 from talorys.lib.search import QUERY_MAX, snippet
 from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, register
-from talorys.owner.services.settings import owner_zone
 from talorys.workspace import selectors as workspace_selectors
+from talorys.workspace.models import Note, Task
 from talorys.workspace.tools import notes as note_tools
 from talorys.workspace.tools import tasks as task_tools
 
@@ -81,7 +82,7 @@ class SearchTasks(task_tools.SearchTasks):
         "id of a task the owner names before updating or completing it."
     )
 
-    def run(self, args: task_tools.SearchTasksArgs, ctx: ToolContext) -> dict[str, Any]:
+    def rows(self, args: task_tools.SearchTasksArgs, ctx: ToolContext) -> list[Task]:
         tasks = ranked_rows(
             query=args.query,
             kind="tasks",
@@ -89,8 +90,7 @@ class SearchTasks(task_tools.SearchTasks):
             substring=workspace_selectors.task_list(q=args.query),
             limit=args.limit,
         )
-        zone = owner_zone()
-        return {"tasks": [task_tools._task(t, zone) for t, _ in tasks], "total": len(tasks)}
+        return [task for task, _ in tasks]
 
 
 @register
@@ -100,18 +100,18 @@ class SearchNotes(note_tools.SearchNotes):
         "matching passage; use read_note for the full text."
     )
 
-    def run(self, args: note_tools.SearchNotesArgs, ctx: ToolContext) -> dict[str, Any]:
-        notes = ranked_rows(
+    def rows(self, args: note_tools.SearchNotesArgs, ctx: ToolContext) -> list[tuple[Note, str]]:
+        """Each note with recall's passage, or none for a substring match."""
+        return ranked_rows(
             query=args.query,
             kind="notes",
             rows=workspace_selectors.note_list(),
             substring=workspace_selectors.note_list(q=args.query),
             limit=args.limit,
         )
-        zone = owner_zone()
-        found = []
-        for note, excerpt in notes:
-            item = note_tools._note(note, zone)
-            item["excerpt"] = excerpt or snippet(note.content or note.title, args.query)
-            found.append(item)
-        return {"notes": found, "total": len(found)}
+
+    def item(self, row: Any, args: note_tools.SearchNotesArgs, ctx: ToolContext) -> dict[str, Any]:
+        note, excerpt = row  # a row of ``rows``: the note, and its passage
+        return note_tools._note(note, ctx.zone) | {
+            "excerpt": excerpt or snippet(note.content or note.title, args.query)
+        }

@@ -6,6 +6,9 @@ cap. Apps declare their tools in their own ``tools.py`` and register them when t
 here by name, so neither imports the other. Provider adapters translate ``Tool.spec()`` to their
 wire format; tools never see vendor types.
 
+``ListTool`` is the shape of the read tools that list or search one kind of row; a tool call's
+``ctx.zone`` is the owner's time zone, read at most once per call.
+
 Permissions:
 - ``read``: no state change beyond bookkeeping.
 - ``write``: an immediate, owner-visible change (create, update, complete, append...).
@@ -18,10 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, ClassVar, Literal
+from zoneinfo import ZoneInfo
 
+from django.db.models import QuerySet
 from pydantic import BaseModel, ConfigDict
 
 from talorys.lib.actors import Actor
@@ -56,6 +63,16 @@ class NoArgs(ToolArgs):
     pass
 
 
+# The owner's settings live in an app above this layer, so that app registers how to read the
+# zone (talorys/workspace/tools/__init__.py) when its tools load.
+_zone_reader: Callable[[], ZoneInfo] | None = None
+
+
+def register_zone_reader(reader: Callable[[], ZoneInfo]) -> None:
+    global _zone_reader
+    _zone_reader = reader
+
+
 @dataclass(frozen=True)
 class ToolContext:
     mode: Mode = "chat"
@@ -70,6 +87,19 @@ class ToolContext:
         return Actor(
             source=self.source, conversation_id=self.conversation_id, message_id=self.message_id
         )
+
+    @cached_property
+    def zone(self) -> ZoneInfo:
+        """The owner's time zone, in which a tool shows times: read when a tool first needs it,
+        then kept. The executor gives every call a context of its own (``for_call``), so each
+        call reads the zone as it is then, once, and a call that shows no time never reads it."""
+        if _zone_reader is None:
+            raise RuntimeError("No reader of the owner's time zone is registered.")
+        return _zone_reader()
+
+    def for_call(self) -> ToolContext:
+        """A copy for one tool call, which has not read the zone yet."""
+        return replace(self)
 
 
 @dataclass
@@ -140,6 +170,33 @@ class Tool:
             }
             cls._spec = cached
         return cached
+
+
+class ListTool(Tool):
+    """A read tool that shows rows of one kind: ``{key: [item, ...], "total": n}``.
+
+    ``rows`` checks the filters and selects: a queryset, shown up to the limit and counted in
+    full, or a list that is already ranked and cut to the limit (recall's), counted as it is.
+    ``item`` shapes one row for the model, with times in ``ctx.zone``.
+    """
+
+    permission = Permission.READ
+    key: ClassVar[str]  # the result's list: "tasks", "notes"...
+    # How many rows to show, for a tool whose arguments carry no ``limit``.
+    shown: ClassVar[int | None] = None
+
+    def rows(self, args: Any, ctx: ToolContext) -> QuerySet[Any] | list[Any]:
+        raise NotImplementedError
+
+    def item(self, row: Any, args: Any, ctx: ToolContext) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def run(self, args: Any, ctx: ToolContext) -> dict[str, Any]:
+        rows = self.rows(args, ctx)
+        if isinstance(rows, list):
+            return {self.key: [self.item(row, args, ctx) for row in rows], "total": len(rows)}
+        shown = rows[: self.shown or args.limit]
+        return {self.key: [self.item(row, args, ctx) for row in shown], "total": rows.count()}
 
 
 _REGISTRY: dict[str, Tool] = {}

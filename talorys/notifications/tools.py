@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.db.models import QuerySet
 from pydantic import Field
 
 from talorys.lib.tools import (
+    ListTool,
     Permission,
     Tool,
     ToolArgs,
@@ -17,7 +19,6 @@ from talorys.lib.tools import (
 from talorys.notifications import selectors
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.owner.services.settings import owner_zone
 from talorys.workspace.tools.common import clip, local_iso
 
 
@@ -42,20 +43,19 @@ class ListNotificationsArgs(ToolArgs):
 
 
 @register
-class ListNotifications(Tool):
+class ListNotifications(ListTool):
     name = "list_notifications"
     description = f"List the owner's {NOTIFICATIONS_SHOWN} most recent notifications."
     args = ListNotificationsArgs
-    permission = Permission.READ
     cap = 3
+    key = "notifications"
+    shown = NOTIFICATIONS_SHOWN
 
-    def run(self, args: ListNotificationsArgs, ctx: ToolContext) -> dict[str, Any]:
-        notifications = selectors.notification_list(unread=True if args.unread_only else None)
-        zone = owner_zone()
-        return {
-            "notifications": [_notification(n, zone) for n in notifications[:NOTIFICATIONS_SHOWN]],
-            "total": notifications.count(),
-        }
+    def rows(self, args: ListNotificationsArgs, ctx: ToolContext) -> QuerySet[Notification]:
+        return selectors.notification_list(unread=True if args.unread_only else None)
+
+    def item(self, row: Notification, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _notification(row, ctx.zone)
 
 
 class NotifyOwnerArgs(ToolArgs):
@@ -82,4 +82,4 @@ class NotifyOwner(Tool):
         notification = notify.notification_send(
             title=args.title, body=args.body, kind=kind, source=ctx.source
         )
-        return {"notification": _notification(notification, owner_zone())}
+        return {"notification": _notification(notification, ctx.zone)}

@@ -4,9 +4,10 @@ recall engine's (memory/tools/search.py).
 
 Registered when the workspace app loads (apps.py imports this package). Each tool parses its
 arguments (the executor has already validated them against ``args``), calls one service or
-selector, and shapes a small JSON-able result. Errors are AppErrors (ToolError among them); the
-executor turns them into results the model can read and recover from. Destructive tools only
-propose; the owner's approval commits them (approvals/).
+selector, and shapes a small JSON-able result (the list and search tools are ``ListTool``s).
+Errors are AppErrors (ToolError among them); the executor turns them into results the model can
+read and recover from. Destructive tools only propose; the owner's approval commits them
+(approvals/).
 """
 
 from talorys.workspace.tools import notes, projects, tasks

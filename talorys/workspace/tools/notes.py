@@ -7,12 +7,14 @@ import difflib
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
+from django.db.models import QuerySet
 from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
 from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
+    ListTool,
     Permission,
     Proposal,
     Tool,
@@ -22,7 +24,6 @@ from talorys.lib.tools import (
     register,
     snapshot_hash,
 )
-from talorys.owner.services.settings import owner_zone
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note
 from talorys.workspace.tools.common import ReadVersion, clip, local_iso
@@ -50,20 +51,21 @@ class ListNotesArgs(ToolArgs):
 
 
 @register
-class ListNotes(Tool):
+class ListNotes(ListTool):
     name = "list_notes"
     description = (
         "List the owner's notes, most recently changed first, with ids and a short excerpt. Use "
         "read_note to see a note's full text."
     )
     args = ListNotesArgs
-    permission = Permission.READ
     cap = 4
+    key = "notes"
 
-    def run(self, args: ListNotesArgs, ctx: ToolContext) -> dict[str, Any]:
-        notes = selectors.note_list()
-        zone = owner_zone()
-        return {"notes": [_note(n, zone) for n in notes[: args.limit]], "total": notes.count()}
+    def rows(self, args: ListNotesArgs, ctx: ToolContext) -> QuerySet[Note]:
+        return selectors.note_list()
+
+    def item(self, row: Note, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _note(row, ctx.zone)
 
 
 class SearchNotesArgs(ToolArgs):
@@ -76,25 +78,24 @@ class SearchNotesArgs(ToolArgs):
 
 
 @register
-class SearchNotes(Tool):
+class SearchNotes(ListTool):
     name = "search_notes"
     description = (
         "Find notes whose title or text contains the query (case-insensitive substring). "
         "Returns ids and the matching passage; use read_note for the full text."
     )
     args = SearchNotesArgs
-    permission = Permission.READ
     cap = 6
+    key = "notes"
 
-    def run(self, args: SearchNotesArgs, ctx: ToolContext) -> dict[str, Any]:
-        notes = selectors.note_list(q=args.query)
-        zone = owner_zone()
-        found = []
-        for note in notes[: args.limit]:
-            item = _note(note, zone)
-            item["excerpt"] = unified_search.snippet(note.content or note.title, args.query)
-            found.append(item)
-        return {"notes": found, "total": notes.count()}
+    def rows(self, args: SearchNotesArgs, ctx: ToolContext) -> QuerySet[Note] | list[Any]:
+        return selectors.note_list(q=args.query)
+
+    def item(self, row: Note, args: SearchNotesArgs, ctx: ToolContext) -> dict[str, Any]:
+        """The note with the passage around the words instead of its opening."""
+        return _note(row, ctx.zone) | {
+            "excerpt": unified_search.snippet(row.content or row.title, args.query)
+        }
 
 
 class NoteIdArgs(ToolArgs):
@@ -118,7 +119,7 @@ class ReadNote(Tool):
             "note": {
                 "id": note.pk,
                 "title": note.title,
-                "updated_at": local_iso(note.updated_at, owner_zone()),
+                "updated_at": local_iso(note.updated_at, ctx.zone),
                 "content": note.content[:NOTE_READ_LIMIT],
                 "truncated": len(note.content) > NOTE_READ_LIMIT,
                 "length": len(note.content),
@@ -144,7 +145,7 @@ class CreateNote(Tool):
 
     def run(self, args: CreateNoteArgs, ctx: ToolContext) -> dict[str, Any]:
         note = services.note_create(title=args.title, content=args.content, actor=ctx.actor)
-        return {"note": _note(note, owner_zone())}
+        return {"note": _note(note, ctx.zone)}
 
 
 class AppendToNoteArgs(ToolArgs):
@@ -169,7 +170,7 @@ class AppendToNote(Tool):
 
     def run(self, args: AppendToNoteArgs, ctx: ToolContext) -> dict[str, Any]:
         note = services.note_append(note_id=args.note_id, text=args.text, actor=ctx.actor)
-        result = _note(note, owner_zone())
+        result = _note(note, ctx.zone)
         result["length"] = len(note.content)
         return {"note": result}
 
@@ -192,7 +193,7 @@ class RenameNote(Tool):
         note = services.note_rename(
             note_id=args.note_id, title=args.title, actor=ctx.actor, version=args.version
         )
-        return {"note": _note(note, owner_zone())}
+        return {"note": _note(note, ctx.zone)}
 
 
 @register

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from django.db.models import QuerySet
 from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
-from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, register
+from talorys.lib.tools import ListTool, Permission, Tool, ToolArgs, ToolContext, register
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project
 from talorys.workspace.tools.common import clip
@@ -21,18 +22,18 @@ PROJECTS_SHOWN = 100
 
 
 @register
-class ListProjects(Tool):
+class ListProjects(ListTool):
     name = "list_projects"
     description = "List the owner's projects with their ids (to file tasks under them)."
-    permission = Permission.READ
     cap = 4
+    key = "projects"
+    shown = PROJECTS_SHOWN
 
-    def run(self, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
-        projects = selectors.project_list()
-        return {
-            "projects": [_project(p) for p in projects[:PROJECTS_SHOWN]],
-            "total": projects.count(),
-        }
+    def rows(self, args: ToolArgs, ctx: ToolContext) -> QuerySet[Project]:
+        return selectors.project_list()
+
+    def item(self, row: Project, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _project(row)
 
 
 class CreateProjectArgs(ToolArgs):

@@ -5,13 +5,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
+from django.db.models import QuerySet
 from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
 from talorys.lib.schemas import BoundedDatetime, Limit
-from talorys.lib.tools import Permission, Tool, ToolArgs, ToolContext, ToolError, register
-from talorys.owner.services.settings import owner_zone
+from talorys.lib.tools import (
+    ListTool,
+    Permission,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    register,
+)
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import TaskStatus
@@ -50,7 +58,7 @@ class ListTasksArgs(ToolArgs):
 
 
 @register
-class ListTasks(Tool):
+class ListTasks(ListTool):
     name = "list_tasks"
     description = (
         "List the owner's tasks, open ones first, soonest due first. Filter by status, project "
@@ -58,23 +66,21 @@ class ListTasks(Tool):
         "ids to use with update_task and complete_task."
     )
     args = ListTasksArgs
-    permission = Permission.READ
     cap = 6
+    key = "tasks"
 
-    def run(self, args: ListTasksArgs, ctx: ToolContext) -> dict[str, Any]:
+    def rows(self, args: ListTasksArgs, ctx: ToolContext) -> QuerySet[Task]:
         if args.project_id is not None:
             services.project_get(project_id=args.project_id)
-        tasks = selectors.task_list(
+        return selectors.task_list(
             status=args.status,
             project_id=args.project_id,
             due_before=args.due_before,
             due_after=args.due_after,
         )
-        zone = owner_zone()
-        return {
-            "tasks": [_task(t, zone) for t in tasks[: args.limit]],
-            "total": tasks.count(),
-        }
+
+    def item(self, row: Task, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _task(row, ctx.zone)
 
 
 class SearchTasksArgs(ToolArgs):
@@ -87,20 +93,21 @@ class SearchTasksArgs(ToolArgs):
 
 
 @register
-class SearchTasks(Tool):
+class SearchTasks(ListTool):
     name = "search_tasks"
     description = (
         "Find tasks whose title or details contain the query (case-insensitive substring). Use "
         "it to get the id of a task the owner names before updating or completing it."
     )
     args = SearchTasksArgs
-    permission = Permission.READ
     cap = 6
+    key = "tasks"
 
-    def run(self, args: SearchTasksArgs, ctx: ToolContext) -> dict[str, Any]:
-        tasks = selectors.task_list(q=args.query)
-        zone = owner_zone()
-        return {"tasks": [_task(t, zone) for t in tasks[: args.limit]], "total": tasks.count()}
+    def rows(self, args: SearchTasksArgs, ctx: ToolContext) -> QuerySet[Task] | list[Task]:
+        return selectors.task_list(q=args.query)
+
+    def item(self, row: Task, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        return _task(row, ctx.zone)
 
 
 class CreateTaskArgs(ToolArgs):
@@ -135,7 +142,7 @@ class CreateTask(Tool):
 
     def run(self, args: CreateTaskArgs, ctx: ToolContext) -> dict[str, Any]:
         task = services.task_create(**args.model_dump(), actor=ctx.actor)
-        return {"task": _task(task, owner_zone())}
+        return {"task": _task(task, ctx.zone)}
 
 
 class UpdateTaskArgs(ToolArgs):
@@ -190,7 +197,7 @@ class UpdateTask(Tool):
         task = services.task_update(
             task_id=args.task_id, actor=ctx.actor, version=args.version, **changes
         )
-        return {"task": _task(task, owner_zone())}
+        return {"task": _task(task, ctx.zone)}
 
 
 class TaskIdArgs(ToolArgs):
@@ -211,7 +218,7 @@ class CompleteTask(Tool):
     def run(self, args: TaskIdArgs, ctx: ToolContext) -> dict[str, Any]:
         was_done = services.task_get(task_id=args.task_id).status == Task.Status.DONE
         task = services.task_complete(task_id=args.task_id, actor=ctx.actor)
-        return {"task": _task(task, owner_zone()), "already_done": was_done}
+        return {"task": _task(task, ctx.zone), "already_done": was_done}
 
 
 @register
