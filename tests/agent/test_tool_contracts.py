@@ -25,6 +25,7 @@ from memory import services as memory_services
 from talorys.lib.tools import ToolContext, all_tools
 from talorys.notifications import services as notification_services
 from talorys.notifications.models import Notification
+from talorys.owner.services.settings import owner_settings_update
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
 from talorys.workspace.tools import notes as note_tools
@@ -85,7 +86,7 @@ def test_every_tool_schema_is_unchanged():
 def world(db):
     """One of everything a list tool shows, made at a fixed time in the owner's zone."""
     with time_machine.travel(NOW, tick=False):
-        services.owner_settings_update(time_zone="Europe/Paris", semantic_enabled=False)
+        owner_settings_update(time_zone="Europe/Paris", semantic_enabled=False)
         home = services.project_create(name="Home", description="The flat  in\nLisbon")
         services.task_create(
             title="Book the ferry",

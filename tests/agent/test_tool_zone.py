@@ -12,9 +12,10 @@ from django.test.utils import CaptureQueriesContext
 
 from agent.executor import ToolExecutor, ToolOutcome
 from talorys.lib.tools import ToolContext
+from talorys.owner.models import OwnerSettings
+from talorys.owner.services.settings import owner_settings_update
 from talorys.providers.base import ToolCall
 from talorys.workspace import services
-from talorys.workspace.models import OwnerSettings
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def call(executor: ToolExecutor, tool: str, **arguments: Any) -> ToolOutcome:
 
 
 def test_a_list_of_twenty_tasks_reads_the_zone_once():
-    services.owner_settings_update(time_zone="Europe/Paris")
+    owner_settings_update(time_zone="Europe/Paris")
     for i in range(20):
         services.task_create(title=f"Task {i}", due_at=DUE)
     executor = ToolExecutor(ctx=ToolContext(), max_tool_calls=5)
@@ -46,12 +47,12 @@ def test_a_list_of_twenty_tasks_reads_the_zone_once():
 
 
 def test_each_call_of_a_turn_reads_the_zone_as_it_is_then():
-    services.owner_settings_update(time_zone="Europe/Paris")
+    owner_settings_update(time_zone="Europe/Paris")
     services.task_create(title="Book the ferry", due_at=DUE)
     executor = ToolExecutor(ctx=ToolContext(), max_tool_calls=5)
 
     before = call(executor, "list_tasks").result["tasks"][0]["due_at"]
-    services.owner_settings_update(time_zone="America/New_York")
+    owner_settings_update(time_zone="America/New_York")
     after = call(executor, "search_tasks", query="ferry").result["tasks"][0]["due_at"]
 
     assert (before, after) == ("2026-03-05T09:00+01:00", "2026-03-05T03:00-05:00")
