@@ -18,7 +18,7 @@ httpx client (the owner's session cookies on both, so the session is read for bo
 one endpoint for ``--seconds``, alternating floor and API rounds, ``--rounds`` of each. Reported
 per endpoint: the median requests/s over its rounds, p50 and p95 latency, and the CPU the web
 process and this client used (a client near 100% would cap both and flatter the ratio); then
-the ratio API / floor and the web process's RSS after. Target: at least 0.5x (issue 14).
+the ratio API / floor and the web process's RSS after. Target: at least 0.5x.
 
 API reads are not throttled (only logins are: talorys/accounts/services.py), so nothing is
 raised for the benchmark. Exits 1 when the two answers differ or any request fails.

@@ -8,7 +8,7 @@ field), then runs the preview (``backup_import(dry_run=True)``, the file read fr
 page and API do) in a fresh subprocess per run, which reports its wall time and its peak RSS
 above idle (VmHWM after the import, less the resident size once Django started and connected,
 the peak reset there).
-Prints the median of the runs for each shape. The bound (issue 23): 150 MB above idle.
+Prints the median of the runs for each shape. The bound: 150 MB above idle.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Sets up a throwaway database (PostgreSQL at 127.0.0.1:5432 when it answers, else
 notifications, 500 binned tasks, 2,000 changes and a 200-message conversation, then requests
 each page through Django's full request path in this process (middleware, session, view,
 template) as the signed-in owner and prints the median and p95 server time and the query count.
-Target: every page's p95 at most 100 ms (issue 14).
+Target: every page's p95 at most 100 ms.
 """
 
 from __future__ import annotations

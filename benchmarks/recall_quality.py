@@ -149,7 +149,7 @@ def quality_table(means: dict[str, dict[str, tuple[int, float, float, float]]]) 
     return "\n".join(lines)
 
 
-# Published figures (name in the table: row of ``means``) and their targets (issue 22): the
+# Published figures (name in the table: row of ``means``) and their targets: the
 # default install's R@10 overall and on paraphrases; keyword-only no worse than at 24d5a95.
 PUBLISHED = {"keyword only": "keyword", "default": "default", "MiniLM extra": "MiniLM extra"}
 TARGETS = {

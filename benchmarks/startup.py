@@ -17,7 +17,7 @@ as Ctrl-C does (SIGINT, then SIGKILL if anything is left after 20 s).
   with uv's cache warm). Only comparable with the same state of uv's download cache, which the
   output names.
 
-Targets (issue 14): warm restart <= 5 s; cold `make run` on a fresh clone <= 45 s.
+Targets: warm restart <= 5 s; cold `make run` on a fresh clone <= 45 s.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ Then, ``--warmup`` + ``--runs`` times, alternating so all see the same machine s
 Overhead is each transport's time minus the direct time measured just before it, per pair. The
 conversation grows by one exchange per turn (two turns a round: 200 messages to 332 with the
 defaults); what a turn reads of it is capped (HISTORY_LIMIT messages, then the token budget),
-so the prompt does not grow with it. Targets (issue 14):
+so the prompt does not grow with it. Targets:
 overhead p50 <= 12 ms, p95 <= 25 ms, for each transport. Fails (exit 1) on a turn that does not
 complete with the model's text; a missed target is reported, not failed.
 """

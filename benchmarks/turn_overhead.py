@@ -13,7 +13,7 @@ the two measurements so both see the same machine state:
   allocated, settings, memory selection, history window, budget reservation, the same client),
   timed to its first ``text`` event.
 
-Overhead is Talorys minus direct, per pair. Target: p50 <= 8 ms (issue 14). Then one more turn
+Overhead is Talorys minus direct, per pair. Target: p50 <= 8 ms. Then one more turn
 counts the SQL statements sent before its first text, and 200 trips of one ORM read give what
 each costs on this machine: the unit the overhead is made of.
 """

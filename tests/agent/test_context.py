@@ -201,7 +201,7 @@ def test_fewer_than_eight_overflowing_messages_are_dropped_without_a_summary(db,
 
 def test_a_summary_runs_when_exactly_two_requests_are_left_before_the_turn(db, fake_openai):
     # The turn's first request is reserved before the summary is considered: two left before
-    # the turn are one for the summary and one for the answer (issue 22, item 7).
+    # the turn are one for the summary and one for the answer.
     use_fake(fake_openai, max_context_tokens=2000, daily_ai_requests=2)
     conversation = long_conversation(20)
     fake_openai.script(text("The owner asked twenty questions."), text("Sure."))

@@ -1,6 +1,6 @@
-"""The chat turn under hostile or unlucky conditions (issue 8): an accepted cancel is obeyed, NUL
+"""The chat turn under hostile or unlucky conditions: an accepted cancel is obeyed, NUL
 characters never reach the database, a save that fails still ends the turn, model output is
-capped, the approval-outcome notes are counted in the context budget, and (issue 23) a model step
+capped, the approval-outcome notes are counted in the context budget, and a model step
 that never finishes ends at its deadline.
 
 Synchronous tests drive the runner with ``async_to_sync``, so its ORM calls see the test's
@@ -348,7 +348,7 @@ def test_outcome_notes_are_counted_in_the_history_budget(db, fake_openai):
     assert window[-1]["content"] == "And now?"
 
 
-# --- issue 23, 8: every model step has a deadline, whatever the server sends ---------------------
+# --- every model step has a deadline, whatever the server sends ---------------------
 
 
 def _turn_within(seconds: float, **kwargs: Any) -> list[dict[str, Any]]:

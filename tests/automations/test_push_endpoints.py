@@ -1,4 +1,4 @@
-"""Web Push endpoints are public https:// push services only (issue 23, item 3): refused at
+"""Web Push endpoints are public https:// push services only: refused at
 registration with a clear 422, refused again at delivery after resolving the name (nothing is
 sent, proved by a real listener that no connection arrives), sent to the address that was
 checked (a real HTTPS server with its own certificate), never redirected; the subscriptions are

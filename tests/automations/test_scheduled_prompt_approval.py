@@ -142,7 +142,7 @@ def test_a_proposal_whose_time_has_passed_is_refused_before_asking(db, fake_open
     assert not PendingAction.objects.exists()
 
 
-# --- API tokens: a script's token may not start a repeating prompt either (issue 23, item 10) ---
+# --- API tokens: a script's token may not start a repeating prompt either ---
 
 DAILY = {"type": "daily", "time": "07:00"}
 ONCE = {"type": "once", "at": "2100-01-01T07:00:00+00:00"}

@@ -1,4 +1,4 @@
-"""PostgreSQL goes away under a live daphne, then comes back (issue 13, item 4).
+"""PostgreSQL goes away under a live daphne, then comes back.
 
 The daphne reaches PostgreSQL through a relay the test cuts (tests/faults/tcp_cut.py): open
 connections are reset and new ones refused, as when the server stops. While it is away every

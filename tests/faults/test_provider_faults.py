@@ -1,4 +1,4 @@
-"""The model server fails mid-turn (issue 13, item 4): it hangs up mid-answer, stalls past the
+"""The model server fails mid-turn: it hangs up mid-answer, stalls past the
 read timeout, answers 429, 500 or an empty 200, or sends tool arguments that are not JSON.
 
 Each failure ends the turn with a saved reply in status ``error`` (its code and reason set), one

@@ -1,4 +1,4 @@
-"""Redis down under a running web process (issue 23, item 7): what needs only the database keeps
+"""Redis down under a running web process: what needs only the database keeps
 working, and what needs Redis says so cleanly, never a 500.
 
 A live daphne with production settings on this test's PostgreSQL database and a Redis server of

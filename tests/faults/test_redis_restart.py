@@ -1,4 +1,4 @@
-"""Redis restarted under a running Talorys (issue 13, item 4): web, worker and beat reconnect by
+"""Redis restarted under a running Talorys: web, worker and beat reconnect by
 themselves, with nobody restarting them.
 
 Real processes on this test's PostgreSQL database and a Redis server of the test's own (so that

@@ -1,4 +1,4 @@
-"""The SQLite database's disk fills up (issue 13, item 4): writes are refused with a 503 in the
+"""The SQLite database's disk fills up: writes are refused with a 503 in the
 envelope (never a 500), reads go on, nothing already saved is lost or damaged, and writes work
 again once there is room.
 

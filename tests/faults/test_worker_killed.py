@@ -1,4 +1,4 @@
-"""A Celery worker killed (SIGKILL) in the middle of an automation run (issue 13, item 4): the
+"""A Celery worker killed (SIGKILL) in the middle of an automation run: the
 receipt says the run was interrupted, the owner is told, and the slot is never run a second time
 (the dispatch a restarted worker runs first claims nothing).
 

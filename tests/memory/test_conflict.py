@@ -1,4 +1,4 @@
-"""The conflict check (issue 10, item 5): every verdict, with the demo provider and a fake model
+"""The conflict check: every verdict, with the demo provider and a fake model
 server, and every failure path keeps both; a duplicate add never deletes anything."""
 
 from __future__ import annotations

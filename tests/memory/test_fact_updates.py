@@ -1,4 +1,4 @@
-"""Fact updates on natural phrasing (issue 22, item 2): for each pair of phrasings (an earlier
+"""Fact updates on natural phrasing: for each pair of phrasings (an earlier
 fact, a later one of the same subject), through real chat turns, with the demo provider and
 with a fake model giving the verdict: the later fact supersedes the earlier, the earlier stays
 in history and is revertable, and the next turn's context carries only the current one.

@@ -1,4 +1,4 @@
-"""Owner-typed memories are checked too (issue 22, item 3): the API, the /memories/ page and the
+"""Owner-typed memories are checked too: the API, the /memories/ page and the
 Django admin run the conflict check (the demo's verdicts here) before storing; ``updates``
 supersedes (revertable), ``contradicts`` marks both, ``duplicate`` stores nothing and says so.
 Bad input changes nothing. Backup imports are data and are not checked (tests/backup)."""

@@ -1,4 +1,4 @@
-"""Provenance and validity (issue 10, item 6): every revision says who made it, from which turn
+"""Provenance and validity: every revision says who made it, from which turn
 and when; facts can say since when they hold; supersede shows and reverses."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One recall engine for everything (issue 10, items 1, 2, 4 and 8): every kind, BM25 quality
+"""One recall engine for everything: every kind, BM25 quality
 with no model, hybrid with an embedder, keyword when it fails, nothing binned or superseded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Recall ranks with time and conversations (issue 22, items 4 and 5): of two statements that
+"""Recall ranks with time and conversations: of two statements that
 match alike the newer comes first, and a short reply is found by the question it answers."""
 
 from __future__ import annotations

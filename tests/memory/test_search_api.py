@@ -1,4 +1,4 @@
-"""GET /api/search: recall's hits of every kind over HTTP (issue 10, done-when)."""
+"""GET /api/search: recall's hits of every kind over HTTP."""
 
 from __future__ import annotations
 

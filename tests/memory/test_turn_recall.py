@@ -1,4 +1,4 @@
-"""Every turn uses recall (issue 10, item 7, and the done-when): "I moved to Lisbon" after "I
+"""Every turn uses recall: "I moved to Lisbon" after "I
 live in Berlin" supersedes the old fact, with the demo provider and with a fake model giving the
 verdict, and the next turn's context carries Lisbon only; related items reach the prompt; the
 search tools are recall's, in chat and scheduled mode alike."""

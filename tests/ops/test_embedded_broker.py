@@ -1,7 +1,7 @@
 """The embedded broker (no REDIS_URL, talorys/ops/broker.py) with a real Celery worker: an empty
 and a half-written message file in the queue folder are set aside in broken/, the worker keeps
 running, and a task sent afterwards runs. kombu's own filesystem transport raised
-JSONDecodeError on them and the worker exited (issue 23, item 1)."""
+JSONDecodeError on them and the worker exited."""
 
 from __future__ import annotations
 

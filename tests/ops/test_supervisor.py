@@ -1,4 +1,4 @@
-"""talorys_run supervises its children (talorys/ops/supervisor.py, issue 23 item 1): a child that
+"""talorys_run supervises its children (talorys/ops/supervisor.py): a child that
 dies is logged and started again after a pause that doubles from 1 s to 30 s (and starts from 1 s
 again after it stayed up a minute); the worker killed under a running `talorys_run` comes back
 while the web keeps answering, and /api/health shows the owner the restart."""

@@ -1,5 +1,4 @@
-"""The admin's tokens, notifications and push subscriptions go through the services (issue 23,
-item 14): a token's scope or name changed there is the service's change, audited in
+"""The admin's tokens, notifications and push subscriptions go through the services: a token's scope or name changed there is the service's change, audited in
 ``talorys.audit``; a revoked token, a token's owner, notifications and push subscriptions are
 not edited by hand (marking read and removing go through the services)."""
 

@@ -1,5 +1,5 @@
 """The bin: every delete, by the owner or the model, lands there for 30 days and comes back;
-only the owner's session deletes for good (issue 8, item 4)."""
+only the owner's session deletes for good."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every change the model makes to existing content is a revision, listed under its reply and
-revertable from the owner's session (issue 8, item 5)."""
+revertable from the owner's session."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The lists read as rows (talorys/lib/schema_rows.py, ``paginate_rows``) answer byte for byte
 what ninja answered from model instances validated by the same schema; a schema that computes
 anything is refused when it is given; and a page of tasks costs the same queries for 5 tasks
-as for 60 (issue 14)."""
+as for 60."""
 
 from __future__ import annotations
 

@@ -259,7 +259,7 @@ def test_a_failed_upgrade_is_recorded_and_simply_run_again(pending):
 
 def test_upgrade_backs_up_before_migrating(pending, settings):
     if "talorys_export" not in get_commands():
-        pytest.skip("talorys_export (the backup app, issue 12 items 1-5) does not exist yet")
+        pytest.skip("talorys_export (the backup app) does not exist yet")
 
     out = setup("--upgrade")
 
