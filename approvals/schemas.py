@@ -1,12 +1,11 @@
 import datetime as dt
-from typing import Literal
 
 from ninja import Schema
 from pydantic import Field
 
 from approvals import selectors
 from approvals.models import PendingAction
-from talorys.lib.diff import DiffRun
+from talorys.lib.diff import DiffRun, Op
 
 # A status of PendingAction, or "all".
 _STATUS_FILTER = f"^({'|'.join([*PendingAction.Status.values, 'all'])})$"
@@ -22,7 +21,7 @@ class AuditFilters(Schema):
 
 
 class DiffRunOut(Schema):
-    op: Literal["eq", "del", "ins"]
+    op: Op
     text: str
 
 

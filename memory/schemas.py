@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from memory.conflict import VerdictKind
 from memory.models import Memory
+from memory.recall.engine import Mode as RecallMode
 from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, ExpectedVersion, In, QueryText
 from talorys.lib.search import QUERY_MAX
 
@@ -129,6 +129,6 @@ class SearchHitOut(Schema):
 class SearchOut(Schema):
     items: list[SearchHitOut]
     count: int
-    mode: Literal["keyword", "vector", "hybrid"]
+    mode: RecallMode
     # Set when vector recall is on but failed for this query (the keyword ranking stands).
     error: str = ""

@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncGenerator
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -33,6 +33,7 @@ from talorys.providers.base import (
     ProviderEvent,
     TextDelta,
     ToolCall,
+    ToolChoice,
     Usage,
 )
 
@@ -69,7 +70,7 @@ async def stream_step(
     messages: list[ChatMessage],
     tools: list[dict[str, Any]],
     max_tokens: int,
-    tool_choice: Literal["auto", "none"],
+    tool_choice: ToolChoice,
 ) -> AsyncGenerator[ProviderEvent, None]:
     """One provider step, polling the lease even while the model is silent, within the step's
     deadline (TALORYS_MODEL_STEP_DEADLINE) whatever the server sends meanwhile.

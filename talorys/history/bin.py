@@ -54,7 +54,7 @@ def bin_list() -> list[BinItem]:
                 BinItem(
                     kind=kind.name,
                     id=obj.pk,
-                    title=kind.title(obj)[:200],
+                    title=kind.title(obj)[: Change.TITLE_MAX],
                     deleted_at=obj.deleted_at,
                     deleted_by="",
                 )

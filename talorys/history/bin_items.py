@@ -83,7 +83,7 @@ class BinItems(Sequence[BinItem]):
                 BinItem(
                     kind=name,
                     id=pk,
-                    title=self._kinds[name].title(obj)[:200],
+                    title=self._kinds[name].title(obj)[: Change.TITLE_MAX],
                     deleted_at=when,
                     deleted_by=deleters.get((name, pk), ""),
                 )

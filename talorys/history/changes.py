@@ -42,7 +42,9 @@ def change_record(
         kind=kind,
         object_id=obj.pk,
         action=action,
-        title=item_kind(kind).title(obj)[:200] if kind_registered(kind) else str(obj)[:200],
+        title=(item_kind(kind).title(obj) if kind_registered(kind) else str(obj))[
+            : Change.TITLE_MAX
+        ],
         before=before,
         after=after,
         detail=detail or {},

@@ -49,10 +49,13 @@ class Change(models.Model):
         DELETE = "delete"  # to the bin
         RESTORE = "restore"  # out of the bin
 
+    # How much of an item's title the log and the bin keep and show.
+    TITLE_MAX = 200
+
     kind = models.CharField(max_length=16)
     object_id = models.BigIntegerField()
     action = models.CharField(max_length=8, choices=Action.choices)
-    title = models.CharField(max_length=200, blank=True, default="")
+    title = models.CharField(max_length=TITLE_MAX, blank=True, default="")
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     # What else undoing it needs (a binned project's tasks).

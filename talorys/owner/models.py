@@ -10,6 +10,7 @@ from __future__ import annotations
 from zoneinfo import available_timezones
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -17,6 +18,25 @@ from django.db.models import Q
 def validate_time_zone(value: str) -> None:
     if value not in available_timezones():
         raise ValidationError(f"Unknown time zone {value!r}; use an IANA name like Europe/Paris.")
+
+
+# The bounds of the limits: a turn needs at least one step, and no single setting may make a turn
+# unbounded. The fields' validators (forms, full_clean) and the table's constraints read them; so
+# do the settings service's message and the settings page's inputs.
+SETTINGS_BOUNDS = {
+    "daily_ai_requests": (0, 1_000_000),
+    "daily_scheduled_ai_requests": (0, 1_000_000),
+    "daily_embedding_requests": (0, 10_000_000),
+    "max_steps_per_turn": (1, 50),
+    "max_tool_calls_per_turn": (0, 200),
+    "max_output_tokens": (16, 1_000_000),
+    "max_context_tokens": (256, 10_000_000),
+}
+
+
+def _bounded(name: str) -> list[MinValueValidator | MaxValueValidator]:
+    low, high = SETTINGS_BOUNDS[name]
+    return [MinValueValidator(low), MaxValueValidator(high)]
 
 
 class OwnerSettings(models.Model):
@@ -38,13 +58,27 @@ class OwnerSettings(models.Model):
     model_name = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
     model_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
     # Limits per day and per turn: defaults of our own choosing, which the owner's settings change.
-    daily_ai_requests = models.PositiveIntegerField(default=200)
-    daily_scheduled_ai_requests = models.PositiveIntegerField(default=50)
-    daily_embedding_requests = models.PositiveIntegerField(default=1000)
-    max_steps_per_turn = models.PositiveSmallIntegerField(default=6)
-    max_tool_calls_per_turn = models.PositiveSmallIntegerField(default=12)
-    max_output_tokens = models.PositiveIntegerField(default=1024)
-    max_context_tokens = models.PositiveIntegerField(default=8000)
+    daily_ai_requests = models.PositiveIntegerField(
+        default=200, validators=_bounded("daily_ai_requests")
+    )
+    daily_scheduled_ai_requests = models.PositiveIntegerField(
+        default=50, validators=_bounded("daily_scheduled_ai_requests")
+    )
+    daily_embedding_requests = models.PositiveIntegerField(
+        default=1000, validators=_bounded("daily_embedding_requests")
+    )
+    max_steps_per_turn = models.PositiveSmallIntegerField(
+        default=6, validators=_bounded("max_steps_per_turn")
+    )
+    max_tool_calls_per_turn = models.PositiveSmallIntegerField(
+        default=12, validators=_bounded("max_tool_calls_per_turn")
+    )
+    max_output_tokens = models.PositiveIntegerField(
+        default=1024, validators=_bounded("max_output_tokens")
+    )
+    max_context_tokens = models.PositiveIntegerField(
+        default=8000, validators=_bounded("max_context_tokens")
+    )
     # Semantic recall: on by default, with the local embedder (nothing leaves the machine).
     semantic_enabled = models.BooleanField(default=True)
     embeddings_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")
@@ -58,7 +92,16 @@ class OwnerSettings(models.Model):
     class Meta:
         db_table = "talorys_ownersettings"
         verbose_name_plural = "owner settings"
-        constraints = [models.CheckConstraint(condition=Q(pk=1), name="owner_settings_single_row")]
+        constraints = [
+            models.CheckConstraint(condition=Q(pk=1), name="owner_settings_single_row"),
+            *(
+                models.CheckConstraint(
+                    condition=Q(**{f"{name}__gte": low, f"{name}__lte": high}),
+                    name=f"owner_settings_{name}_bounds",
+                )
+                for name, (low, high) in SETTINGS_BOUNDS.items()
+            ),
+        ]
 
     def __str__(self) -> str:
         return "Owner settings"

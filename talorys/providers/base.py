@@ -42,6 +42,8 @@ class Finish:
 
 
 ProviderEvent = TextDelta | ToolCall | Usage | Finish
+# Whether the model may call tools in a step ("none": the last step of a turn must answer).
+ToolChoice = Literal["auto", "none"]
 
 
 @dataclass
@@ -106,7 +108,7 @@ class Provider(Protocol):
         messages: list[ChatMessage],
         tools: list[dict[str, Any]],
         max_tokens: int,
-        tool_choice: Literal["auto", "none"] = "auto",
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[ProviderEvent]:
         """Stream one model step. Raises ProviderError; never retries on its own."""
         ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, suppress
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
@@ -23,6 +23,7 @@ from talorys.providers.base import (
     ProviderError,
     ProviderEvent,
     TextDelta,
+    ToolChoice,
 )
 from talorys.providers.http_errors import bearer_headers, status_error, transport_error
 from talorys.providers.openai_wire import (
@@ -75,7 +76,7 @@ class OpenAICompatProvider:
         messages: list[ChatMessage],
         tools: list[dict[str, Any]],
         max_tokens: int,
-        tool_choice: Literal["auto", "none"] = "auto",
+        tool_choice: ToolChoice = "auto",
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
@@ -96,7 +97,7 @@ class OpenAICompatProvider:
         messages: list[ChatMessage],
         tools: list[dict[str, Any]],
         max_tokens: int,
-        tool_choice: Literal["auto", "none"] = "auto",
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncGenerator[ProviderEvent, None]:
         body = self.request_body(
             messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice

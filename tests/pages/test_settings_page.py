@@ -9,12 +9,8 @@ from django.test import Client
 
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.owner.models import OwnerSettings, UsageDay
-from talorys.owner.services.settings import (
-    SETTINGS_BOUNDS,
-    owner_settings_get,
-    owner_settings_update,
-)
+from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings, UsageDay
+from talorys.owner.services.settings import owner_settings_get, owner_settings_update
 from tests.agent.fake_openai import error, text
 from tests.agent.test_chat_api import read_events
 

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from talorys.lib.errors import Forbidden, ValidationFailed
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
-from talorys.owner.models import OwnerSettings
+from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 
 
 def owner_settings_get() -> OwnerSettings:
@@ -36,19 +36,6 @@ SETTINGS_FIELDS = frozenset(
     for field in OwnerSettings._meta.concrete_fields
     if field.name not in {"id", "updated_at", "time_zone_confirmed"}
 )
-
-
-# Bounds the database cannot express: a turn needs at least one step, and no single setting may
-# make a turn unbounded.
-SETTINGS_BOUNDS = {
-    "daily_ai_requests": (0, 1_000_000),
-    "daily_scheduled_ai_requests": (0, 1_000_000),
-    "daily_embedding_requests": (0, 10_000_000),
-    "max_steps_per_turn": (1, 50),
-    "max_tool_calls_per_turn": (0, 200),
-    "max_output_tokens": (16, 1_000_000),
-    "max_context_tokens": (256, 10_000_000),
-}
 
 
 def owner_settings_check(**changes: Any) -> None:

@@ -19,14 +19,14 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create, api_token_list, api_token_revoke
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
-from talorys.owner.models import OwnerSettings
+from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import (
     embeddings_provider_kind,
     model_endpoint,
     model_provider_kind,
     recall_mode,
 )
-from talorys.owner.services.settings import SETTINGS_BOUNDS, owner_settings_update
+from talorys.owner.services.settings import owner_settings_update
 
 BACK = "/settings/"
 # Where the page keeps a new token's secret until it has shown it, once (the session is stored

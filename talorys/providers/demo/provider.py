@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any
 
-from talorys.providers.base import ChatMessage, ProviderEvent
+from talorys.providers.base import ChatMessage, ProviderEvent, ToolChoice
 from talorys.providers.demo.events import call, say, tool_call
 from talorys.providers.demo.facts import fact_memory, remembered
 from talorys.providers.demo.parse import HELP, DemoRequest, capitalised, parse_request
@@ -44,7 +44,7 @@ class DemoProvider:
         messages: list[ChatMessage],
         tools: list[dict[str, Any]],
         max_tokens: int,
-        tool_choice: Literal["auto", "none"] = "auto",
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[ProviderEvent]:
         for event in self.step(messages=messages, tools=tools, tool_choice=tool_choice):
             yield event
@@ -58,7 +58,7 @@ class DemoProvider:
         *,
         messages: list[ChatMessage],
         tools: list[dict[str, Any]],
-        tool_choice: Literal["auto", "none"] = "auto",
+        tool_choice: ToolChoice = "auto",
     ) -> list[ProviderEvent]:
         said, done = current_turn(messages)
         usable = {spec["name"] for spec in tools} if tool_choice == "auto" else set()
