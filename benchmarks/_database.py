@@ -37,10 +37,11 @@ def drop_database(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def start_django(use_sqlite: bool) -> tuple[str, str | None]:
-    """A throwaway database (``create_database``) in a fresh data dir, then ``django.setup()``
-    with the embedded defaults (no Redis, no model server). Returns the database URL and the
-    PostgreSQL database to drop afterwards (``drop_database``), if any."""
+def bench_environment(use_sqlite: bool, **extra: str) -> tuple[str, str | None]:
+    """A throwaway database (``create_database``) in a fresh data dir, and this process's
+    environment set for it with the embedded defaults (no Redis, no model server; ``extra``
+    added), so that child processes started with ``os.environ`` get the same. Returns the data
+    dir and the PostgreSQL database to drop afterwards (``drop_database``), if any."""
     import tempfile
 
     data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
@@ -51,13 +52,21 @@ def start_django(use_sqlite: bool) -> tuple[str, str | None]:
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": data_dir,
             "TALORYS_MODEL_BASE_URL": "",
+            **extra,
         }
     )
     os.environ.pop("REDIS_URL", None)
+    return data_dir, pg_name
+
+
+def start_django(use_sqlite: bool) -> tuple[str, str | None]:
+    """``bench_environment``, then ``django.setup()``. Returns the database URL and the
+    PostgreSQL database to drop afterwards, if any."""
+    _data_dir, pg_name = bench_environment(use_sqlite)
     import django
 
     django.setup()
-    return database_url, pg_name
+    return os.environ["DATABASE_URL"], pg_name
 
 
 def analyze() -> None:

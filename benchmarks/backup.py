@@ -19,14 +19,13 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._database import create_database, drop_database  # noqa: E402
+from benchmarks._database import bench_environment, drop_database  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 
 COUNTS = {"tasks": 10_000, "notes": 5_000, "memories": 5_000, "messages": 20_000}
@@ -126,18 +125,8 @@ def main() -> None:
         _child(*options.child)
         return
 
-    data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
-    database_url, pg_name = create_database(options.sqlite, data_dir)
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
-        "DATABASE_URL": database_url,
-        "TALORYS_DATA_DIR": data_dir,
-        "TALORYS_MODEL_BASE_URL": "",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("REDIS_URL", None)
-    os.environ.update(env)
-    os.environ.pop("REDIS_URL", None)
+    data_dir, pg_name = bench_environment(options.sqlite, LOG_LEVEL="WARNING")
+    env = dict(os.environ)
     _setup()
     from django.core.management import call_command
     from django.db import connections

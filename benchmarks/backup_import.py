@@ -19,14 +19,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._database import create_database, drop_database  # noqa: E402
+from benchmarks._database import bench_environment, drop_database  # noqa: E402
 
 BOUND_MB = 150
 
@@ -108,17 +107,8 @@ def main() -> None:
     if options.child:
         _child(options.child)
         return
-    data_dir = tempfile.mkdtemp(prefix="talorys-bench-")
-    database_url, pg_name = create_database(options.sqlite, data_dir)
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
-        "DATABASE_URL": database_url,
-        "TALORYS_DATA_DIR": data_dir,
-        "TALORYS_MODEL_BASE_URL": "",
-        "LOG_LEVEL": "WARNING",
-    }
-    env.pop("REDIS_URL", None)
-    os.environ.update(env)
+    data_dir, pg_name = bench_environment(options.sqlite, LOG_LEVEL="WARNING")
+    env = dict(os.environ)
     try:
         paths = _build(data_dir, options.mb)
         from django.core.management import call_command

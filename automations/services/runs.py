@@ -118,24 +118,45 @@ def _run_deterministic(automation: Automation, run: AutomationRun) -> Automation
     )
 
 
-def _skip_for_budget(
-    automation: Automation, run: AutomationRun, reason: str, *, usage: dict[str, int] | None = None
+def _finish_with_notice(
+    automation: Automation,
+    run: AutomationRun,
+    notice: tuple[str, str, str],
+    *,
+    status: str,
+    result: str = "",
+    error: str = "",
+    usage: dict[str, int] | None = None,
 ) -> AutomationRun:
+    """Tell the owner (``notice``: title, body, kind) and close the receipt, in one transaction:
+    a run's receipt never says it notified when it did not."""
+    title, body, kind = notice
     with transaction.atomic():
         notification = notify.notification_send(
-            title=f"Skipped: {automation.name}"[: Notification.TITLE_MAX],
-            body=f"{reason} The scheduled prompt did not run; it will try again at its next time.",
-            kind=Notification.Kind.AUTOMATION,
+            title=title[: Notification.TITLE_MAX],
+            body=body[: Notification.BODY_MAX],
+            kind=kind,
             source=automation.source,
         )
         return _finish(
             automation,
             run,
-            status=AutomationRun.Status.SKIPPED,
-            error=reason,
+            status=status,
+            result=result,
+            error=error,
             usage=usage,
             notification=notification,
         )
+
+
+def _skip_for_budget(
+    automation: Automation, run: AutomationRun, reason: str, *, usage: dict[str, int] | None = None
+) -> AutomationRun:
+    body = f"{reason} The scheduled prompt did not run; it will try again at its next time."
+    notice = (f"Skipped: {automation.name}", body, Notification.Kind.AUTOMATION)
+    return _finish_with_notice(
+        automation, run, notice, status=AutomationRun.Status.SKIPPED, error=reason, usage=usage
+    )
 
 
 def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
@@ -172,21 +193,11 @@ def _run_prompt_failed(
     the owner and record the run as an error."""
     log.exception("Automation %s (agent_prompt) failed", automation.pk)
     error = exc.message if isinstance(exc, AppError) else f"{exc.__class__.__name__}: {exc}"
-    with transaction.atomic():
-        notification = notify.notification_send(
-            title=f"Failed: {automation.name}"[: Notification.TITLE_MAX],
-            body=f"The scheduled prompt could not finish: {error}"[: Notification.BODY_MAX],
-            kind=Notification.Kind.ERROR,
-            source=automation.source,
-        )
-        return _finish(
-            automation,
-            run,
-            status=AutomationRun.Status.ERROR,
-            error=error,
-            usage=usage,
-            notification=notification,
-        )
+    body = f"The scheduled prompt could not finish: {error}"
+    notice = (f"Failed: {automation.name}", body, Notification.Kind.ERROR)
+    return _finish_with_notice(
+        automation, run, notice, status=AutomationRun.Status.ERROR, error=error, usage=usage
+    )
 
 
 def _run_prompt_answered(
@@ -194,21 +205,10 @@ def _run_prompt_answered(
 ) -> AutomationRun:
     """Send the model's reply to the owner and record the run as done."""
     reply = (reply or "").strip() or "(The model gave no answer.)"
-    with transaction.atomic():
-        notification = notify.notification_send(
-            title=automation.name,
-            body=reply[: Notification.BODY_MAX],
-            kind=Notification.Kind.AUTOMATION,
-            source=automation.source,
-        )
-        return _finish(
-            automation,
-            run,
-            status=AutomationRun.Status.OK,
-            result=reply,
-            usage=usage,
-            notification=notification,
-        )
+    notice = (automation.name, reply, Notification.Kind.AUTOMATION)
+    return _finish_with_notice(
+        automation, run, notice, status=AutomationRun.Status.OK, result=reply, usage=usage
+    )
 
 
 def automation_run(*, automation_id: int, slot: dt.datetime, version: int) -> AutomationRun | None:
