@@ -260,3 +260,22 @@ def test_the_lazy_pass_embeds_a_capped_number_and_the_catch_up_the_rest(fake_ope
 
     memory_services.reindex()
     assert RecallEntry.objects.filter(vector=None).count() == 0
+
+
+def test_each_searchable_kind_names_its_item_as_the_bin_and_the_change_log_do():
+    """/api/search names collections ("memories", a published name kept for its clients); each
+    one's items are named by the kinds' registry ("memory"), the name the bin, the change log
+    and the catch-up use: declared once per source, never derived from the plural."""
+    from memory.recall.sources import sources
+    from talorys.history.kinds import kind_names
+
+    logged = {source.kind: source.change_kind for source in sources() if source.change_kind}
+
+    assert logged == {
+        "memories": "memory",
+        "tasks": "task",
+        "notes": "note",
+        "projects": "project",
+        "automations": "automation",
+    }
+    assert set(logged.values()) <= set(kind_names())
