@@ -30,7 +30,7 @@ from benchmarks._load_clients import Session, login
 from benchmarks._websocket import Closed, Refused, WebSocket
 from tests.conftest import OWNER_PASSWORD
 from tests.faults.postgres import database_url
-from tests.faults.test_redis_restart import RedisServer, free_port, health, spawn
+from tests.faults.test_redis_restart import RedisServer, answers, free_port, spawn
 from tests.faults.test_worker_killed import kill, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
@@ -70,17 +70,10 @@ def web(needs_postgres, owner, redis_server, tmp_path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: _answers(url), "daphne", seconds=60)
+        wait_for(lambda: answers(url), "daphne", seconds=60)
         yield url
     finally:
         kill(process)
-
-
-def _answers(url: str) -> bool:
-    try:
-        return health(url).status_code in (200, 503)
-    except httpx.TransportError:
-        return False
 
 
 def _log_in(url: str, password: str) -> httpx.Response:

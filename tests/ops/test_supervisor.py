@@ -5,7 +5,6 @@ while the web keeps answering, and /api/health shows the owner the restart."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import os
@@ -21,6 +20,7 @@ import httpx
 import pytest
 
 from talorys.ops.supervisor import STABLE_AFTER, Supervisor, processes_read
+from tests.reminders import a_reminder_fires
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,20 +166,4 @@ def check_the_new_worker_runs_a_reminder(url: str, password: str) -> None:
     with httpx.Client(base_url=url, timeout=10) as client:
         login = client.post("/api/auth/login", json={"username": "owner", "password": password})
         headers = {"X-CSRFToken": login.json()["csrf_token"]}
-        at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=2)).isoformat()
-        reminder = {"type": "once", "at": at}
-        created = client.post(
-            "/api/automations",
-            headers=headers,
-            json={
-                "name": "Stretch",
-                "kind": "reminder",
-                "message": "Stretch",
-                "schedule": reminder,
-            },
-        )
-        assert created.status_code == 201, created.text
-        wait_for(
-            lambda: client.get("/api/notifications").json()["count"] > 0,
-            "the restarted worker to fire a reminder",
-        )
+        a_reminder_fires(client, headers, what="the restarted worker to fire a reminder")

@@ -3,7 +3,6 @@ broker, demo model), the generated password logs in, a reminder fires, and Ctrl-
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import signal
@@ -15,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.waiting import wait_for
+from tests.reminders import a_reminder_fires
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,25 +53,9 @@ def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unuse
             assert login.status_code == 200
             headers = {"X-CSRFToken": login.json()["csrf_token"]}
             assert client.get("/api/tasks").status_code == 200
-            at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3)).isoformat()
-            created = client.post(
-                "/api/automations",
-                headers=headers,
-                json={
-                    "name": "Stretch",
-                    "kind": "reminder",
-                    "message": "Stretch",
-                    "schedule": {"type": "once", "at": at},
-                },
+            a_reminder_fires(
+                client, headers, what="the worker and beat to fire the reminder", alive=proc
             )
-            assert created.status_code == 201, created.text
-            wait_for(
-                lambda: client.get("/api/notifications").json()["count"],
-                "the worker and beat to fire the reminder",
-                alive=proc,
-                interval=0.5,
-            )
-            assert client.get("/api/notifications").json()["items"][0]["title"] == "Stretch"
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=30)
