@@ -37,16 +37,31 @@ def _message(kind: str, message: str | None) -> str:
     )
 
 
-def _check_unwatched_spending(actor: Actor, *, kind: str, schedule: Schedule) -> None:
+class UnwatchedSpending(Forbidden):
     """A repeating scheduled prompt spends the owner's model budget at every run while nobody
-    watches: only the owner's session creates one, changes what or when it runs, or starts it
-    again. The model must ask for approval (schedule_agent_prompt, automations/tools.py); a
-    token, which a script holds, is refused."""
-    if actor.is_token and kind == Kind.AGENT_PROMPT and not isinstance(schedule, Once):
-        raise Forbidden(
+    watches: only the owner's session creates one, changes what or when it runs, resumes it or
+    restores it from the bin. A token (a script holds it) and the model are refused; the model
+    proposes one with schedule_agent_prompt (automations/tools.py), whose approval creates it,
+    and an imported prompt, which arrives paused, stays paused until the owner resumes it."""
+
+
+def _check_unwatched_spending(actor: Actor, *, kind: str, schedule: Schedule) -> None:
+    """Refuse ``actor`` a repeating prompt it may not start (UnwatchedSpending). Called under
+    the automation's row lock where one exists, with the schedule it holds there, so a check and
+    the change it allows see the same row."""
+    if kind != Kind.AGENT_PROMPT or isinstance(schedule, Once):
+        return
+    if actor.is_token:
+        raise UnwatchedSpending(
             "A repeating scheduled prompt spends the owner's model budget at every run: "
             "creating, changing, resuming or restoring one needs the owner's session, "
             "not an API token."
+        )
+    if actor.is_model:
+        raise UnwatchedSpending(
+            "A repeating scheduled prompt spends the owner's model budget at every run: only "
+            "the owner creates, changes, resumes or restores one; the model may propose one "
+            "for their approval."
         )
 
 
