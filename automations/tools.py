@@ -5,11 +5,13 @@ create/pause/resume are immediate writes; list_automations and list_automation_r
 approval (prepare -> pending action -> commit), with undo.
 
 A repeating scheduled prompt spends the owner's model budget at every run while nobody watches,
-so the model cannot create one outright: create_automation refuses it and points at
-schedule_agent_prompt, a destructive tool whose approval creates it (undo puts it in the bin).
-A one-time prompt, a reminder or a digest spends nothing repeatedly and stays a direct write.
-For the same reason resume_automation refuses a paused repeating prompt: only the owner restarts
-one (an imported prompt arrives paused, and a hostile note must not be able to start it).
+so the model cannot create one outright: the service refuses it (``UnwatchedSpending``,
+automations/services/crud.py, the rule the API, pages and admin share) and create_automation
+points at schedule_agent_prompt, a destructive tool whose approval creates it (undo puts it in
+the bin). A one-time prompt, a reminder or a digest spends nothing repeatedly and stays a direct
+write. For the same reason the service refuses the model's resume of a paused repeating prompt,
+under the automation's row lock: only the owner restarts one (an imported prompt arrives paused,
+and a hostile note must not be able to start it).
 """
 
 from __future__ import annotations
@@ -19,18 +21,11 @@ from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
 from django.utils import timezone
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from automations import selectors
 from automations.models import Automation, AutomationRun
-from automations.schedules import (
-    Once,
-    Schedule,
-    describe,
-    next_after,
-    schedule_dump,
-    schedule_parse,
-)
+from automations.schedules import Schedule, describe, next_after, schedule_dump
 from automations.schemas import KindField
 from automations.services import crud
 from talorys.history.tools import SoftDeleteTool
@@ -102,15 +97,6 @@ class CreateAutomationArgs(ToolArgs):
         "is a once schedule with the exact time and the owner's UTC offset."
     )
 
-    @model_validator(mode="after")
-    def _repeating_prompt_needs_approval(self) -> CreateAutomationArgs:
-        if self.kind == Automation.Kind.AGENT_PROMPT and not isinstance(self.schedule, Once):
-            raise ValueError(
-                "a repeating agent_prompt needs the owner's approval: call "
-                "schedule_agent_prompt with the same name, message and schedule instead"
-            )
-        return self
-
 
 @register
 class CreateAutomation(Tool):
@@ -125,14 +111,21 @@ class CreateAutomation(Tool):
     cap = 3
 
     def run(self, args: CreateAutomationArgs, ctx: ToolContext) -> dict[str, Any]:
-        automation = crud.automation_create(
-            name=args.name,
-            kind=args.kind,
-            message=args.message,
-            schedule=args.schedule,
-            origin=Automation.Origin.CHAT,
-            actor=ctx.actor,
-        )
+        try:
+            automation = crud.automation_create(
+                name=args.name,
+                kind=args.kind,
+                message=args.message,
+                schedule=args.schedule,
+                origin=Automation.Origin.CHAT,
+                actor=ctx.actor,
+            )
+        except crud.UnwatchedSpending:
+            raise ToolError(
+                "A repeating agent_prompt needs the owner's approval: call "
+                "schedule_agent_prompt with the same name, message and schedule instead.",
+                code="INVALID_ARGUMENTS",
+            ) from None
         return {"automation": _automation(automation, ctx.zone)}
 
 
@@ -190,20 +183,14 @@ class ResumeAutomation(Tool):
     cap = 5
 
     def run(self, args: AutomationIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        # Resuming a paused repeating prompt starts it spending at every run, like creating one,
-        # so it is the owner's to do: an imported prompt arrives paused for exactly this reason.
-        paused = Automation.objects.live().filter(pk=args.automation_id, enabled=False).first()
-        if (
-            paused is not None
-            and paused.kind == Automation.Kind.AGENT_PROMPT
-            and not isinstance(schedule_parse(paused.schedule), Once)
-        ):
+        try:
+            automation = crud.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
+        except crud.UnwatchedSpending:
             raise ToolError(
                 "Only the owner can resume a repeating scheduled prompt (it spends their model "
                 "budget at every run): tell them to resume it on the Automations page.",
                 code="NEEDS_OWNER",
-            )
-        automation = crud.automation_resume(automation_id=args.automation_id, actor=ctx.actor)
+            ) from None
         return {"automation": _automation(automation, ctx.zone)}
 
 

@@ -8,7 +8,7 @@ automations are a kind of item in the bin (``AUTOMATION``, talorys/history/kinds
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from zoneinfo import ZoneInfo
 
 from django.db import transaction
@@ -21,6 +21,7 @@ from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_text
 from talorys.owner.services.settings import owner_zone
 
@@ -37,16 +38,31 @@ def _message(kind: str, message: str | None) -> str:
     )
 
 
-def _check_unwatched_spending(actor: Actor, *, kind: str, schedule: Schedule) -> None:
+class UnwatchedSpending(Forbidden):
     """A repeating scheduled prompt spends the owner's model budget at every run while nobody
-    watches: only the owner's session creates one, changes what or when it runs, or starts it
-    again. The model must ask for approval (schedule_agent_prompt, automations/tools.py); a
-    token, which a script holds, is refused."""
-    if actor.is_token and kind == Kind.AGENT_PROMPT and not isinstance(schedule, Once):
-        raise Forbidden(
+    watches: only the owner's session creates one, changes what or when it runs, resumes it or
+    restores it from the bin. A token (a script holds it) and the model are refused; the model
+    proposes one with schedule_agent_prompt (automations/tools.py), whose approval creates it,
+    and an imported prompt, which arrives paused, stays paused until the owner resumes it."""
+
+
+def _check_unwatched_spending(actor: Actor, *, kind: str, schedule: Schedule) -> None:
+    """Refuse ``actor`` a repeating prompt it may not start (UnwatchedSpending). Called under
+    the automation's row lock where one exists, with the schedule it holds there, so a check and
+    the change it allows see the same row."""
+    if kind != Kind.AGENT_PROMPT or isinstance(schedule, Once):
+        return
+    if actor.is_token:
+        raise UnwatchedSpending(
             "A repeating scheduled prompt spends the owner's model budget at every run: "
             "creating, changing, resuming or restoring one needs the owner's session, "
             "not an API token."
+        )
+    if actor.is_model:
+        raise UnwatchedSpending(
+            "A repeating scheduled prompt spends the owner's model budget at every run: only "
+            "the owner creates, changes, resumes or restores one; the model may propose one "
+            "for their approval."
         )
 
 
@@ -118,11 +134,46 @@ def _changed(
     )
 
 
-# What automation_update changes; the kind is fixed once made.
-UPDATABLE = {"name", "message", "schedule"}
+class AutomationChanges(TypedDict, total=False):
+    """What automation_update may change; the kind is fixed once made."""
+
+    name: str
+    message: str | None
+    schedule: Schedule | dict[str, Any] | None
 
 
-def automation_update(*, automation_id: int, actor: Actor = OWNER, **changes: Any) -> Automation:
+UPDATABLE = AutomationChanges.__optional_keys__
+
+
+def _automation_clean(automation: Automation, changes: AutomationChanges) -> dict[str, Any]:
+    """The sent fields, cleaned; a new schedule voids queued runs and re-arms an enabled one."""
+    data: dict[str, Any] = {}
+    if "name" in changes:
+        data["name"] = clean_text(
+            changes["name"], field="name", max_length=Automation.NAME_MAX, required=True
+        )
+    if "message" in changes:
+        data["message"] = _message(automation.kind, changes["message"])
+    if "schedule" in changes:
+        if changes["schedule"] is None:
+            raise ValidationFailed("schedule must not be null.")
+        parsed = schedule_parse(changes["schedule"])
+        data["schedule"] = schedule_dump(parsed)
+        data["version"] = automation.version + 1
+        if automation.enabled:
+            zone = owner_zone()
+            data["next_run_at"] = _first_slot(parsed, now=timezone.now(), zone=zone)
+            data["armed_time_zone"] = zone.key
+    return data
+
+
+# The columns automation_update writes: the changes, and what a new schedule moves with it.
+_AUTOMATION_COLUMNS = ("name", "message", "schedule", "version", "next_run_at", "armed_time_zone")
+
+
+def automation_update(
+    *, automation_id: int, actor: Actor = OWNER, **changes: Unpack[AutomationChanges]
+) -> Automation:
     """Change name, message or schedule. A new schedule voids queued runs and re-arms."""
     unknown = set(changes) - UPDATABLE
     if unknown:
@@ -130,26 +181,11 @@ def automation_update(*, automation_id: int, actor: Actor = OWNER, **changes: An
     with transaction.atomic():
         automation = _lock(automation_id)
         before = item_fields(AUTOMATION, automation)
-        if "name" in changes:
-            automation.name = clean_text(
-                changes["name"], field="name", max_length=Automation.NAME_MAX, required=True
-            )
-        if "message" in changes:
-            automation.message = _message(automation.kind, changes["message"])
-        if "schedule" in changes:
-            if changes["schedule"] is None:
-                raise ValidationFailed("schedule must not be null.")
-            parsed = schedule_parse(changes["schedule"])
-            automation.schedule = schedule_dump(parsed)
-            automation.version += 1
-            if automation.enabled:
-                zone = owner_zone()
-                automation.next_run_at = _first_slot(parsed, now=timezone.now(), zone=zone)
-                automation.armed_time_zone = zone.key
+        data = _automation_clean(automation, changes)
         if changes.keys() & {"message", "schedule"}:
-            schedule = schedule_parse(automation.schedule)
+            schedule = schedule_parse(data.get("schedule", automation.schedule))
             _check_unwatched_spending(actor, kind=automation.kind, schedule=schedule)
-        automation.save()
+        model_update(instance=automation, fields=_AUTOMATION_COLUMNS, data=data)
         _changed(automation, Change.Action.UPDATE, actor, before=before)
     return automation
 

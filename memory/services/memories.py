@@ -23,6 +23,7 @@ from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound
+from talorys.lib.updates import model_update
 from talorys.workspace.services.common import check_version
 
 
@@ -188,6 +189,18 @@ def _memory_changes(
     return new, conflict
 
 
+# The columns memory_update writes.
+_MEMORY_COLUMNS = (
+    "text",
+    "category",
+    "valid_from",
+    "valid_to",
+    "conflicts_with_id",
+    "source",
+    "version",
+)
+
+
 def _memory_save_changes(
     memory: Memory, *, new: dict[str, Any], conflict: int | None, source: str, actor: Actor
 ) -> None:
@@ -199,12 +212,8 @@ def _memory_save_changes(
             memory.save(update_fields=["conflicts_with"])
         return
     before = item_fields(MEMORY, memory)
-    for name, value in new.items():
-        setattr(memory, name, value)
-    memory.conflicts_with_id = conflict
-    memory.source = source
-    memory.version += 1
-    memory.save()
+    data = new | {"conflicts_with_id": conflict, "source": source, "version": memory.version + 1}
+    model_update(instance=memory, fields=_MEMORY_COLUMNS, data=data)
     _record(memory, MemoryRevision.Action.UPDATE, actor=actor, before=before)
 
 

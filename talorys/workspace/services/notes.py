@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.db import transaction
 
@@ -10,6 +10,7 @@ from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_text
 from talorys.workspace.models import Note
 from talorys.workspace.services.common import check_version, record_created, record_updated
@@ -34,28 +35,43 @@ def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
     return note
 
 
+class NoteChanges(TypedDict, total=False):
+    """What note_update may change; a field left out keeps its value."""
+
+    title: str
+    content: str | None
+
+
+def _note_clean(changes: NoteChanges) -> dict[str, object]:
+    data: dict[str, object] = {}
+    if "title" in changes:
+        data["title"] = clean_text(changes["title"], field="title", max_length=Note.TITLE_MAX)
+    if "content" in changes:
+        data["content"] = clean_text(
+            changes["content"] or "", field="content", max_length=Note.CONTENT_MAX, required=False
+        )
+    return data
+
+
 def note_update(
-    *, note_id: int, actor: Actor = OWNER, version: int | None = None, **changes: Any
+    *,
+    note_id: int,
+    actor: Actor = OWNER,
+    version: int | None = None,
+    **changes: Unpack[NoteChanges],
 ) -> Note:
     """Locked like note_append, so a rewrite and an append never lose each other's change.
-    ``version``: the one the caller read; a note changed since is refused (Conflict)."""
+    ``version``: the one the caller read; a note changed since is refused (Conflict). Every
+    call counts as an edit (a new version and a change log entry), even one that changes
+    nothing."""
     with transaction.atomic():
         note = Note.objects.live().select_for_update().filter(pk=note_id).first()
         if note is None:
             raise NotFound(f"Note {note_id} does not exist.")
         check_version(note, version, noun="note")
         before = item_fields(NOTE, note)
-        if "title" in changes:
-            note.title = clean_text(changes["title"], field="title", max_length=Note.TITLE_MAX)
-        if "content" in changes:
-            note.content = clean_text(
-                changes["content"] or "",
-                field="content",
-                max_length=Note.CONTENT_MAX,
-                required=False,
-            )
-        note.version += 1
-        note.save()
+        data = _note_clean(changes) | {"version": note.version + 1}
+        model_update(instance=note, fields=("title", "content", "version"), data=data)
         record_updated(NOTE, note, before, actor)
     return note
 

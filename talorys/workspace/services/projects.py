@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.db import transaction
 
@@ -11,6 +11,7 @@ from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_text
 from talorys.workspace.models import Project, Task
 from talorys.workspace.services.common import check_version, record_created, record_updated
@@ -35,9 +36,35 @@ def project_create(*, name: str, description: str = "", actor: Actor = OWNER) ->
     return project
 
 
+class ProjectChanges(TypedDict, total=False):
+    """What project_update may change; a field left out keeps its value."""
+
+    name: str
+    description: str | None
+
+
+def _project_clean(changes: ProjectChanges) -> dict[str, object]:
+    data: dict[str, object] = {}
+    if "name" in changes:
+        data["name"] = clean_text(changes["name"], field="name", max_length=Project.NAME_MAX)
+    if "description" in changes:
+        data["description"] = clean_text(
+            changes["description"] or "",
+            field="description",
+            max_length=Project.DESCRIPTION_MAX,
+            required=False,
+        )
+    return data
+
+
 def project_update(
-    *, project_id: int, actor: Actor = OWNER, version: int | None = None, **changes: Any
+    *,
+    project_id: int,
+    actor: Actor = OWNER,
+    version: int | None = None,
+    **changes: Unpack[ProjectChanges],
 ) -> Project:
+    """Every call counts as an edit (a new version and a change log entry)."""
     with transaction.atomic():
         # Locked: the revision's "before" must be what this update replaced.
         project = Project.objects.live().select_for_update().filter(pk=project_id).first()
@@ -45,17 +72,8 @@ def project_update(
             raise NotFound(f"Project {project_id} does not exist.")
         check_version(project, version, noun="project")
         before = item_fields(PROJECT, project)
-        if "name" in changes:
-            project.name = clean_text(changes["name"], field="name", max_length=Project.NAME_MAX)
-        if "description" in changes:
-            project.description = clean_text(
-                changes["description"] or "",
-                field="description",
-                max_length=Project.DESCRIPTION_MAX,
-                required=False,
-            )
-        project.version += 1
-        project.save()
+        data = _project_clean(changes) | {"version": project.version + 1}
+        model_update(instance=project, fields=("name", "description", "version"), data=data)
         record_updated(PROJECT, project, before, actor)
     return project
 

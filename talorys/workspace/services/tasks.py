@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.db import transaction
 from django.utils import timezone
@@ -12,6 +12,7 @@ from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_text
 from talorys.workspace.models import Project, Task
 from talorys.workspace.services.common import aware, check_version, record_created, record_updated
@@ -53,43 +54,75 @@ def task_create(
     return task
 
 
+class TaskChanges(TypedDict, total=False):
+    """What task_update may change; a field left out keeps its value."""
+
+    title: str
+    details: str | None
+    priority: int
+    due_at: dt.datetime | None
+    project_id: int | None
+    status: str
+
+
+# The columns task_update writes: the changes (a project by its row), what follows the status,
+# and the version every edit counts.
+_TASK_COLUMNS = (
+    "title",
+    "details",
+    "priority",
+    "due_at",
+    "project",
+    "status",
+    "completed_at",
+    "version",
+)
+
+
+def _task_clean(changes: TaskChanges) -> dict[str, object]:
+    """The sent fields, checked in the order the owner's form lists them."""
+    data: dict[str, object] = {}
+    if "title" in changes:
+        data["title"] = clean_text(changes["title"], field="title", max_length=Task.TITLE_MAX)
+    if "details" in changes:
+        data["details"] = clean_text(
+            changes["details"] or "", field="details", max_length=Task.DETAILS_MAX, required=False
+        )
+    if "priority" in changes:
+        if changes["priority"] not in Task.Priority.values:
+            raise ValidationFailed(PRIORITY_TEXT)
+        data["priority"] = changes["priority"]
+    if "due_at" in changes:
+        data["due_at"] = aware(changes["due_at"], field="due_at")
+    if "project_id" in changes:
+        data["project"] = project_ref(changes["project_id"])
+    if "status" in changes:
+        if changes["status"] not in Task.Status.values:
+            raise ValidationFailed("status must be 'open' or 'done'.")
+        data["status"] = changes["status"]
+    return data
+
+
 def task_update(
-    *, task_id: int, actor: Actor = OWNER, version: int | None = None, **changes: Any
+    *,
+    task_id: int,
+    actor: Actor = OWNER,
+    version: int | None = None,
+    **changes: Unpack[TaskChanges],
 ) -> Task:
     """Apply the given fields. ``status`` moves completed_at with it. ``version``: the one the
-    caller read; a task changed since is refused (Conflict)."""
+    caller read; a task changed since is refused (Conflict). Every call counts as an edit (a
+    new version and a change log entry), even one that changes nothing."""
     with transaction.atomic():
         task = Task.objects.live().select_for_update().filter(pk=task_id).first()
         if task is None:
             raise NotFound(f"Task {task_id} does not exist.")
         check_version(task, version, noun="task")
         before = item_fields(TASK, task)
-        if "title" in changes:
-            task.title = clean_text(changes["title"], field="title", max_length=Task.TITLE_MAX)
-        if "details" in changes:
-            task.details = clean_text(
-                changes["details"] or "",
-                field="details",
-                max_length=Task.DETAILS_MAX,
-                required=False,
-            )
-        if "priority" in changes:
-            if changes["priority"] not in Task.Priority.values:
-                raise ValidationFailed(PRIORITY_TEXT)
-            task.priority = changes["priority"]
-        if "due_at" in changes:
-            task.due_at = aware(changes["due_at"], field="due_at")
-        if "project_id" in changes:
-            task.project = project_ref(changes["project_id"])
-        if "status" in changes:
-            status = changes["status"]
-            if status not in Task.Status.values:
-                raise ValidationFailed("status must be 'open' or 'done'.")
-            if status != task.status:
-                task.status = status
-                task.completed_at = timezone.now() if status == Task.Status.DONE else None
-        task.version += 1
-        task.save()
+        data = _task_clean(changes) | {"version": task.version + 1}
+        if "status" in data and data["status"] != task.status:
+            data["completed_at"] = timezone.now() if data["status"] == Task.Status.DONE else None
+        model_update(instance=task, fields=_TASK_COLUMNS, data=data)
         record_updated(TASK, task, before, actor)
     return task
 
