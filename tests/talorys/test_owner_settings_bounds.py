@@ -32,3 +32,9 @@ def test_each_bound_holds_in_the_service_the_model_and_the_table(name, bounds):
 
     assert getattr(OwnerSettings.objects.get(pk=1), name) == before
     assert getattr(owner_settings_update(**{name: high}), name) == high
+
+
+def test_the_typed_changes_are_every_settable_setting():
+    from talorys.owner.services.settings import SETTINGS_FIELDS, OwnerSettingsChanges
+
+    assert set(OwnerSettingsChanges.__annotations__) == SETTINGS_FIELDS

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import Any, TypedDict, Unpack
 from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
@@ -29,6 +30,29 @@ def owner_zone() -> ZoneInfo:
     return ZoneInfo(owner_settings_get().time_zone)
 
 
+class OwnerSettingsChanges(TypedDict, total=False):
+    """What owner_settings_update may change (SETTINGS_FIELDS; a test keeps the two equal); a
+    setting left out keeps its value. A key's ``None`` or "" clears it."""
+
+    time_zone: str
+    model_base_url: str | None
+    model_name: str | None
+    model_api_key: str | None
+    daily_ai_requests: int
+    daily_scheduled_ai_requests: int
+    daily_embedding_requests: int
+    max_steps_per_turn: int
+    max_tool_calls_per_turn: int
+    max_output_tokens: int
+    max_context_tokens: int
+    semantic_enabled: bool
+    embeddings_base_url: str | None
+    embeddings_model: str | None
+    embeddings_api_key: str | None
+    quiet_hours_start: dt.time | None
+    quiet_hours_end: dt.time | None
+
+
 # Every owner setting is settable, except the row's id, its timestamp and whether the zone was
 # chosen (set with the zone itself: any change of ``time_zone`` confirms it).
 SETTINGS_FIELDS = frozenset(
@@ -38,16 +62,17 @@ SETTINGS_FIELDS = frozenset(
 )
 
 
-def owner_settings_check(**changes: Any) -> None:
+def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
     """Raise ValidationFailed for settings the model fields alone would accept but we do not.
 
     Also used by the admin form, so the operator meets the same rules as the owner.
     """
-    unknown = set(changes) - SETTINGS_FIELDS
+    values: dict[str, Any] = dict(changes)  # read by name below
+    unknown = set(values) - SETTINGS_FIELDS
     if unknown:
         raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
     for key in ("model_base_url", "embeddings_base_url"):
-        url = (changes.get(key) or "").strip()
+        url = (values.get(key) or "").strip()
         if url and not url.startswith(("http://", "https://")):
             raise ValidationFailed(f"{key} must start with http:// or https://.")
         if any(char <= " " or char == "\x7f" for char in url):
@@ -57,17 +82,17 @@ def owner_settings_check(**changes: Any) -> None:
     for key in ("model_api_key", "embeddings_api_key"):
         # Sent as a header with every request: checked as saved (stripped, like a paste's
         # trailing newline is), else every chat would fail until the key is entered again.
-        value = changes.get(key)
+        value = values.get(key)
         if isinstance(value, str) and not header_safe(value.strip()):
             raise ValidationFailed(f"{key} {HEADER_SAFE_TEXT}.")
     for key, (low, high) in SETTINGS_BOUNDS.items():
-        value = changes.get(key)
+        value = values.get(key)
         if value is not None and (not isinstance(value, int) or not low <= value <= high):
             raise ValidationFailed(f"{key} must be between {low} and {high}.")
     for key in ("quiet_hours_start", "quiet_hours_end"):
         # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
         # with one could not be stored or shown).
-        value = changes.get(key)
+        value = values.get(key)
         if value is not None and getattr(value, "tzinfo", None) is not None:
             raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
 
@@ -90,7 +115,9 @@ SESSION_ONLY_SETTINGS = frozenset(
 PROVIDER_URL_KEYS = {"model_base_url": "model_api_key", "embeddings_base_url": "embeddings_api_key"}
 
 
-def owner_settings_update(*, by_token: bool = False, **changes: Any) -> OwnerSettings:
+def owner_settings_update(
+    *, by_token: bool = False, **changes: Unpack[OwnerSettingsChanges]
+) -> OwnerSettings:
     """Apply the given settings, all or none. An empty or null key clears it.
 
     by_token: the change comes with an API token, which may not touch SESSION_ONLY_SETTINGS.
@@ -104,23 +131,24 @@ def owner_settings_update(*, by_token: bool = False, **changes: Any) -> OwnerSet
             + "."
         )
     owner_settings_check(**changes)
+    values: dict[str, Any] = dict(changes)  # read and completed by name below
     with transaction.atomic():
         # save() writes every column: the lock stops two concurrent patches of different
         # settings from undoing each other.
         row = OwnerSettings.objects.select_for_update().get(pk=owner_settings_get().pk)
         for url_field, key_field in PROVIDER_URL_KEYS.items():
-            new_url = (changes.get(url_field) or "").strip()
+            new_url = (values.get(url_field) or "").strip()
             if (
-                url_field in changes
-                and key_field not in changes
+                url_field in values
+                and key_field not in values
                 and new_url != getattr(row, url_field)
             ):
-                changes[key_field] = ""
-        for key, value in changes.items():
+                values[key_field] = ""
+        for key, value in values.items():
             if value is None and isinstance(getattr(row, key), str):
                 value = ""
             setattr(row, key, value.strip() if isinstance(value, str) else value)
-        if "time_zone" in changes:
+        if "time_zone" in values:
             row.time_zone_confirmed = True
         try:
             row.full_clean()
