@@ -53,7 +53,7 @@ def test_the_service_refuses_a_repeating_prompt_to_the_model_and_a_token(db, act
     reminder = crud.automation_create(**PROMPT | {"kind": "reminder"}, actor=actor)
     paused = crud.automation_pause(automation_id=crud.automation_create(**PROMPT).pk)
     binned = crud.automation_create(**PROMPT | {"name": "Binned"})
-    crud.automation_trash(automation_id=binned.pk)
+    crud.automation_delete(automation_id=binned.pk)
     before = state(once), state(paused), state(binned)
     changes = Change.objects.count()
 
