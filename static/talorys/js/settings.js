@@ -1,6 +1,6 @@
 // /settings/: the browser's zone for the time zone form, Test connection (POST
 // /api/settings/test-connection with what the model form holds, saved or not), push on this
-// device (the header's push control, static/talorys/notifications.js: window.TalorysPush), and
+// device (the header's push control, static/talorys/js/notifications.js: window.TalorysPush), and
 // copying a new token.
 "use strict";
 
