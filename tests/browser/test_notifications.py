@@ -151,8 +151,9 @@ def test_after_a_password_change_on_this_page_the_socket_reconnects_with_the_new
     # A request still in flight with the old cookie would be answered by deleting the cookie.
     page.wait_for_load_state("networkidle")
     page.evaluate(
-        """([current, fresh]) => window.Talorys.api("/api/auth/password", {
-            method: "POST", body: {current_password: current, new_password: fresh}})""",
+        """async ([current, fresh]) => (await import("/static/talorys/common.js")).api(
+            "/api/auth/password",
+            {method: "POST", body: {current_password: current, new_password: fresh}})""",
         [OWNER_PASSWORD, "a much longer new passphrase"],
     )
 
