@@ -56,7 +56,8 @@ def _is_here(path: str, href: str, also: tuple[str, ...]) -> bool:
 @register.inclusion_tag("_nav.html", takes_context=True)
 def main_nav(context: template.Context) -> dict[str, Any]:
     """The links of MAIN_NAV, the one for the page being shown marked aria-current."""
-    path = context["request"].path
+    request = context.get("request")  # absent where a template is rendered without one
+    path = request.path if request is not None else ""
     links = []
     for link in MAIN_NAV:
         href = reverse(link.url_name)
