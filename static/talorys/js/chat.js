@@ -1,11 +1,12 @@
-// The chat page: one WebSocket to /ws/chat/ for the turns, the JSON API for conversations.
-// The conversation is in the URL (/c/<id>/); the thread follows a streaming reply unless the
-// owner scrolled up. The bubbles are chat-messages.js, the list chat-list.js, the title
-// chat-head.js. Model and owner text go in with textContent only.
+// The chat page: one WebSocket to /ws/chat/ for the turns (reconnected by socket.js), the JSON
+// API for conversations. The conversation is in the URL (/c/<id>/); the thread follows a
+// streaming reply unless the owner scrolled up. The bubbles are chat-messages.js, the list
+// chat-list.js, the title chat-head.js. Model and owner text go in with textContent only.
 import { api } from "../common.js";
 import * as bubbles from "./chat-messages.js";
 import { head } from "./chat-head.js";
 import { list } from "./chat-list.js";
+import { reconnectingSocket, showSessionEnded } from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
 const root = $("chat");
@@ -21,16 +22,15 @@ const jump = $("jump");
 const NEAR_BOTTOM_PX = 48;
 
 let conversationId = Number(root.dataset.conversationId) || null;
-let socket = null;
+let live = null; // the socket (socket.js), from the page's start
 let opening = 0;
-let retryDelay = 1000;
 let sendWhenOpen = false;
 // The turns this page started, by conversation id ("new" until the server names it). Each
 // keeps its text and activity even while another conversation is shown.
 const turns = new Map();
 const keyOf = (id) => (id === null ? "new" : id);
 const busy = () => turns.has(keyOf(conversationId));
-const socketOpen = () => socket && socket.readyState === WebSocket.OPEN;
+const socketOpen = () => live !== null && live.isOpen();
 
 // --- following the reply ---------------------------------------------------------------------
 
@@ -194,7 +194,7 @@ function send(text, mode = {}) {
   const frame = { type: "send", text, conversation_id: conversationId };
   for (const flag of ["retry", "regenerate", "edit"]) if (mode[flag]) frame[flag] = true;
   if (target && target.dataset.id) frame.message_id = Number(target.dataset.id);
-  socket.send(JSON.stringify(frame));
+  live.socket.send(JSON.stringify(frame));
   status.textContent = "";
   showGreeting();
   refreshComposer();
@@ -216,7 +216,7 @@ function stop() {
   const turn = turns.get(keyOf(conversationId));
   if (!turn) return;
   if (turn.conversationId === null) turn.stopWanted = true; // sent when the server names it
-  else socket.send(JSON.stringify({ type: "cancel", conversation_id: turn.conversationId }));
+  else live.socket.send(JSON.stringify({ type: "cancel", conversation_id: turn.conversationId }));
   input.focus();
 }
 
@@ -231,7 +231,7 @@ function adopt(turn, id) {
     list.setActive(id);
     head.set(id, "");
   }
-  if (turn.stopWanted) socket.send(JSON.stringify({ type: "cancel", conversation_id: id }));
+  if (turn.stopWanted) live.socket.send(JSON.stringify({ type: "cancel", conversation_id: id }));
   list.refresh();
 }
 
@@ -316,26 +316,24 @@ function onEvent(event) {
   }
 }
 
-function connect() {
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${scheme}://${location.host}/ws/chat/`);
+function onOpen() {
+  if (sendWhenOpen) { sendWhenOpen = false; form.requestSubmit(); }
+  if (status.dataset.connecting) { status.textContent = ""; delete status.dataset.connecting; }
   refreshComposer();
-  socket.addEventListener("open", () => {
-    retryDelay = 1000;
-    if (sendWhenOpen) { sendWhenOpen = false; form.requestSubmit(); }
-    if (status.dataset.connecting) { status.textContent = ""; delete status.dataset.connecting; }
-    refreshComposer();
-  });
-  socket.addEventListener("message", (e) => onEvent(JSON.parse(e.data)));
-  socket.addEventListener("close", () => {
-    // The server stops a socket's turns when it closes; they are kept, cancelled.
-    for (const turn of [...turns.values()]) finish(turn, { status: "cancelled" });
-    status.textContent = "Connecting…";
-    status.dataset.connecting = "1";
-    refreshComposer();
-    setTimeout(connect, retryDelay);
-    retryDelay = Math.min(retryDelay * 2, 15000);
-  });
+}
+
+function onClose() {
+  // The server stops a socket's turns when it closes; they are kept, cancelled.
+  for (const turn of [...turns.values()]) finish(turn, { status: "cancelled" });
+  status.textContent = "Connecting…";
+  status.dataset.connecting = "1";
+  refreshComposer();
+}
+
+function onSessionEnded() {
+  delete status.dataset.connecting;
+  status.textContent = "Your session has ended: log in again to go on.";
+  showSessionEnded();
 }
 
 // --- the owner's controls --------------------------------------------------------------------
@@ -386,7 +384,8 @@ head.init({
     list.refresh();
   },
 });
-connect();
+live = reconnectingSocket("/ws/chat/", { onOpen, onMessage: onEvent, onClose, onSessionEnded, maxDelayMs: 15000 });
+refreshComposer();
 if (conversationId) open(conversationId, { push: false });
 else newChat({ push: false });
 input.focus();

@@ -2,6 +2,7 @@
 // the unread count in the header, the latest ones with "Mark read", and Web Push on this device
 // through the service worker at /sw.js. Text is inserted with textContent, never as HTML.
 import { api, el } from "../common.js";
+import { reconnectingSocket } from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
 const button = $("notif-button"); // on signed-in pages only
@@ -12,9 +13,7 @@ const empty = $("notif-empty");
 const toasts = $("toasts");
 const LATEST = 10;
 const TOAST_MS = 8000;
-const MAX_DELAY_MS = 30000;
 const POLL_MS = window.TALORYS_POLL_MS || 30000; // tests shorten it
-const UNAUTHENTICATED = 4401; // the socket's close code when the session is gone (talorys/accounts/auth.py)
 
 // --- the unread count --------------------------------------------------------------------------
 
@@ -139,39 +138,27 @@ async function catchUp() {
   }
 }
 
-let delay = 1000;
+function onMessage(message) {
+  if (message.type !== "notification" || !show(message.notification)) return;
+  refreshUnread();
+  if (!panel.hidden) {
+    list.prepend(item(message.notification));
+    empty.hidden = true;
+  }
+}
+
 function connect() {
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/ws/notifications/`);
-  socket.addEventListener("open", () => {
-    delay = 1000;
-    $("notifications").dataset.live = "true";
-    // Whatever arrived while the socket was down is shown, counted and listed.
-    catchUp();
-  });
-  socket.addEventListener("message", (e) => {
-    const message = JSON.parse(e.data);
-    if (message.type !== "notification" || !show(message.notification)) return;
-    refreshUnread();
-    if (!panel.hidden) {
-      list.prepend(item(message.notification));
-      empty.hidden = true;
-    }
-  });
-  socket.addEventListener("close", (e) => {
-    delete $("notifications").dataset.live;
-    const retry = () => {
-      setTimeout(connect, delay + Math.random() * 500);
-      delay = Math.min(delay * 2, MAX_DELAY_MS);
-    };
-    if (e.code === UNAUTHENTICATED) {
-      // The socket's session key is gone: logged out, or re-signed under a new key (a password
-      // change made here). Reconnect only if this page's cookie still logs in.
-      api("/api/notifications?unread=true&limit=1").then(retry, () => {});
-      return;
-    }
-    refreshUnread(); // still counted while the socket is down, at each attempt
-    retry();
+  reconnectingSocket("/ws/notifications/", {
+    onOpen() {
+      $("notifications").dataset.live = "true";
+      // Whatever arrived while the socket was down is shown, counted and listed.
+      catchUp();
+    },
+    onMessage,
+    onClose() {
+      delete $("notifications").dataset.live;
+      refreshUnread(); // still counted while the socket is down, at each attempt
+    },
   });
 }
 
