@@ -1,4 +1,6 @@
 // Light or dark before the first paint: the owner's choice on this device, else the system's.
+// A classic script, not a module: base.html runs it in the head, before the first paint (a module
+// would wait for the whole page), so a dark page never flashes white.
 "use strict";
 (function () {
   let choice = null;

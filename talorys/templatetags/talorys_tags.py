@@ -1,8 +1,12 @@
-"""Template filters of the owner's pages: ``{{ text|markdown }}``."""
+"""Template tags of the owner's pages: ``{{ text|markdown }}`` and ``{% main_nav %}``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django import template
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from talorys.lib.markdown import render_markdown
@@ -14,3 +18,50 @@ register = template.Library()
 def markdown_filter(text: str | None) -> SafeString:
     """Markdown as sanitised HTML (talorys/lib/markdown.py), safe to insert as it is."""
     return mark_safe(render_markdown(text or ""))  # nh3 has sanitised it
+
+
+@dataclass(frozen=True)
+class NavLink:
+    label: str
+    url_name: str
+    # Other paths that are this page: a conversation (/c/<id>/) is the chat.
+    also: tuple[str, ...] = ()
+
+
+# The header's main navigation, in its order; a new page is added here and nowhere else.
+MAIN_NAV = (
+    NavLink("Chat", "home", also=("/c/",)),
+    NavLink("Tasks", "tasks"),
+    NavLink("Projects", "projects"),
+    NavLink("Notes", "notes"),
+    NavLink("Memories", "memories"),
+    NavLink("Automations", "automations"),
+    NavLink("Approvals", "approvals"),
+    NavLink("Changes", "changes"),
+    NavLink("Notifications", "notifications"),
+    NavLink("Bin", "bin"),
+    NavLink("Usage", "usage"),
+    NavLink("Backup", "backup"),
+    NavLink("Settings", "settings"),
+)
+
+
+def _is_here(path: str, href: str, also: tuple[str, ...]) -> bool:
+    # "/" is the chat only, not every page under it; another page owns its whole subtree
+    # (/tasks/ and /tasks/7/ are Tasks).
+    here = path == href if href == "/" else path.startswith(href)
+    return here or path.startswith(also)
+
+
+@register.inclusion_tag("_nav.html", takes_context=True)
+def main_nav(context: template.Context) -> dict[str, Any]:
+    """The links of MAIN_NAV, the one for the page being shown marked aria-current."""
+    request = context.get("request")  # absent where a template is rendered without one
+    path = request.path if request is not None else ""
+    links = []
+    for link in MAIN_NAV:
+        href = reverse(link.url_name)
+        links.append(
+            {"label": link.label, "href": href, "current": _is_here(path, href, link.also)}
+        )
+    return {"links": links}

@@ -20,18 +20,23 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings as django_settings
+from django.contrib.sessions.models import Session
 from django.db import connections, transaction
 
 from talorys.notifications import push
 from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification, PushSubscription
+from tests.browser.socket_counter import COUNT_SOCKETS, sockets_made
 from tests.conftest import OWNER_PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 TURN_ON = "Turn on notifications on this device"
 TURN_OFF = "Turn off notifications on this device"
+# The reconnect's first delays are at most 1 s, then 2 s (socket.js): a page that still
+# retried would have opened a socket within this.
+LONGER_THAN_TWO_RETRIES_MS = 4000
 
 
 @pytest.fixture
@@ -151,8 +156,9 @@ def test_after_a_password_change_on_this_page_the_socket_reconnects_with_the_new
     # A request still in flight with the old cookie would be answered by deleting the cookie.
     page.wait_for_load_state("networkidle")
     page.evaluate(
-        """([current, fresh]) => window.Talorys.api("/api/auth/password", {
-            method: "POST", body: {current_password: current, new_password: fresh}})""",
+        """async ([current, fresh]) => (await import("/static/talorys/common.js")).api(
+            "/api/auth/password",
+            {method: "POST", body: {current_password: current, new_password: fresh}})""",
         [OWNER_PASSWORD, "a much longer new passphrase"],
     )
 
@@ -165,6 +171,28 @@ def test_after_a_password_change_on_this_page_the_socket_reconnects_with_the_new
     toasts = page.locator(".toast")
     expect(toasts.filter(has_text="Just after the change")).to_have_count(1)
     expect(toasts.filter(has_text="Live again")).to_have_count(1)
+
+
+@pytest.mark.redis
+def test_after_the_session_ends_the_notifications_socket_stops_and_the_page_says_so(
+    page, live_server_url
+):
+    """A delivery to a socket whose session is gone closes it (4401): the page, logged out, does
+    not open another and offers to log in again (static/talorys/js/socket.js)."""
+    from playwright.sync_api import expect
+
+    page.add_init_script(COUNT_SOCKETS)
+    log_in(page, live_server_url)
+    assert sockets_made(page, "/ws/notifications/") == 1
+
+    Session.objects.all().delete()  # logged out elsewhere
+    in_a_thread(notify.notification_send, title="After the logout", body="")
+
+    expect(page.locator("#notifications:not([data-live])")).to_be_attached()
+    expect(page.locator("#session-ended")).to_contain_text("Your session has ended.")
+    page.wait_for_timeout(LONGER_THAN_TWO_RETRIES_MS)
+    assert sockets_made(page, "/ws/notifications/") == 1
+    expect(page.locator(".toast")).to_have_count(0)  # not shown to a logged-out page
 
 
 def test_without_a_shared_channel_layer_a_poll_still_shows_each_new_notification_once(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from django.template import Context, Template
@@ -25,6 +26,33 @@ def test_the_header_names_the_demo_model_and_links_every_page(owner_client):
                  "/backup/", "/settings/"):  # fmt: skip
         assert f'href="{path}"' in html
     assert 'aria-current="page">Chat' in html
+
+
+@pytest.mark.parametrize(
+    ("path", "current"),
+    [
+        ("/", "Chat"),
+        ("/tasks/", "Tasks"),
+        ("/settings/", "Settings"),
+        ("/notifications/", "Notifications"),
+    ],
+)
+def test_the_main_nav_marks_the_page_it_is_on_and_only_that_one(owner_client, path, current):
+    html = owner_client.get(path).content.decode()
+    nav = html[html.index('id="main-nav"') : html.index("</nav>")]
+    assert re.findall(r'aria-current="page">(\w+)</a>', nav) == [current]
+
+
+def test_a_conversation_and_a_task_are_marked_as_their_pages(owner_client):
+    from agent.models import Conversation
+    from talorys.workspace.models import Task
+
+    conversation = Conversation.objects.create(title="Plans")
+    task = Task.objects.create(title="Call Sam")
+    for path, current in ((f"/c/{conversation.pk}/", "Chat"), (f"/tasks/{task.pk}/", "Tasks")):
+        html = owner_client.get(path).content.decode()
+        nav = html[html.index('id="main-nav"') : html.index("</nav>")]
+        assert re.findall(r'aria-current="page">(\w+)</a>', nav) == [current], path
 
 
 def test_the_header_names_a_configured_model(owner_client):

@@ -142,7 +142,7 @@ def test_a_push_message_carries_it_as_data_and_the_service_worker_shows_it_as_te
     worker = (STATIC / "sw.js").read_text()
     # The system notification's title and body are plain text by definition.
     assert "showNotification(data.title" in worker and "body: data.body" in worker
-    panel = (STATIC / "notifications.js").read_text()
+    panel = (STATIC / "js" / "notifications.js").read_text()
     for script, source in [("sw.js", worker), ("notifications.js", panel)]:
         for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
             assert sink not in source, (script, sink)

@@ -1,12 +1,9 @@
 // The automation form (templates/automations/form.html): show the fields the chosen kind of
 // schedule needs, and the next runs of the schedule as the owner edits it. The server computes
 // them (GET /automations/preview/, automations/views.py) so the page and the dispatcher agree.
-"use strict";
+import { el } from "../common.js";
 
-(function () {
-  const form = document.getElementById("automation-form");
-  if (!form) return;
-  const T = window.Talorys;
+function setUpForm(form) {
   const text = document.getElementById("preview-text");
   const runs = document.getElementById("preview-runs");
   const none = document.getElementById("preview-none");
@@ -37,8 +34,8 @@
   function show(body) {
     runs.replaceChildren();
     (body.runs || []).forEach((run) => {
-      const li = T.el("li");
-      const time = T.el("time", "", run.label);
+      const li = el("li");
+      const time = el("time", "", run.label);
       time.setAttribute("datetime", run.at);
       li.appendChild(time);
       runs.appendChild(li);
@@ -76,4 +73,7 @@
     if (e.target.name && e.target.name.startsWith("schedule_")) later();
   });
   showFields();
-})();
+}
+
+const form = document.getElementById("automation-form");
+if (form) setUpForm(form);

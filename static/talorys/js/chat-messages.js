@@ -2,205 +2,200 @@
 // while it streams, the server's sanitised Markdown once done), its error or "Stopped" note,
 // the turn's changes with Revert, and the buttons under it. The only HTML ever parsed is the
 // server's sanitised rendering (talorys/lib/markdown.py); everything else is textContent.
-"use strict";
+import { addCopyButtons, api, copyText, el, when } from "../common.js";
+import { approvalCard } from "./chat-approvals.js";
 
-(function () {
-  const { api, el, when, copyText, addCopyButtons } = window.Talorys;
-  const chat = (window.TalorysChat = window.TalorysChat || {});
 
-  const STATUS_WORDS = { ok: "done", error: "failed", refused: "refused", awaiting_approval: "waiting for you" };
-  const CHANGE_WORDS = { create: "Added", update: "Changed", delete: "Moved to the bin", restore: "Restored" };
+const STATUS_WORDS = { ok: "done", error: "failed", refused: "refused", awaiting_approval: "waiting for you" };
+const CHANGE_WORDS = { create: "Added", update: "Changed", delete: "Moved to the bin", restore: "Restored" };
 
-  function item(role) {
-    const li = el("li", `msg ${role}`);
-    li.dataset.role = role;
-    if (role === "assistant") li.appendChild(el("div", "tools"));
-    li.appendChild(el("div", "body"));
-    if (role === "assistant") li.append(el("div", "note"), el("ul", "changes"));
-    li.appendChild(el("div", "msg-actions"));
-    li.source = "";
-    return li;
+export function item(role) {
+  const li = el("li", `msg ${role}`);
+  li.dataset.role = role;
+  if (role === "assistant") li.appendChild(el("div", "tools"));
+  li.appendChild(el("div", "body"));
+  if (role === "assistant") li.append(el("div", "note"), el("ul", "changes"));
+  li.appendChild(el("div", "msg-actions"));
+  li.source = "";
+  return li;
+}
+
+function part(li, name) {
+  return li.querySelector(`:scope > .${name}`);
+}
+
+// Plain text: what the owner wrote, and a reply while it streams.
+export function setText(li, text) {
+  li.source = text || "";
+  const body = part(li, "body");
+  body.className = "body plain";
+  body.textContent = li.source;
+}
+
+// The server's rendering of the reply's Markdown, sanitised there (nh3): links already carry
+// target and rel, and nothing in it runs.
+export function setHtml(li, source, html) {
+  li.source = source || "";
+  const body = part(li, "body");
+  body.className = "body md";
+  body.innerHTML = html;
+  addCopyButtons(li);
+}
+
+export function setStatus(li, status, error) {
+  li.dataset.status = status;
+  li.classList.toggle("streaming", status === "streaming");
+  // Not "error": app.css's .error would colour the whole bubble.
+  li.classList.toggle("failed", status === "error");
+  li.classList.toggle("stopped", status === "cancelled");
+  li.setAttribute("aria-busy", String(status === "streaming"));
+  const note = part(li, "note");
+  if (!note) return;
+  if (status === "error") {
+    note.replaceChildren(el("strong", "", "Something went wrong: "), el("span", "reason", (error && error.message) || "the reply failed."));
+    if (error && error.code) note.appendChild(el("span", "muted code", ` (${error.code})`));
+  } else if (status === "cancelled") {
+    note.replaceChildren(el("strong", "", "Stopped"), el("span", "muted", " before the reply was finished."));
+  } else {
+    note.replaceChildren();
   }
+  note.hidden = !note.childElementCount;
+}
 
-  function part(li, name) {
-    return li.querySelector(`:scope > .${name}`);
+// One tool call as a short sentence; the tool, its status and arguments on demand.
+function activityLine(activity) {
+  const sentence = activity.sentence || activity.summary || `${activity.tool}: ${activity.status}`;
+  const details = el("details", `activity ${activity.status || ""}`.trim());
+  details.appendChild(el("summary", "", sentence));
+  const facts = el("p", "muted");
+  facts.textContent = `Tool: ${activity.tool} · ${STATUS_WORDS[activity.status] || activity.status}`;
+  details.appendChild(facts);
+  if (activity.summary && activity.summary !== sentence) details.appendChild(el("p", "muted", activity.summary));
+  if (activity.args !== undefined && activity.args !== null && activity.args !== "") {
+    const args = typeof activity.args === "string" ? activity.args : JSON.stringify(activity.args, null, 1);
+    details.appendChild(el("pre", "args", args));
   }
+  return details;
+}
 
-  // Plain text: what the owner wrote, and a reply while it streams.
-  function setText(li, text) {
-    li.source = text || "";
-    const body = part(li, "body");
-    body.className = "body plain";
-    body.textContent = li.source;
-  }
+export function addActivity(li, activity) {
+  const tools = part(li, "tools");
+  if (!tools || !activity) return;
+  if (activity.status === "awaiting_approval" && activity.action_id) tools.appendChild(approvalCard(activity));
+  else tools.appendChild(activityLine(activity));
+}
 
-  // The server's rendering of the reply's Markdown, sanitised there (nh3): links already carry
-  // target and rel, and nothing in it runs.
-  function setHtml(li, source, html) {
-    li.source = source || "";
-    const body = part(li, "body");
-    body.className = "body md";
-    body.innerHTML = html;
-    addCopyButtons(li);
-  }
-
-  function setStatus(li, status, error) {
-    li.dataset.status = status;
-    li.classList.toggle("streaming", status === "streaming");
-    // Not "error": app.css's .error would colour the whole bubble.
-    li.classList.toggle("failed", status === "error");
-    li.classList.toggle("stopped", status === "cancelled");
-    li.setAttribute("aria-busy", String(status === "streaming"));
-    const note = part(li, "note");
-    if (!note) return;
-    if (status === "error") {
-      note.replaceChildren(el("strong", "", "Something went wrong: "), el("span", "reason", (error && error.message) || "the reply failed."));
-      if (error && error.code) note.appendChild(el("span", "muted code", ` (${error.code})`));
-    } else if (status === "cancelled") {
-      note.replaceChildren(el("strong", "", "Stopped"), el("span", "muted", " before the reply was finished."));
-    } else {
-      note.replaceChildren();
+function changeLine(change) {
+  const li = el("li", "change");
+  const what = `${CHANGE_WORDS[change.action] || change.action} ${change.kind}`;
+  li.appendChild(el("span", "", change.title ? `${what}: “${change.title}”` : what));
+  const revert = el("button", "secondary small", "Revert");
+  revert.type = "button";
+  const state = el("span", "muted change-state");
+  const reverted = () => {
+    revert.remove();
+    state.textContent = "Reverted";
+  };
+  revert.setAttribute("aria-label", `Revert: ${what}`);
+  revert.addEventListener("click", async () => {
+    revert.disabled = true;
+    try {
+      await api(`/api/changes/${change.id}/revert`, { method: "POST" });
+      reverted();
+    } catch (err) {
+      revert.disabled = false;
+      state.textContent = err.message;
     }
-    note.hidden = !note.childElementCount;
-  }
+  });
+  li.append(" ", state);
+  if (change.reverted) reverted();
+  else li.insertBefore(revert, state);
+  return li;
+}
 
-  // One tool call as a short sentence; the tool, its status and arguments on demand.
-  function activityLine(activity) {
-    const sentence = activity.sentence || activity.summary || `${activity.tool}: ${activity.status}`;
-    const details = el("details", `activity ${activity.status || ""}`.trim());
-    details.appendChild(el("summary", "", sentence));
-    const facts = el("p", "muted");
-    facts.textContent = `Tool: ${activity.tool} · ${STATUS_WORDS[activity.status] || activity.status}`;
-    details.appendChild(facts);
-    if (activity.summary && activity.summary !== sentence) details.appendChild(el("p", "muted", activity.summary));
-    if (activity.args !== undefined && activity.args !== null && activity.args !== "") {
-      const args = typeof activity.args === "string" ? activity.args : JSON.stringify(activity.args, null, 1);
-      details.appendChild(el("pre", "args", args));
-    }
-    return details;
-  }
+export function setChanges(li, changes) {
+  const list = part(li, "changes");
+  if (!list) return;
+  list.replaceChildren(...(changes || []).map(changeLine));
+  list.hidden = !list.childElementCount;
+}
 
-  function addActivity(li, activity) {
-    const tools = part(li, "tools");
-    if (!tools || !activity) return;
-    if (activity.status === "awaiting_approval" && activity.action_id) tools.appendChild(chat.approvalCard(activity));
-    else tools.appendChild(activityLine(activity));
+// A reply as the API stores it (GET /api/conversations/{id}), or an owner message.
+export function fromApi(m) {
+  const li = item(m.role);
+  li.dataset.id = m.id;
+  if (m.role === "assistant") (m.tool_activity || []).forEach((a) => addActivity(li, a));
+  if (m.role === "assistant" && m.html) setHtml(li, m.content, m.html);
+  else setText(li, m.content);
+  const error = { code: m.error_code, message: m.error_message || (m.error_code ? "the reply failed." : "") };
+  setStatus(li, m.status || "complete", error);
+  setChanges(li, m.changes);
+  if (m.created_at) {
+    const time = el("time", "muted when", when(m.created_at));
+    time.setAttribute("datetime", m.created_at);
+    part(li, "msg-actions").before(time);
   }
+  return li;
+}
 
-  function changeLine(change) {
-    const li = el("li", "change");
-    const what = `${CHANGE_WORDS[change.action] || change.action} ${change.kind}`;
-    li.appendChild(el("span", "", change.title ? `${what}: “${change.title}”` : what));
-    const revert = el("button", "secondary small", "Revert");
-    revert.type = "button";
-    const state = el("span", "muted change-state");
-    const reverted = () => {
-      revert.remove();
-      state.textContent = "Reverted";
-    };
-    revert.setAttribute("aria-label", `Revert: ${what}`);
-    revert.addEventListener("click", async () => {
-      revert.disabled = true;
-      try {
-        await api(`/api/changes/${change.id}/revert`, { method: "POST" });
-        reverted();
-      } catch (err) {
-        revert.disabled = false;
-        state.textContent = err.message;
-      }
-    });
-    li.append(" ", state);
-    if (change.reverted) reverted();
-    else li.insertBefore(revert, state);
-    return li;
+// The buttons under a message: [{label, run, style?}] plus Copy on every reply with text.
+export function setActions(li, actions) {
+  const row = part(li, "msg-actions");
+  const buttons = actions.map(({ label, run, style }) => {
+    const b = el("button", `small ${style || "secondary"}`, label);
+    b.type = "button";
+    b.addEventListener("click", () => run(li));
+    return b;
+  });
+  if (li.dataset.role === "assistant" && li.source && li.dataset.status !== "streaming") {
+    const copy = el("button", "secondary small", "Copy");
+    copy.type = "button";
+    copy.setAttribute("aria-label", "Copy the reply");
+    copy.addEventListener("click", () => copyText(li.source, copy));
+    buttons.unshift(copy);
   }
+  row.replaceChildren(...buttons);
+  row.hidden = !buttons.length || li.classList.contains("editing");
+}
 
-  function setChanges(li, changes) {
-    const list = part(li, "changes");
-    if (!list) return;
-    list.replaceChildren(...(changes || []).map(changeLine));
-    list.hidden = !list.childElementCount;
-  }
-
-  // A reply as the API stores it (GET /api/conversations/{id}), or an owner message.
-  function fromApi(m) {
-    const li = item(m.role);
-    li.dataset.id = m.id;
-    if (m.role === "assistant") (m.tool_activity || []).forEach((a) => addActivity(li, a));
-    if (m.role === "assistant" && m.html) setHtml(li, m.content, m.html);
-    else setText(li, m.content);
-    const error = { code: m.error_code, message: m.error_message || (m.error_code ? "the reply failed." : "") };
-    setStatus(li, m.status || "complete", error);
-    setChanges(li, m.changes);
-    if (m.created_at) {
-      const time = el("time", "muted when", when(m.created_at));
-      time.setAttribute("datetime", m.created_at);
-      part(li, "msg-actions").before(time);
-    }
-    return li;
-  }
-
-  // The buttons under a message: [{label, run, style?}] plus Copy on every reply with text.
-  function setActions(li, actions) {
-    const row = part(li, "msg-actions");
-    const buttons = actions.map(({ label, run, style }) => {
-      const b = el("button", `small ${style || "secondary"}`, label);
-      b.type = "button";
-      b.addEventListener("click", () => run(li));
-      return b;
-    });
-    if (li.dataset.role === "assistant" && li.source && li.dataset.status !== "streaming") {
-      const copy = el("button", "secondary small", "Copy");
-      copy.type = "button";
-      copy.setAttribute("aria-label", "Copy the reply");
-      copy.addEventListener("click", () => copyText(li.source, copy));
-      buttons.unshift(copy);
-    }
-    row.replaceChildren(...buttons);
-    row.hidden = !buttons.length || li.classList.contains("editing");
-  }
-
-  // Edit in place: the owner's last message becomes a textarea with Save & resend and Cancel.
-  function edit(li, { save, cancel }) {
-    const body = part(li, "body");
-    const form = el("form", "edit");
-    const label = el("label", "sr-only", "Edit your message");
-    const area = el("textarea");
-    area.id = `edit-${li.dataset.id || "new"}`;
-    label.htmlFor = area.id;
-    area.value = li.source;
-    area.rows = Math.min(8, Math.max(2, li.source.split("\n").length));
-    const row = el("div", "row");
-    const ok = el("button", "small", "Save & resend");
-    ok.type = "submit";
-    const no = el("button", "secondary small", "Cancel");
-    no.type = "button";
-    row.append(ok, no);
-    form.append(label, area, row);
-    const close = () => {
-      form.remove();
-      body.hidden = false;
-      li.classList.remove("editing");
-      part(li, "msg-actions").hidden = !part(li, "msg-actions").childElementCount;
-    };
-    form.addEventListener("submit", (e) => {
-      e.preventDefault();
-      const text = area.value.trim();
-      if (!text) return;
-      close();
-      save(text);
-    });
-    no.addEventListener("click", () => { close(); cancel(); });
-    area.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); cancel(); }
-      else if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
-    });
-    li.classList.add("editing");
-    body.hidden = true;
-    part(li, "msg-actions").hidden = true;
-    body.after(form);
-    area.focus();
-  }
-
-  chat.messages = { item, fromApi, setText, setHtml, setStatus, addActivity, setChanges, setActions, edit };
-})();
+// Edit in place: the owner's last message becomes a textarea with Save & resend and Cancel.
+export function edit(li, { save, cancel }) {
+  const body = part(li, "body");
+  const form = el("form", "edit");
+  const label = el("label", "sr-only", "Edit your message");
+  const area = el("textarea");
+  area.id = `edit-${li.dataset.id || "new"}`;
+  label.htmlFor = area.id;
+  area.value = li.source;
+  area.rows = Math.min(8, Math.max(2, li.source.split("\n").length));
+  const row = el("div", "row");
+  const ok = el("button", "small", "Save & resend");
+  ok.type = "submit";
+  const no = el("button", "secondary small", "Cancel");
+  no.type = "button";
+  row.append(ok, no);
+  form.append(label, area, row);
+  const close = () => {
+    form.remove();
+    body.hidden = false;
+    li.classList.remove("editing");
+    part(li, "msg-actions").hidden = !part(li, "msg-actions").childElementCount;
+  };
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = area.value.trim();
+    if (!text) return;
+    close();
+    save(text);
+  });
+  no.addEventListener("click", () => { close(); cancel(); });
+  area.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); cancel(); }
+    else if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+  });
+  li.classList.add("editing");
+  body.hidden = true;
+  part(li, "msg-actions").hidden = true;
+  body.after(form);
+  area.focus();
+}

@@ -2,7 +2,7 @@
 // on <body data-time-zone-confirmed>), the first signed-in page takes it from the browser
 // through PATCH /api/settings (which marks it chosen), then reloads so every time on the page
 // is shown in it. The settings page changes it later.
-"use strict";
+import { api } from "../common.js";
 
 async function firstRun() {
   const body = document.body;
@@ -16,7 +16,7 @@ async function firstRun() {
     /* storage off: ask anyway */
   }
   try {
-    const saved = await window.Talorys.api("/api/settings", { method: "PATCH", body: { time_zone: zone } });
+    const saved = await api("/api/settings", { method: "PATCH", body: { time_zone: zone } });
     body.dataset.timeZoneConfirmed = "true";
     if (saved.time_zone !== body.dataset.timeZone) location.reload();
   } catch (err) {
@@ -29,5 +29,4 @@ async function firstRun() {
   }
 }
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", firstRun);
-else firstRun();
+firstRun();

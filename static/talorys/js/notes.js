@@ -2,9 +2,9 @@
 // answers with the HTML talorys/lib/markdown.py made of it (sanitised by nh3 on the server, the
 // same HTML a saved note shows). Without this script the button posts the form and the page
 // comes back with the preview.
-"use strict";
+import { addCopyButtons } from "../common.js";
 
-document.addEventListener("DOMContentLoaded", () => {
+function setUpPreview() {
   const form = document.getElementById("note-form");
   const button = document.getElementById("preview-button");
   const box = document.getElementById("preview");
@@ -27,7 +27,7 @@ document.addEventListener("DOMContentLoaded", () => {
         throw new Error(answer && answer.error ? answer.error.message : response.statusText);
       }
       body.innerHTML = answer.html; // sanitised server-side (see above)
-      window.Talorys.addCopyButtons(box);
+      addCopyButtons(box);
       error.hidden = true;
     } catch (err) {
       body.textContent = "";
@@ -38,4 +38,6 @@ document.addEventListener("DOMContentLoaded", () => {
       button.disabled = false;
     }
   });
-});
+}
+
+setUpPreview();

@@ -1,0 +1,391 @@
+// The chat page: one WebSocket to /ws/chat/ for the turns (reconnected by socket.js), the JSON
+// API for conversations. The conversation is in the URL (/c/<id>/); the thread follows a
+// streaming reply unless the owner scrolled up. The bubbles are chat-messages.js, the list
+// chat-list.js, the title chat-head.js. Model and owner text go in with textContent only.
+import { api } from "../common.js";
+import * as bubbles from "./chat-messages.js";
+import { head } from "./chat-head.js";
+import { list } from "./chat-list.js";
+import { reconnectingSocket, showSessionEnded } from "./socket.js";
+
+const $ = (id) => document.getElementById(id);
+const root = $("chat");
+const thread = $("messages");
+const scroller = $("scroller");
+const greeting = $("greeting");
+const form = $("composer");
+const input = $("text");
+const sendButton = $("send");
+const stopButton = $("cancel");
+const status = $("status");
+const jump = $("jump");
+const NEAR_BOTTOM_PX = 48;
+
+let conversationId = Number(root.dataset.conversationId) || null;
+let live = null; // the socket (socket.js), from the page's start
+let opening = 0;
+let sendWhenOpen = false;
+// The turns this page started, by conversation id ("new" until the server names it). Each
+// keeps its text and activity even while another conversation is shown.
+const turns = new Map();
+const keyOf = (id) => (id === null ? "new" : id);
+const busy = () => turns.has(keyOf(conversationId));
+const socketOpen = () => live !== null && live.isOpen();
+
+// --- following the reply ---------------------------------------------------------------------
+
+let stick = true;
+const nearBottom = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < NEAR_BOTTOM_PX;
+function toBottom() {
+  stick = true;
+  scroller.scrollTop = scroller.scrollHeight;
+  jump.hidden = true;
+}
+scroller.addEventListener("scroll", () => {
+  stick = nearBottom();
+  if (stick) jump.hidden = true;
+});
+// Whatever grows the thread (a delta, a card, the rendered reply) or shrinks the view (the
+// phone's keyboard): follow it if the owner is at the bottom, else offer the jump.
+new ResizeObserver(() => {
+  if (stick) scroller.scrollTop = scroller.scrollHeight;
+  else if (busy()) jump.hidden = false;
+}).observe(thread);
+new ResizeObserver(() => stick && (scroller.scrollTop = scroller.scrollHeight)).observe(scroller);
+jump.addEventListener("click", () => { toBottom(); input.focus(); });
+
+// --- the page's state ------------------------------------------------------------------------
+
+function showGreeting() {
+  greeting.hidden = thread.childElementCount > 0;
+}
+
+function refreshComposer() {
+  const running = busy();
+  sendButton.hidden = running;
+  stopButton.hidden = !running;
+  sendButton.disabled = !socketOpen();
+  refreshActions();
+}
+
+// Retry and Regenerate on the last reply, Edit on the owner's last message, none while a
+// reply streams here.
+function refreshActions() {
+  const items = [...thread.children];
+  const last = items[items.length - 1];
+  const lastUser = items.filter((li) => li.dataset.role === "user").pop();
+  const idle = !busy() && socketOpen();
+  for (const li of items) {
+    const actions = [];
+    const state = li.dataset.status;
+    if (idle && li === last && li.dataset.role === "assistant") {
+      if (li.resend) actions.push({ label: "Retry", style: "primary", run: () => resend(li) });
+      else if (state === "error" || state === "cancelled") actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
+      else if (state === "complete") actions.push({ label: "Regenerate", run: () => send("", { regenerate: true }) });
+    }
+    if (idle && li === lastUser && li.dataset.id) {
+      if (li === last) actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
+      actions.push({ label: "Edit", run: () => bubbles.edit(li, { save: (text) => send(text, { edit: true }), cancel: () => input.focus() }) });
+    }
+    bubbles.setActions(li, actions);
+  }
+}
+
+function render(convo) {
+  head.set(convo.id, convo.title);
+  const items = (convo.messages || []).map(bubbles.fromApi);
+  const turn = turns.get(convo.id);
+  if (turn) {
+    // This page's live turn: its bubble (with what has streamed so far) replaces the stored one.
+    const i = items.findIndex((li) => Number(li.dataset.id) === turn.messageId);
+    if (i >= 0) items[i] = turn.li;
+    else items.push(turn.li);
+  }
+  thread.replaceChildren(...items);
+  showGreeting();
+  refreshComposer();
+}
+
+async function open(id, { push = true } = {}) {
+  const mine = ++opening;
+  conversationId = id;
+  list.setActive(id);
+  if (push && location.pathname !== `/c/${id}/`) history.pushState({ id }, "", `/c/${id}/`);
+  head.set(id, "");
+  thread.replaceChildren();
+  greeting.hidden = true;
+  refreshComposer();
+  try {
+    const convo = await api(`/api/conversations/${id}`);
+    if (mine !== opening) return;
+    render(convo);
+    toBottom();
+    status.textContent = "";
+  } catch (err) {
+    if (mine !== opening) return;
+    if (err.code === "NOT_FOUND") {
+      newChat({ push: false });
+      history.replaceState({}, "", "/");
+    }
+    status.textContent = err.code === "NOT_FOUND" ? "That conversation is not there any more (it may be in the bin)." : err.message;
+  }
+}
+
+function newChat({ push = true } = {}) {
+  ++opening;
+  conversationId = null;
+  if (push && location.pathname !== "/") history.pushState({}, "", "/");
+  list.setActive(null);
+  head.set(null, "");
+  const turn = turns.get("new");
+  thread.replaceChildren(...(turn ? [turn.userLi, turn.li] : []));
+  showGreeting();
+  refreshComposer();
+  input.focus();
+}
+
+// After a turn: the stored conversation has what the events do not carry (the turn's changes,
+// a regenerated or retried reply replacing the old one), so the thread is brought in line.
+async function reconcile(id, messageId) {
+  let convo;
+  try {
+    convo = await api(`/api/conversations/${id}`);
+  } catch (err) {
+    return;
+  }
+  if (id !== conversationId || busy()) return;
+  const shown = [...thread.children].map((li) => Number(li.dataset.id));
+  const stored = convo.messages.map((m) => m.id);
+  if (shown.join() !== stored.join()) {
+    render(convo);
+    return;
+  }
+  const m = convo.messages.find((x) => x.id === messageId);
+  const li = thread.querySelector(`li[data-id="${messageId}"]`);
+  if (m && li) bubbles.setChanges(li, m.changes);
+  if (convo.title !== head.title()) head.set(id, convo.title);
+}
+
+// --- turns -----------------------------------------------------------------------------------
+
+function send(text, mode = {}) {
+  if (!socketOpen() || busy()) return false;
+  const items = [...thread.children];
+  const last = items[items.length - 1];
+  let userLi = items.filter((li) => li.dataset.role === "user").pop();
+  // The reply or message replaced, so a page out of date is refused rather than misread.
+  const target = mode.regenerate ? last : mode.edit ? userLi : null;
+  if (mode.retry || mode.regenerate) {
+    if (last && last.dataset.role === "assistant") last.remove(); // the server drops it too
+  } else if (mode.edit) {
+    bubbles.setText(userLi, text);
+    while (userLi.nextElementSibling) userLi.nextElementSibling.remove();
+  } else {
+    userLi = bubbles.item("user");
+    bubbles.setText(userLi, text);
+    thread.appendChild(userLi);
+  }
+  const li = bubbles.item("assistant");
+  bubbles.setStatus(li, "streaming");
+  thread.appendChild(li);
+  const turn = { conversationId, li, userLi, text: "", started: false, error: null, messageId: null, sent: { text, mode } };
+  turns.set(keyOf(conversationId), turn);
+  // Only the flags that are set: the frame's schema forbids fields it does not know.
+  const frame = { type: "send", text, conversation_id: conversationId };
+  for (const flag of ["retry", "regenerate", "edit"]) if (mode[flag]) frame[flag] = true;
+  if (target && target.dataset.id) frame.message_id = Number(target.dataset.id);
+  live.socket.send(JSON.stringify(frame));
+  status.textContent = "";
+  showGreeting();
+  refreshComposer();
+  toBottom();
+  input.focus();
+  return true;
+}
+
+// A turn that never began (refused before anything was kept): ask the same again.
+function resend(li) {
+  const { text, mode } = li.resend;
+  const userLi = li.previousElementSibling;
+  li.remove();
+  if (userLi && !userLi.dataset.id) userLi.remove();
+  send(text, mode);
+}
+
+function stop() {
+  const turn = turns.get(keyOf(conversationId));
+  if (!turn) return;
+  if (turn.conversationId === null) turn.stopWanted = true; // sent when the server names it
+  else live.socket.send(JSON.stringify({ type: "cancel", conversation_id: turn.conversationId }));
+  input.focus();
+}
+
+// The server names a new conversation in the turn's first event.
+function adopt(turn, id) {
+  turns.delete("new");
+  turn.conversationId = id;
+  turns.set(id, turn);
+  if (conversationId === null && turn.li.isConnected) {
+    conversationId = id;
+    history.pushState({ id }, "", `/c/${id}/`);
+    list.setActive(id);
+    head.set(id, "");
+  }
+  if (turn.stopWanted) live.socket.send(JSON.stringify({ type: "cancel", conversation_id: id }));
+  list.refresh();
+}
+
+function turnFor(event) {
+  const id = event.conversation_id;
+  if (id != null && turns.has(id)) return turns.get(id);
+  if (id == null && event.type === "error") {
+    // A refused frame names no conversation: it was the latest turn not yet begun.
+    const waiting = [...turns.values()].filter((t) => !t.started).pop();
+    if (waiting) return waiting;
+  }
+  const fresh = turns.get("new");
+  if (fresh && !fresh.started) {
+    if (id != null) adopt(fresh, id);
+    return fresh;
+  }
+  return null;
+}
+
+function finish(turn, event) {
+  turns.delete(keyOf(turn.conversationId));
+  const li = turn.li;
+  if (event.html) bubbles.setHtml(li, turn.text, event.html);
+  else bubbles.setText(li, turn.text);
+  bubbles.setStatus(li, event.status, turn.error);
+  if (!turn.started && event.status === "error") {
+    // Refused before anything was kept. A retry, regenerate or edit: the stored conversation
+    // is still as it was, so the page shows it again, with the reason. A new message: it
+    // stays on the page with Retry, so its text is not lost.
+    const { mode } = turn.sent;
+    if ((mode.retry || mode.regenerate || mode.edit) && turn.conversationId !== null) {
+      li.remove();
+      refreshComposer();
+      if (turn.conversationId === conversationId) open(conversationId, { push: false }).then(() => (status.textContent = turn.error.message));
+      return;
+    }
+    li.resend = turn.sent;
+  }
+  if (li.isConnected && document.activeElement === document.body) input.focus();
+  refreshComposer();
+  list.refresh();
+  if (turn.started && turn.conversationId !== null && li.isConnected) reconcile(turn.conversationId, turn.messageId);
+}
+
+function onEvent(event) {
+  const turn = turnFor(event);
+  switch (event.type) {
+    case "title":
+      if (event.conversation_id === conversationId) head.set(conversationId, event.title);
+      list.refresh();
+      break;
+    case "start":
+      if (!turn) break;
+      turn.started = true;
+      turn.messageId = event.message_id;
+      turn.li.dataset.id = event.message_id;
+      if (event.user_message_id) turn.userLi.dataset.id = event.user_message_id;
+      for (const id of event.replaced_message_ids || []) {
+        const gone = thread.querySelector(`li[data-id="${id}"]`);
+        if (gone && gone !== turn.userLi) gone.remove();
+      }
+      break;
+    case "text":
+      if (!turn) break;
+      turn.text += event.delta;
+      bubbles.setText(turn.li, turn.text);
+      break;
+    case "tool":
+      if (turn) bubbles.addActivity(turn.li, event.activity);
+      break;
+    case "error":
+      if (turn) {
+        turn.error = { code: event.code, message: event.message };
+        if (!turn.started) finish(turn, { status: "error" }); // refused: no done follows
+      } else {
+        status.textContent = event.message;
+      }
+      break;
+    case "done":
+      if (turn) finish(turn, event);
+      break;
+  }
+}
+
+function onOpen() {
+  if (sendWhenOpen) { sendWhenOpen = false; form.requestSubmit(); }
+  if (status.dataset.connecting) { status.textContent = ""; delete status.dataset.connecting; }
+  refreshComposer();
+}
+
+function onClose() {
+  // The server stops a socket's turns when it closes; they are kept, cancelled.
+  for (const turn of [...turns.values()]) finish(turn, { status: "cancelled" });
+  status.textContent = "Connecting…";
+  status.dataset.connecting = "1";
+  refreshComposer();
+}
+
+function onSessionEnded() {
+  delete status.dataset.connecting;
+  status.textContent = "Your session has ended: log in again to go on.";
+  showSessionEnded();
+}
+
+// --- the owner's controls --------------------------------------------------------------------
+
+form.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const text = input.value.trim();
+  if (!text) return;
+  if (send(text)) input.value = "";
+  else if (!socketOpen()) sendWhenOpen = true; // a click before the socket opened is kept
+});
+input.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    form.requestSubmit();
+  }
+});
+stopButton.addEventListener("click", stop);
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "Escape" || e.defaultPrevented) return;
+  if (list.closeDrawer()) return;
+  if (!$("notif-panel") || $("notif-panel").hidden) {
+    if (busy()) { e.preventDefault(); stop(); }
+  }
+});
+$("new-chat").addEventListener("click", () => { list.closeDrawer(); newChat(); });
+$("suggestions").addEventListener("click", (e) => {
+  const button = e.target.closest("button[data-prompt]");
+  if (!button) return;
+  input.value = button.dataset.prompt;
+  form.requestSubmit();
+});
+
+window.addEventListener("popstate", () => {
+  const match = location.pathname.match(/^\/c\/(\d+)\/$/);
+  if (match) open(Number(match[1]), { push: false });
+  else newChat({ push: false });
+});
+
+api("/api/settings")
+  .then((s) => ($("demo-banner").hidden = s.provider !== "demo"))
+  .catch(() => {});
+list.init({ onOpen: (id) => open(id), active: conversationId });
+head.init({
+  onRenamed: () => list.refresh(),
+  onDeleted: (id) => {
+    if (id === conversationId) newChat();
+    list.refresh();
+  },
+});
+live = reconnectingSocket("/ws/chat/", { onOpen, onMessage: onEvent, onClose, onSessionEnded, maxDelayMs: 15000 });
+refreshComposer();
+if (conversationId) open(conversationId, { push: false });
+else newChat({ push: false });
+input.focus();
