@@ -17,6 +17,9 @@ from automations.services.runs import MAX_RUNS_KEPT
 from talorys.notifications.models import Notification
 from talorys.workspace import services as core_services
 from talorys.workspace.models import UsageDay
+from tests.agent.test_runner import TURN_DATABASE
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 6, 10, 14, 0, tzinfo=UTC)  # Wednesday 23:00 in Tokyo
