@@ -212,7 +212,6 @@ def live_server_url(
             "DJANGO_SETTINGS_MODULE": "tests.settings",
             "TALORYS_TEST_DATABASE_URL": _database_url(),
             "TALORYS_DATA_DIR": str(tmp_path),
-            "TALORYS_TURN_DB_THREADS": "4",  # as in production (tests/settings.py)
         }
         | live_server_env
     )

@@ -12,11 +12,6 @@ os.environ.pop("REDIS_URL", None)  # tests that want Redis ask for it (tests/con
 from talorys.settings import *  # noqa: F403
 from tests.services import postgres_url, require_services
 
-# A test's transaction lives on its main thread, where a turn's database trips must run too;
-# the live servers (tests/conftest.py live_server_url, benchmarks/) run them on the thread pool,
-# as production does.
-TALORYS_TURN_DB_THREADS = env_int("TALORYS_TURN_DB_THREADS", 0)  # noqa: F405
-
 _pg = postgres_url()
 if _pg:
     import dj_database_url

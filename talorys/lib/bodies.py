@@ -15,6 +15,16 @@ Three layers, because each server path reads bodies at a different point:
 
 The limit is TALORYS_MAX_BODY_BYTES; a route that needs more lists its path prefix in
 settings.BODY_LIMITS (backup import will).
+
+``daphne_guard`` is a safety limit, not a speed-up: without it one client can make daphne hold
+gigabytes of body in memory, since daphne has no body limit of its own. It replaces three
+methods of daphne's WebRequest and so relies on internals: Twisted's HTTPChannel calling
+``gotLength(length)`` once the headers are in (with the request line's path in
+``channel._path``), ``handleContentChunk(data)`` per piece of body and ``requestReceived(command,
+path, version)`` at its end; daphne's HTTPFactory making its requests WebRequests, whose
+``requestReceived`` hands the request to the application. A daphne or Twisted release that
+renames, reorders or bypasses any of these breaks it silently: tests/talorys/test_body_limits.py
+checks each of them in memory and fails naming both versions.
 """
 
 from __future__ import annotations

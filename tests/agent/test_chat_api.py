@@ -13,7 +13,9 @@ from django.utils import timezone
 from agent.models import Conversation, Message
 from talorys.workspace.models import Task
 from tests.agent.fake_openai import text, tool_calls
-from tests.agent.test_runner import conversation_with, use_fake
+from tests.agent.test_runner import TURN_DATABASE, conversation_with, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def read_events(response: Any) -> list[tuple[str, dict[str, Any]]]:

@@ -21,9 +21,11 @@ from talorys.lib.errors import ValidationFailed
 from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import completion, error, text
 from tests.agent.test_consumer import communicator
-from tests.agent.test_runner import conversation_with, kinds, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, conversation_with, kinds, turn, use_fake
 from tests.conftest import OWNER_PASSWORD
 from tests.waiting import HANG_SECONDS
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def title_answer(title: str) -> Any:

@@ -13,7 +13,16 @@ from agent.models import Conversation, Message
 from talorys.lib.errors import ValidationFailed
 from tests.agent.fake_openai import error, text, tool_calls
 from tests.agent.test_chat_api import read_events
-from tests.agent.test_runner import conversation_with, kinds, sent_messages, turn, use_fake
+from tests.agent.test_runner import (
+    TURN_DATABASE,
+    conversation_with,
+    kinds,
+    sent_messages,
+    turn,
+    use_fake,
+)
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def shown(conversation: Conversation) -> list[tuple[str, str]]:

@@ -12,7 +12,9 @@ from agent.models import Conversation, Message
 from agent.selectors import conversation_history
 from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import error, text
-from tests.agent.test_runner import conversation_with, sent_messages, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, conversation_with, sent_messages, turn, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def entry(pk: int, chars: int, role: str = "user") -> HistoryEntry:

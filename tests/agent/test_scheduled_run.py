@@ -15,7 +15,9 @@ from talorys.owner.models import UsageDay
 from talorys.workspace import services
 from talorys.workspace.models import Task
 from tests.agent.fake_openai import text, tool_calls
-from tests.agent.test_runner import use_fake
+from tests.agent.test_runner import TURN_DATABASE, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def test_scheduled_run_reads_and_notifies_but_cannot_write_even_when_the_model_asks(

@@ -28,8 +28,17 @@ from approvals.models import PendingAction
 from talorys.notifications.models import Notification
 from talorys.workspace.models import Task
 from tests.agent.fake_openai import Forever, Stall, chunk, events, sse, text, tool_calls
-from tests.agent.test_runner import conversation_with, kinds, reply_of, turn, use_fake
+from tests.agent.test_runner import (
+    TURN_DATABASE,
+    conversation_with,
+    kinds,
+    reply_of,
+    turn,
+    use_fake,
+)
 from tests.waiting import HANG_SECONDS
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 # --- 9: an accepted cancel stops the turn --------------------------------------------------------
 

@@ -9,7 +9,9 @@ from approvals.models import PendingAction
 from talorys.workspace import services
 from talorys.workspace.models import Note, Task
 from tests.agent.fake_openai import error, text, tool_calls
-from tests.agent.test_runner import kinds, reply_of, sent_messages, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, kinds, reply_of, sent_messages, turn, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def test_a_hostile_note_obeyed_by_the_model_only_produces_pending_actions(api, fake_openai):

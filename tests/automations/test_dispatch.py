@@ -22,6 +22,7 @@ from automations.services.crud import (
 from automations.services.dispatch import Claim, automations_dispatch
 from talorys.lib.errors import Conflict
 from talorys.notifications.models import Notification
+from tests.agent.test_runner import TURN_DATABASE
 from tests.automations.conftest import in_threads
 
 UTC = dt.UTC
@@ -298,6 +299,7 @@ def test_two_dispatchers_racing_on_postgres_claim_each_slot_once(needs_postgres,
     ).exists()
 
 
+@TURN_DATABASE  # the prompt runs a turn: its trips see committed rows only
 def test_reminders_due_together_run_in_chunks_each_once_and_a_prompt_alone(
     db, clock, eager, django_capture_on_commit_callbacks, monkeypatch
 ):

@@ -18,7 +18,9 @@ from automations import tasks
 from automations.models import Automation, AutomationRun
 from talorys.notifications.models import Notification, PushDelivery
 from tests.agent.fake_openai import text, tool_calls
-from tests.agent.test_runner import reply_of, streamed_text, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, reply_of, streamed_text, turn, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 1, 15, 13, 30, 20, tzinfo=UTC)  # Thursday 14:30:20 in Paris

@@ -20,6 +20,7 @@ from automations.services.crud import automation_create, automation_pause
 from automations.services.runs import MAX_RUNS_KEPT
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification, PushDelivery
+from tests.agent.test_runner import TURN_DATABASE
 from tests.automations.conftest import in_threads
 
 UTC = dt.UTC
@@ -134,6 +135,7 @@ def test_two_slots_of_one_automation_in_a_chunk_both_run_and_both_count(
     assert counts(automation) == (2, 2)
 
 
+@TURN_DATABASE  # the prompt runs a turn: its trips see committed rows only
 def test_a_prompt_and_a_day_late_slot_in_a_chunk_run_on_their_own_path(
     db, clock, django_capture_on_commit_callbacks
 ):

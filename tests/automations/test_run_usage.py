@@ -10,7 +10,9 @@ from automations.models import AutomationRun
 from automations.services.crud import automation_create
 from automations.services.runs import automation_run
 from tests.agent.fake_openai import error, text, tool_calls
-from tests.agent.test_runner import use_fake
+from tests.agent.test_runner import TURN_DATABASE, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def run_prompt() -> AutomationRun:

@@ -18,6 +18,9 @@ from talorys.notifications.models import Notification
 from talorys.owner.models import UsageDay
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services as core_services
+from tests.agent.test_runner import TURN_DATABASE
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 6, 10, 14, 0, tzinfo=UTC)  # Wednesday 23:00 in Tokyo

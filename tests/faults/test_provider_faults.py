@@ -29,8 +29,10 @@ from tests.agent.fake_openai import (
     text,
     tool_calls,
 )
-from tests.agent.test_runner import kinds, reply_of, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, kinds, reply_of, turn, use_fake
 from tests.waiting import HANG_SECONDS
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 # A half-received call: the name and the start of its arguments, then the server is gone.
 HALF_A_TOOL_CALL = chunk(

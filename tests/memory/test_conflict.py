@@ -16,9 +16,9 @@ from talorys.accounts.services import api_token_create
 from talorys.history.models import Change
 from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import Forever, Reply, completion, error, verdict
-from tests.agent.test_runner import use_fake
+from tests.agent.test_runner import TURN_DATABASE, use_fake
 
-pytestmark = pytest.mark.django_db
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def remember(text: str, category: str = "fact") -> memory_services.Remembered:

@@ -19,10 +19,11 @@ from agent.runner.inputs import read_inputs
 from memory.models import Memory
 from talorys.owner.services.settings import owner_settings_update
 from tests.agent.fake_openai import text, tool_calls, verdict
+from tests.agent.test_runner import TURN_DATABASE
 from tests.memory.test_conflict import sent_facts
 from tests.memory.test_turn_recall import say, system_prompt
 
-pytestmark = pytest.mark.django_db
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 # (what the owner says first, what later; the demo's memories of each).
 PAIRS = [

@@ -5,17 +5,16 @@ Bad input changes nothing. Backup imports are data and are not checked (tests/ba
 
 from __future__ import annotations
 
-import pytest
 from django.test import Client
 
 from memory import services
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
 from tests.agent.fake_openai import verdict
-from tests.agent.test_runner import use_fake
+from tests.agent.test_runner import TURN_DATABASE, use_fake
 from tests.memory.test_conflict import sent_facts
 
-pytestmark = pytest.mark.django_db
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def current_texts() -> list[str]:

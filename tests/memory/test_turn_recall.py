@@ -16,9 +16,9 @@ from talorys.lib.tools import get_tool
 from talorys.workspace import services
 from tests.agent.fake_openai import text, tool_calls, verdict
 from tests.agent.test_chat_api import read_events
-from tests.agent.test_runner import use_fake
+from tests.agent.test_runner import TURN_DATABASE, use_fake
 
-pytestmark = pytest.mark.django_db
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def say(api: Any, words: str, conversation_id: int | None = None) -> tuple[int, str]:

@@ -13,6 +13,7 @@ from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings, UsageDay
 from talorys.owner.services.settings import owner_settings_get, owner_settings_update
 from tests.agent.fake_openai import error, text
 from tests.agent.test_chat_api import read_events
+from tests.agent.test_runner import TURN_DATABASE
 
 
 @pytest.fixture
@@ -319,6 +320,7 @@ def test_test_connection_with_a_stored_key_no_header_can_carry_says_so(api, fake
     assert not UsageDay.objects.exists()  # nothing was sent, nothing spent
 
 
+@TURN_DATABASE  # a turn's trips see committed rows only
 def test_a_chat_with_a_stored_key_no_header_can_carry_fails_with_that_reason(api, fake_openai):
     OwnerSettings.objects.filter(pk=owner_settings_get().pk).update(
         model_base_url=fake_openai.base_url, model_name="m", model_api_key="clé"

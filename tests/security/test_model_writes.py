@@ -18,8 +18,10 @@ from talorys.lib.tools import Permission, all_tools
 from talorys.workspace import services
 from talorys.workspace.models import Note, Project, Task
 from tests.agent.fake_openai import text, tool_calls
-from tests.agent.test_runner import reply_of, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, reply_of, turn, use_fake
 from tests.security.obedient import error_codes, results
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 # Telling the owner something is the one write that is not an item of theirs to revert.
 NOT_AN_ITEM = {"notify_owner"}

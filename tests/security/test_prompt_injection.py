@@ -37,11 +37,11 @@ from talorys.providers.base import ToolCall
 from talorys.workspace import services
 from talorys.workspace.models import Note, Task
 from tests.agent.fake_openai import Reply, tool_calls
-from tests.agent.test_runner import reply_of, turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, reply_of, turn, use_fake
 from tests.backup.helpers import document, exported, fingerprint, raw
 from tests.security.obedient import OBEYED, ObedientModel, error_codes, results
 
-pytestmark = pytest.mark.django_db
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 EVIL_URL = "https://evil.example/v1"
 

@@ -23,6 +23,7 @@ from talorys.history.models import Change
 from talorys.lib.tools import ToolContext
 from talorys.workspace import services
 from talorys.workspace.models import Note, Project, Task
+from tests.agent.test_runner import TURN_DATABASE
 from tests.conftest import ApiClient
 
 DAILY = {"type": "daily", "time": "09:00"}
@@ -216,6 +217,7 @@ def test_bad_kind_or_id_is_a_clear_error_that_changes_nothing(api, method, path,
     assert Task.objects.filter(pk=binned.pk, deleted_at__isnull=False).exists()
 
 
+@TURN_DATABASE  # the refused turn's trips see committed rows only
 def test_binned_items_are_invisible_to_lists_search_tools_and_turns(api):
     from agent.executor import ToolExecutor
     from talorys.providers.base import ToolCall

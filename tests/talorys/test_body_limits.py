@@ -1,20 +1,31 @@
 """Request bodies over the limit are refused with 413 (the envelope under /api/) before they are
 read: by a real daphne (Content-Length, and a chunked body counted as it arrives), by the ASGI
-wrapper around Django, and by Django itself (WSGI and the test client)."""
+wrapper around Django, and by Django itself (WSGI and the test client). The daphne guard hooks
+daphne's and Twisted's internals, so two tests check, in memory, that what it hooks is still
+there and still called as it expects: they fail naming the versions when an upgrade moves it."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import select
 import socket
+from importlib.metadata import version as package_version
 from urllib.parse import urlsplit
 
 import pytest
+from daphne.http_protocol import HTTPFactory, WebRequest
 from django.core.asgi import get_asgi_application
 from django.test import Client, override_settings
+from twisted.internet.address import IPv4Address
+from twisted.internet.defer import Deferred
+from twisted.internet.error import ConnectionDone
+from twisted.internet.testing import StringTransport
+from twisted.python.failure import Failure
+from twisted.web.http import Request as TwistedRequest
 
-from talorys.lib.bodies import AsgiBodyLimit
+from talorys.lib.bodies import AsgiBodyLimit, daphne_guard
 from talorys.workspace.models import Task
 
 MIB = 2**20
@@ -173,3 +184,80 @@ def test_a_route_may_take_a_larger_body(api, settings):
     # Past the body limit, the task's own rule answers: details are at most 20,000 characters.
     assert response.status_code == 422, response.content[:200]
     assert "details" in response.json()["error"]["message"]
+
+
+# --- what daphne_guard relies on in daphne and Twisted (run on every upgrade) -------------------
+
+
+def _upgrade_broke(what: str) -> str:
+    return (
+        f"daphne {package_version('daphne')} / Twisted {package_version('twisted')}: {what}; "
+        "talorys/lib/bodies.py daphne_guard relies on it to refuse oversized bodies as they arrive"
+    )
+
+
+class _Server:
+    """What daphne's WebRequest asks of its server, recording the requests handed over."""
+
+    proxy_forwarded_address_header = None
+    root_path = ""
+    server_name = b"daphne"
+
+    def __init__(self) -> None:
+        self.handed: list[bytes] = []
+
+    def protocol_connected(self, protocol: object) -> None:
+        pass
+
+    def protocol_disconnected(self, protocol: object) -> None:
+        pass
+
+    def create_application(self, protocol: object, scope: dict) -> Deferred:
+        self.handed.append(scope["path"].encode())
+        return Deferred()  # the application never answers: only the hand-over is seen
+
+
+def _daphne_connection(data: bytes) -> tuple[bytes, bool, _Server]:
+    """The bytes through daphne's own HTTP protocol (its factory, its WebRequest) in memory:
+    what it wrote back, whether it closed the connection, and what it handed over."""
+    server = _Server()
+    channel = HTTPFactory(server).buildProtocol(("127.0.0.1", 5000))
+    transport = StringTransport(peerAddress=IPv4Address("TCP", "127.0.0.1", 5000))
+    channel.makeConnection(transport)
+    channel.dataReceived(data)
+    answered = transport.value(), transport.disconnecting
+    channel.connectionLost(Failure(ConnectionDone()))  # no timer left on the reactor
+    return *answered, server
+
+
+def test_daphne_still_builds_the_request_the_guard_hooks():
+    daphne_guard()
+    assert getattr(WebRequest, "_talorys_body_limit", False), _upgrade_broke("not hooked")
+    hooked = {
+        "gotLength": ["self", "length"],
+        "handleContentChunk": ["self", "data"],
+        "requestReceived": ["self", "command", "path", "version"],
+    }
+    for name, parameters in hooked.items():
+        original = inspect.signature(getattr(TwistedRequest, name))
+        assert list(original.parameters) == parameters, _upgrade_broke(f"{name}{original}")
+    channel = HTTPFactory(_Server()).buildProtocol(("127.0.0.1", 5000))
+    assert channel.requestFactory is WebRequest, _upgrade_broke("requests are not WebRequests")
+
+
+def test_daphne_refuses_in_memory_by_length_and_by_chunks_and_hands_over_a_small_body(settings):
+    daphne_guard()
+    head = b"POST /api/tasks HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+    answer, closed, server = _daphne_connection(head + b"Content-Length: 999999999\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 413 "), _upgrade_broke("no 413 by length")
+    assert closed and not server.handed, _upgrade_broke("the request went on after its 413")
+
+    chunk = b"x" * 65536
+    body = b"%x\r\n%s\r\n" % (len(chunk), chunk) * (settings.MAX_BODY_BYTES // len(chunk) + 2)
+    answer, closed, server = _daphne_connection(head + b"Transfer-Encoding: chunked\r\n\r\n" + body)
+    assert answer.startswith(b"HTTP/1.1 413 "), _upgrade_broke("no 413 by chunks")
+    assert closed and not server.handed, _upgrade_broke("a refused body went on")
+
+    answer, closed, server = _daphne_connection(head + b"Content-Length: 2\r\n\r\n{}")
+    assert (answer, closed) == (b"", False)
+    assert server.handed == [b"/api/tasks"], _upgrade_broke("a small body is not handed over")

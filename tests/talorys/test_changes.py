@@ -18,7 +18,9 @@ from talorys.workspace import services
 from talorys.workspace.models import Note, Project, Task
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_chat_api import read_events
-from tests.agent.test_runner import use_fake
+from tests.agent.test_runner import TURN_DATABASE, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 DAILY = {"type": "daily", "time": "09:00"}
 INJECTION = (

@@ -26,7 +26,9 @@ from talorys.lib.logs import PLAIN_FORMAT, logging_config
 from talorys.providers.base import ProviderError
 from tests.agent.fake_openai import error, text, tool_calls
 from tests.agent.test_chat_api import read_events
-from tests.agent.test_runner import turn, use_fake
+from tests.agent.test_runner import TURN_DATABASE, turn, use_fake
+
+pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 Lines = Callable[[], list[Any]]
 

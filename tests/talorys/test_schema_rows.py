@@ -1,12 +1,16 @@
 """The lists read as rows (talorys/lib/schema_rows.py, ``paginate_rows``) answer byte for byte
 what ninja answered from model instances validated by the same schema; a schema that computes
 anything is refused when it is given; and a page of tasks costs the same queries for 5 tasks
-as for 60."""
+as for 60. SchemaRows reads pydantic's and ninja's internals: the last tests check them, and
+every failure here names the ninja and pydantic versions."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import inspect
 from collections.abc import Callable
+from importlib.metadata import version as package_version
 from typing import Any
 
 import pytest
@@ -15,6 +19,7 @@ from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 from ninja import Field, Schema
 from ninja.errors import ConfigError
+from ninja.pagination import LimitOffsetPagination
 from ninja.renderers import JSONRenderer
 from pydantic import computed_field, field_validator
 
@@ -26,6 +31,7 @@ from talorys.history.changes import change_revert
 from talorys.history.schemas import ChangeOut
 from talorys.history.selectors import change_list
 from talorys.lib.actors import Actor
+from talorys.lib.pagination import Pagination
 from talorys.lib.schema_rows import SchemaRows
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
@@ -99,7 +105,8 @@ def test_a_list_read_as_rows_answers_what_the_schema_would(api, world, url):
     schema, rows, page = CASES[url]
     response = api.get(url.format(memory=world["memory"].pk))
     assert response.status_code == 200, response.content[:300]
-    assert response.content == as_ninja_wrote_it(schema, rows(world)[page], rows(world).count())
+    expected = as_ninja_wrote_it(schema, rows(world)[page], rows(world).count())
+    assert response.content == expected, _upgrade_broke(f"{url} differs from ninja's answer")
     # Not a list that happens to be empty, and written as ninja writes every answer.
     assert page.start == 40 or response.json()["items"]
     assert response["Content-Type"] == api.get("/api/bin")["Content-Type"]
@@ -180,3 +187,62 @@ def test_a_nested_schema_reads_the_relation_columns_after_its_key():
         memo: str = Field(alias="details")
 
     assert SchemaRows(Task).lookups == ["id", "project", "project__id", "details"]
+
+
+# --- what SchemaRows relies on in ninja and pydantic (run on every upgrade) ---------------------
+
+VERSIONS = f"django-ninja {package_version('django-ninja')}, pydantic {package_version('pydantic')}"
+
+
+# The kinds of decorator pydantic keeps on a model (validators and root_validators are v1's).
+KINDS = (
+    "validators",
+    "field_validators",
+    "root_validators",
+    "field_serializers",
+    "model_serializers",
+    "model_validators",
+    "computed_fields",
+)
+
+
+def _upgrade_broke(what: str) -> str:
+    return (
+        f"{VERSIONS}: {what}; talorys/lib/schema_rows.py checks and shapes schemas with it "
+        "(see its docstring): fix it, or list with @paginate(Pagination) instead"
+    )
+
+
+def test_ninja_and_pydantic_still_expose_what_schema_rows_reads():
+    decorators = TaskOut.__pydantic_decorators__
+    for kind in KINDS:
+        assert isinstance(getattr(decorators, kind, None), dict), _upgrade_broke(f"no {kind}")
+    # A new kind of hook would go unchecked by SchemaRows and change the answer unseen.
+    kinds = [field.name for field in dataclasses.fields(decorators)]
+    assert set(kinds) <= set(KINDS), _upgrade_broke(f"new kinds of decorator: {kinds}")
+    assert list(decorators.model_validators) == ["_run_root_validator"], _upgrade_broke(
+        f"a Schema's own validators are now {list(decorators.model_validators)}"
+    )
+    # A resolver is how ninja computes a field: unseen, a row would answer the column instead.
+    assert set(getattr(Resolved, "_ninja_resolvers", {})) == {"name"}, _upgrade_broke(
+        "resolve_<field> methods are no longer in Schema._ninja_resolvers"
+    )
+    field = TaskOut.model_fields["project"]
+    assert (field.alias, field.validation_alias, field.metadata) == (None, None, []), (
+        _upgrade_broke("FieldInfo's alias, validation_alias or metadata changed")
+    )
+
+
+def test_ninja_still_answers_a_paged_list_as_paginate_rows_writes_it():
+    parameters = inspect.signature(JSONRenderer.render).parameters
+    assert list(parameters) == ["self", "request", "data", "response_status"], _upgrade_broke(
+        f"JSONRenderer.render{inspect.signature(JSONRenderer.render)}"
+    )
+    assert Pagination.items_attribute == "items", _upgrade_broke("the page's items moved")
+    paginate_queryset = inspect.signature(LimitOffsetPagination.paginate_queryset)
+    assert list(paginate_queryset.parameters)[:4] == [
+        "self",
+        "queryset",
+        "pagination",
+        "request",
+    ], _upgrade_broke(f"LimitOffsetPagination.paginate_queryset{paginate_queryset}")

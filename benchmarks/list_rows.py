@@ -1,0 +1,166 @@
+"""What reading a list's page as rows saves (talorys/lib/schema_rows.py, ``paginate_rows``):
+the same list views through the whole stack, once as the API serves them and once through
+ninja's own ``@paginate(Pagination)``, which builds a model instance per row and validates it
+with the output schema.
+
+    .venv/bin/python benchmarks/list_rows.py [--requests 100] [--sqlite]
+
+A throwaway database (PostgreSQL at 127.0.0.1:5432 when it answers, else SQLite;
+benchmarks/_database.py, dropped at the end) holds the owner, 10,000 tasks in 20 projects (as
+benchmarks/api_throughput.py seeds them) and 500 notes. Both variants are requested through
+Django's test client with the owner's session, so each request crosses the same middleware,
+the same ninja API (its auth, its parameters) and the same view function: the ninja variant is
+the view itself under ``@paginate(Pagination)``, mounted at /api/plain/ (the API's path prefix,
+so the middleware treats it alike). After checking that both answer the same bytes, each page
+is requested ``--requests`` times per variant, the two in turn, in 3 runs; printed: the median
+of the 3 runs' median latency (wall) and CPU time of this process per request (the database's
+work is the same for both and not in it), the saving, and each run's wall medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._database import analyze, drop_database, start_django  # noqa: E402
+
+TASKS = 10_000
+PROJECTS = 20
+NOTES = 500
+PAGES = ("tasks?limit=50", "tasks?limit=500", "notes?limit=50", "notes?limit=500")
+RUNS = 3
+
+
+def seed() -> None:
+    import datetime as dt
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from talorys.workspace.models import Note, Project, Task
+
+    call_command("migrate", interactive=False, verbosity=0)
+    get_user_model().objects.create_superuser(username="owner", password="list rows bench")
+    now = timezone.now()
+    projects = Project.objects.bulk_create(Project(name=f"Project {n}") for n in range(PROJECTS))
+    Task.objects.bulk_create(
+        (
+            Task(
+                title=f"Task {n}: water the garden beds",
+                project=projects[n % PROJECTS],
+                due_at=now + dt.timedelta(hours=n - TASKS // 2) if n % 3 else None,
+            )
+            for n in range(TASKS)
+        ),
+        batch_size=1000,
+    )
+    Note.objects.bulk_create(
+        Note(title=f"Note {n}", content="Minutes of the meeting. " * 20) for n in range(NOTES)
+    )
+    analyze()
+
+
+def plain_urls() -> Any:
+    """A URLconf with the task and note lists also at /api/plain/, through ninja's paginate."""
+    from django.urls import path
+    from ninja import Router
+    from ninja.pagination import paginate
+
+    import talorys.urls
+    from talorys.accounts.auth import owner_auth
+    from talorys.lib.pagination import Pagination
+    from talorys.openapi import TalorysAPI
+    from talorys.workspace import api
+    from talorys.workspace.schemas import NoteOut, TaskOut
+
+    router = Router()
+    # inspect.unwrap: the view function under paginate_rows (both wrappers keep __wrapped__).
+    for name, view, schema in (
+        ("tasks", api.task_list, TaskOut),
+        ("notes", api.note_list, NoteOut),
+    ):
+        router.get(f"/{name}", response=list[schema])(paginate(Pagination)(inspect.unwrap(view)))
+    plain = TalorysAPI(auth=owner_auth, urls_namespace="plain")
+    plain.add_router("", router)
+
+    class Urls:
+        urlpatterns = [path("api/plain/", plain.urls), *talorys.urls.urlpatterns]
+
+    return Urls
+
+
+def one_run(get: Callable[[str], Any], urls: tuple[str, str], requests: int) -> list[float]:
+    """Median wall and CPU milliseconds per request of each URL, requested in turn (so that a
+    load from elsewhere on the machine falls on both alike): [wall 1, wall 2, cpu 1, cpu 2]."""
+    walls: list[list[float]] = [[], []]
+    cpus: list[list[float]] = [[], []]
+    for _ in range(requests):
+        for index, url in enumerate(urls):
+            wall, cpu = time.perf_counter(), time.process_time()
+            response = get(url)
+            walls[index].append(time.perf_counter() - wall)
+            cpus[index].append(time.process_time() - cpu)
+            if response.status_code != 200:
+                raise SystemExit(f"{url}: {response.status_code} {response.content[:200]!r}")
+    return [statistics.median(times) * 1000 for times in (*walls, *cpus)]
+
+
+def measure(requests: int) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client, override_settings
+
+    client = Client()
+    client.force_login(get_user_model().objects.get())
+    with override_settings(ROOT_URLCONF=plain_urls()):
+        for page in PAGES:
+            urls = (f"/api/{page}", f"/api/plain/{page}")
+            if client.get(urls[0]).content != client.get(urls[1]).content:
+                raise SystemExit(f"{page}: the two answers differ")
+            one_run(client.get, urls, 5)  # warm up
+            report(page, [one_run(client.get, urls, requests) for _ in range(RUNS)])
+
+
+def report(page: str, runs: list[list[float]]) -> None:
+    rows, plain, rows_cpu, plain_cpu = (statistics.median(run[n] for run in runs) for n in range(4))
+    each = ", ".join(f"{run[0]:.1f}/{run[1]:.1f}" for run in runs)
+    print(
+        f"  GET /api/{page:16} wall: rows {rows:6.2f} ms, ninja {plain:6.2f} ms, "
+        f"{(plain - rows) / plain * 100:3.0f}% less; CPU: rows {rows_cpu:6.2f} ms, ninja "
+        f"{plain_cpu:6.2f} ms, {(plain_cpu - rows_cpu) / plain_cpu * 100:3.0f}% less "
+        f"(wall per run, rows/ninja: {each})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--sqlite", action="store_true")
+    options = parser.parse_args()
+    _, pg_name = start_django(options.sqlite)
+    from django.db import connection, connections
+
+    try:
+        seed()
+        print(
+            f"database: {connection.vendor}; median latency of {options.requests} requests "
+            f"per page and variant, median of {RUNS} runs"
+        )
+        measure(options.requests)
+    finally:
+        connections.close_all()
+        if pg_name:
+            drop_database(pg_name)
+
+
+if __name__ == "__main__":
+    main()
