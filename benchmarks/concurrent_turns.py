@@ -54,8 +54,8 @@ def setup_database(admin_url: str, db_name: str, data_dir: Path, model_url: str)
         "call_command('migrate', interactive=False, verbosity=0)\n"
         "from django.contrib.auth import get_user_model\n"
         f"get_user_model().objects.create_superuser(username='owner', password={PASSWORD!r})\n"
-        "from talorys import services\n"
-        f"services.owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
+        "from talorys.owner.services.settings import owner_settings_update\n"
+        f"owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
         "    daily_ai_requests=100000)\n"
     )
     subprocess.run(

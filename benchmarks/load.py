@@ -155,9 +155,9 @@ def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
             "call_command('migrate', interactive=False, verbosity=0)\n"
             "from django.contrib.auth import get_user_model\n"
             f"get_user_model().objects.create_superuser(username='owner', password={PASSWORD!r})\n"
-            "from talorys.workspace import services\n"
+            "from talorys.owner.services.settings import owner_settings_update\n"
             # Budgets far beyond what the load spends: a refusal here would be no finding.
-            f"services.owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
+            f"owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
             "    daily_ai_requests=1_000_000, daily_scheduled_ai_requests=1_000_000)\n"
         )
         subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=env, check=True)
