@@ -124,7 +124,7 @@ def usage_report(*, owner_settings: OwnerSettings, days: int = 30) -> UsageRepor
 
 
 def provider_config(owner_settings: OwnerSettings) -> ProviderConfig:
-    """The model choice for a turn (see talorys.workspace.selectors.model_endpoint for the rule)."""
+    """The model choice for a turn (see model_endpoint above for the rule)."""
     endpoint = model_endpoint(owner_settings=owner_settings)
     return ProviderConfig(
         base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key

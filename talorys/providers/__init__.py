@@ -1,6 +1,6 @@
 """Model clients (chat and embeddings' wire formats): below every app that uses them.
 
-Which model a turn uses is the owner's choice (talorys.workspace.selectors.provider_config: the
+Which model a turn uses is the owner's choice (talorys.owner.selectors.provider_config: the
 owner's settings over the environment); with no base URL or no model, the demo provider answers.
 """
 
