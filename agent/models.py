@@ -46,7 +46,7 @@ class Conversation(models.Model):
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # In the bin (talorys/history/kinds.py): hidden from lists, and it takes no turns.
+    # In the bin (talorys/history/bin.py): hidden from lists, and it takes no turns.
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = LiveManager()

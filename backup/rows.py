@@ -24,7 +24,7 @@ from talorys.history.models import Change
 from talorys.lib.schemas import BoundedDate, BoundedDatetime, Id
 from talorys.lib.validation import NUL_REFUSED, has_nul
 from talorys.notifications.models import Notification
-from talorys.owner.models import OwnerSettings
+from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.workspace.models import Note, Project, Task
 
 # A JSON value (a schedule, a change's before and after...) nested deeper than this is refused.
@@ -305,18 +305,24 @@ class ChangeRow(Row):
     created_at: BoundedDatetime
 
 
+def _bounded(name: str) -> Any:
+    low, high = SETTINGS_BOUNDS[name]
+    return Field(ge=low, le=high)
+
+
 class SettingsRow(Row):
     time_zone: Annotated[str, Field(max_length=OwnerSettings.TIME_ZONE_MAX), ONE_LINE]
     time_zone_confirmed: bool = False
     model_base_url: Annotated[str, Field(max_length=OwnerSettings.URL_MAX), ONE_LINE] = ""
     model_name: Annotated[str, Field(max_length=OwnerSettings.MODEL_NAME_MAX), ONE_LINE] = ""
-    daily_ai_requests: int = Field(ge=0, le=2**31 - 1)
-    daily_scheduled_ai_requests: int = Field(ge=0, le=2**31 - 1)
-    daily_embedding_requests: int = Field(ge=0, le=2**31 - 1)
-    max_steps_per_turn: int = Field(ge=0, le=32_767)
-    max_tool_calls_per_turn: int = Field(ge=0, le=32_767)
-    max_output_tokens: int = Field(ge=0, le=2**31 - 1)
-    max_context_tokens: int = Field(ge=0, le=2**31 - 1)
+    # The limits within the bounds the settings keep (the model's, as the table's constraints).
+    daily_ai_requests: int = _bounded("daily_ai_requests")
+    daily_scheduled_ai_requests: int = _bounded("daily_scheduled_ai_requests")
+    daily_embedding_requests: int = _bounded("daily_embedding_requests")
+    max_steps_per_turn: int = _bounded("max_steps_per_turn")
+    max_tool_calls_per_turn: int = _bounded("max_tool_calls_per_turn")
+    max_output_tokens: int = _bounded("max_output_tokens")
+    max_context_tokens: int = _bounded("max_context_tokens")
     semantic_enabled: bool = True
     embeddings_base_url: Annotated[str, Field(max_length=OwnerSettings.URL_MAX), ONE_LINE] = ""
     embeddings_model: Annotated[str, Field(max_length=OwnerSettings.MODEL_NAME_MAX), ONE_LINE] = ""

@@ -111,7 +111,7 @@ ACTIVE = object()
 
 def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder | None:
     """The embedder recall uses now, or None for keyword recall alone
-    (talorys.workspace.selectors.recall_mode says which, for the settings page). A caller that
+    (talorys.owner.selectors.recall_mode says which, for the settings page). A caller that
     has the owner's settings at hand passes them."""
     owner = owner_settings or owner_settings_get()
     if recall_mode(owner_settings=owner) != "hybrid":

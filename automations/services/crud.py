@@ -123,7 +123,7 @@ def automation_create(
 def _changed(
     automation: Automation, action: str, actor: Actor, *, before: dict[str, Any] | None
 ) -> None:
-    """Record a change of the automation's content (talorys/history/kinds.py)."""
+    """Record a change of the automation's content (talorys/history/changes.py)."""
     change_record(
         kind=AUTOMATION.name,
         obj=automation,

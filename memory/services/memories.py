@@ -1,6 +1,6 @@
 """Every change to memories. Each change writes a MemoryRevision in the same transaction, so the
 history always says what the memory was after each change, who made it and from which turn
-(provenance); the same call records the generic revision (talorys.workspace.models.Change) that
+(provenance); the same call records the generic revision (talorys.history.models.Change) that
 lists the model's changes under its reply and reverts them, so one function (``_record``) keeps
 both.
 

@@ -94,7 +94,7 @@ def _place(order: list[str], name: str) -> tuple[int, str]:
 
 
 class OwnerAdminSite(AdminSite):
-    """The admin site (talorys.apps.OwnerAdminConfig): a throttled login answers 429 with
+    """The admin site (talorys.accounts.apps.OwnerAdminConfig): a throttled login answers 429 with
     Retry-After, as the API and /login/ do. Its sections are grouped as ``SECTIONS`` says."""
 
     login_form = OwnerAdminLoginForm

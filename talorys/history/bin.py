@@ -37,7 +37,8 @@ class BinItem:
     deleted_by: str
 
 
-def _latest_delete(kind: str, pk: int) -> Change | None:
+def latest_delete(kind: str, pk: int) -> Change | None:
+    """The item's latest move to the bin (its detail says what a restore puts back)."""
     return (
         Change.objects.filter(kind=kind, object_id=pk, action=Change.Action.DELETE)
         .order_by("-id")
@@ -126,7 +127,7 @@ def bin_restore(*, kind: str, pk: int, actor: Actor = OWNER) -> None:
         )
         if obj is None:
             raise NotFound(f"The {kind} {pk} is no longer in the bin.")
-        spec.restore(pk=pk, actor=actor, change=_latest_delete(kind, pk))
+        spec.restore(pk=pk, actor=actor, change=latest_delete(kind, pk))
 
 
 def _purge(spec: ItemKind, rows: models.QuerySet) -> int:

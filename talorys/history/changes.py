@@ -61,7 +61,7 @@ def revert_refusal(
 
     ``obj`` is the item's row (None once purged), ``last`` the item's latest change. The one
     rule, read by ``change_revert`` under the item's lock and by the pages (through
-    ``change_log.change_revert_refusals``), so Revert is offered exactly when it would be tried.
+    ``refusals.change_revert_refusals``), so Revert is offered exactly when it would be tried.
     """
     if obj is None:
         return Conflict(f"The {change.kind} was deleted for good; nothing to revert.")

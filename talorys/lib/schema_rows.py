@@ -16,8 +16,8 @@ that come out of the database as the schema would dump them. Anything else raise
 import, never a different answer at run time.
 
 What it saves, through the whole stack (benchmarks/list_rows.py, PostgreSQL, median of 3 runs):
-a page of 50 tasks about a quarter of the time and CPU, a page of 500 half; a page of 50 notes
-(flat, six fields) a tenth. The gain grows with the fields and the page, most with a nested
+a page of 50 tasks a fifth of the time and a quarter of the CPU, a page of 500 half; a page of 50
+notes (flat, six fields) a tenth. The gain grows with the fields and the page, most with a nested
 schema (a task's project), which ninja validates as one more model per row.
 
 What breaks it: the check reads pydantic's internals (``__pydantic_decorators__`` and its kinds

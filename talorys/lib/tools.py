@@ -64,7 +64,7 @@ class NoArgs(ToolArgs):
 
 
 # The owner's settings live in an app above this layer, so that app registers how to read the
-# zone (talorys/workspace/tools/__init__.py) when its tools load.
+# zone (talorys/owner/apps.py) when it is ready.
 _zone_reader: Callable[[], ZoneInfo] | None = None
 
 

@@ -93,6 +93,10 @@ BAD: dict[str, tuple[Callable[[], bytes], str]] = {
         "424243",
     ),
     "settings not id 1": (lambda: changed(_set("settings", "id", 2)), "id 1"),
+    "a limit past its bound": (
+        lambda: changed(_set("settings", "max_steps_per_turn", 51)),
+        "max_steps_per_turn",
+    ),
 }
 
 

@@ -38,3 +38,24 @@ def test_the_typed_changes_are_every_settable_setting():
     from talorys.owner.services.settings import SETTINGS_FIELDS, OwnerSettingsChanges
 
     assert set(OwnerSettingsChanges.__annotations__) == SETTINGS_FIELDS
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bounds_migration_brings_a_stored_value_within_its_bound():
+    """Only a hand-edited backup could have stored one, but an upgrade must not stop on it."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("owner", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("owner", "OwnerSettings")
+    old.objects.update_or_create(
+        pk=1, defaults={"max_steps_per_turn": 500, "max_context_tokens": 5, "time_zone": "UTC"}
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    row = OwnerSettings.objects.get(pk=1)
+    assert (row.max_steps_per_turn, row.max_context_tokens) == (50, 256)

@@ -1,7 +1,7 @@
 """``/changes/``: what the assistant changed (``change_list``: in chat or a scheduled
 run) and what a backup import changed, newest first, each with what it changed and Revert (``change_revert``, as
 POST /api/changes/<id>/revert). A change that can no longer be reverted says why
-(``change_log.change_revert_refusals``, the rule the revert itself applies)."""
+(``refusals.change_revert_refusals``, the rule the revert itself applies)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,29 @@
 """The limits' bounds, once only in the settings service, are the fields' validators and the
-table's constraints (talorys/owner/models.py, SETTINGS_BOUNDS)."""
+table's constraints (talorys/owner/models.py, SETTINGS_BOUNDS).
+
+A value outside them (only a hand-edited backup could have stored one) is brought to the nearest
+bound first, so the constraints can be added to an existing database."""
 
 import django.core.validators
 from django.db import migrations, models
+
+# SETTINGS_BOUNDS as this migration knows them (a migration keeps its own copy).
+BOUNDS = {
+    "daily_ai_requests": (0, 1_000_000),
+    "daily_scheduled_ai_requests": (0, 1_000_000),
+    "daily_embedding_requests": (0, 10_000_000),
+    "max_steps_per_turn": (1, 50),
+    "max_tool_calls_per_turn": (0, 200),
+    "max_output_tokens": (16, 1_000_000),
+    "max_context_tokens": (256, 10_000_000),
+}
+
+
+def within_bounds(apps, schema_editor) -> None:
+    rows = apps.get_model("owner", "OwnerSettings").objects.using(schema_editor.connection.alias)
+    for name, (low, high) in BOUNDS.items():
+        rows.filter(**{f"{name}__lt": low}).update(**{name: low})
+        rows.filter(**{f"{name}__gt": high}).update(**{name: high})
 
 
 class Migration(migrations.Migration):
@@ -11,6 +32,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(within_bounds, migrations.RunPython.noop),
         migrations.AlterField(
             model_name="ownersettings",
             name="daily_ai_requests",

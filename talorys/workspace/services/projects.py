@@ -6,7 +6,7 @@ from typing import TypedDict, Unpack
 
 from django.db import transaction
 
-from talorys.history.bin import bin_move_in, bin_move_out
+from talorys.history.bin import bin_move_in, bin_move_out, latest_delete
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
@@ -99,9 +99,10 @@ def project_delete(*, project_id: int, actor: Actor = OWNER) -> list[int]:
 
 
 def project_restore(*, project_id: int, actor: Actor = OWNER, change: Change | None = None) -> None:
-    """Out of the bin, with the tasks it had (``change``: its delete) that are still without a
-    project."""
+    """Out of the bin, with the tasks it had that are still without a project. ``change``: the
+    delete being undone (the latest one if not given), whose detail names those tasks."""
     with transaction.atomic():
+        change = change or latest_delete(PROJECT.name, project_id)
         bin_move_out(PROJECT, project_id, actor)
         task_ids = (change.detail if change else {}).get("task_ids", [])
         Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)
