@@ -65,6 +65,7 @@ BENCHES = [
     Bench("dispatch:10000", ("--count", "10000"), postgres="needs", redis=True, full_only=True),
     Bench("load", ("--seconds", "30"), postgres="needs", redis=True),
     Bench("backup"),
+    Bench("list_rows", ("--requests", "100")),
     Bench("startup", postgres="never"),
     Bench("startup:cold", ("--cold",), postgres="never", full_only=True),
 ]
