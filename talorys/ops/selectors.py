@@ -32,22 +32,41 @@ class HeartbeatState(NamedTuple):
     at: dt.datetime | None
 
 
+# The system job that proves the worker and beat alive (CELERY_BEAT_SCHEDULE).
+HEARTBEAT_JOB = "ops-heartbeat"
+
+
+def heartbeat_interval() -> dt.timedelta:
+    """How often the heartbeat job runs: its interval in beat's table, where the operator may
+    have changed it (the admin's System jobs), else the setting it was installed from."""
+    row = (
+        PeriodicTask.objects.filter(name=HEARTBEAT_JOB, interval__isnull=False)
+        .values_list("interval__every", "interval__period")
+        .first()
+    )
+    if row is None:
+        return dt.timedelta(seconds=settings.TALORYS_HEARTBEAT_SECONDS)
+    every, period = row
+    return dt.timedelta(**{period: every})
+
+
 def heartbeat_limit() -> dt.timedelta:
     """Three intervals: one late or dropped beat is not an outage."""
-    return dt.timedelta(seconds=3 * settings.TALORYS_HEARTBEAT_SECONDS)
+    return 3 * heartbeat_interval()
 
 
 def heartbeat_states(*, now: dt.datetime | None = None) -> dict[str, HeartbeatState]:
     """Every heartbeat name, with its freshness at `now`."""
     now = now or timezone.now()
     seen = dict(Heartbeat.objects.values_list("name", "at"))
+    limit = heartbeat_limit()
     states = {}
     for name in Heartbeat.Name.values:
         at = seen.get(name)
         if at is None:
             states[name] = HeartbeatState("unknown", None)
         else:
-            states[name] = HeartbeatState("ok" if now - at <= heartbeat_limit() else "stale", at)
+            states[name] = HeartbeatState("ok" if now - at <= limit else "stale", at)
     return states
 
 

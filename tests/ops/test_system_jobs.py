@@ -226,3 +226,15 @@ def test_beat_s_record_of_a_run_keeps_a_pause_made_meanwhile(needs_postgres, set
     job = PeriodicTask.objects.get(pk=job_id)
     assert job.enabled is False
     assert job.total_run_count == 1  # and beat's record of the run is kept too
+
+
+def test_health_judges_the_heartbeat_by_the_interval_the_job_runs_at(settings):
+    from talorys.ops.selectors import HEARTBEAT_JOB, heartbeat_limit
+
+    assert heartbeat_limit() == dt.timedelta(seconds=3 * settings.TALORYS_HEARTBEAT_SECONDS)
+    beat_starts()
+    job = PeriodicTask.objects.get(name=HEARTBEAT_JOB)
+    system_job_update(job_id=job.pk, enabled=True, every_seconds=120)
+
+    # Slowed in the admin: a beat two minutes old is fresh, not stale.
+    assert heartbeat_limit() == dt.timedelta(seconds=360)
