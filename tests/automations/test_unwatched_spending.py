@@ -17,6 +17,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import Actor
 from talorys.lib.tools import ToolContext
 from talorys.providers.base import ToolCall
+from tests.automations.test_scheduled_prompt_approval import snapshot
 from tests.waiting import HANG_SECONDS, wait_for
 
 DAILY = {"type": "daily", "time": "07:00"}
@@ -31,18 +32,6 @@ MODEL = Actor(source="chat")
 TOKEN = Actor(source="token:abc123")
 
 
-def state(automation: Automation) -> tuple:
-    automation.refresh_from_db()
-    return (
-        automation.message,
-        automation.schedule,
-        automation.enabled,
-        automation.next_run_at,
-        automation.version,
-        automation.deleted_at,
-    )
-
-
 @pytest.mark.parametrize("actor", [MODEL, TOKEN], ids=["model", "token"])
 def test_the_service_refuses_a_repeating_prompt_to_the_model_and_a_token(db, actor):
     with pytest.raises(crud.UnwatchedSpending):
@@ -54,7 +43,7 @@ def test_the_service_refuses_a_repeating_prompt_to_the_model_and_a_token(db, act
     paused = crud.automation_pause(automation_id=crud.automation_create(**PROMPT).pk)
     binned = crud.automation_create(**PROMPT | {"name": "Binned"})
     crud.automation_delete(automation_id=binned.pk)
-    before = state(once), state(paused), state(binned)
+    before = snapshot(once), snapshot(paused), snapshot(binned)
     changes = Change.objects.count()
 
     with pytest.raises(crud.UnwatchedSpending):
@@ -65,7 +54,7 @@ def test_the_service_refuses_a_repeating_prompt_to_the_model_and_a_token(db, act
         crud.automation_resume(automation_id=paused.pk, actor=actor)
     with pytest.raises(crud.UnwatchedSpending):
         crud.automation_restore(automation_id=binned.pk, actor=actor)
-    assert (state(once), state(paused), state(binned)) == before
+    assert (snapshot(once), snapshot(paused), snapshot(binned)) == before
     assert Change.objects.count() == changes
 
     # What spends nothing repeatedly stays theirs to change; the owner may do all of it.
