@@ -2,8 +2,10 @@
 
 Transport only. The owner's session authenticates the socket (the origin is checked in
 talorys/asgi.py); the page then receives ``{"type": "notification", "notification": {...}}``
-for each notification made while it is open (sent on commit by talorys/notifications/services.py; in embedded
-mode, one made by another process is found by the process's watcher, see notify.watcher_join).
+for each notification made while it is open (sent on commit by
+talorys/notifications/services.py; in embedded mode, one made by another process is found by the
+process's watcher, see notify.watcher_join), and ``{"type": "sync", "what", ...}`` when
+something another page shows changed (talorys/lib/live.py).
 While the channel layer (Redis) does not answer, the socket is closed with 4503, "try again
 later": the page reconnects with backoff and reads its unread count from the API meanwhile.
 """
@@ -89,3 +91,9 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.send_json({"type": "notification", "notification": event["notification"]})
+
+    async def page_sync(self, event: dict[str, Any]) -> None:
+        """Something another open page shows changed (talorys/lib/live.py): the page looks
+        again. Only ids and kinds travel here, so no session check per message: what the page
+        then reads goes through the API, which checks it."""
+        await self.send_json({"type": "sync", **event["sync"]})

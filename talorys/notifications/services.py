@@ -32,6 +32,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.live import PAGES_GROUP
 from talorys.lib.validation import clean_text
 from talorys.notifications import push
 from talorys.notifications.models import Notification
@@ -39,7 +40,7 @@ from talorys.notifications.tasks import deliver_push
 
 log = logging.getLogger(__name__)
 
-NOTIFICATIONS_GROUP = "owner-notifications"
+NOTIFICATIONS_GROUP = PAGES_GROUP  # every open page (talorys/lib/live.py)
 WATCH_INTERVAL = 1.0  # seconds between the embedded watcher's looks at the table
 # Ids this process made (and sends on commit itself): the watcher skips them. Bounded; a
 # notification the watcher sees is at most seconds old, far fewer than this many.

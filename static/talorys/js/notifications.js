@@ -139,6 +139,12 @@ async function catchUp() {
 }
 
 function onMessage(message) {
+  // Something another page changed: whichever part of this page shows it listens for
+  // "talorys:sync" (the chat, its approval cards) and looks again.
+  if (message.type === "sync") {
+    window.dispatchEvent(new CustomEvent("talorys:sync", { detail: message }));
+    return;
+  }
   if (message.type !== "notification" || !show(message.notification)) return;
   refreshUnread();
   if (!panel.hidden) {
