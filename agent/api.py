@@ -10,9 +10,11 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from agent import selectors, services
+from agent.live import attach, conversation_check, turn_run
+from agent.live.turns import Event
 from agent.models import Conversation
-from agent.runner import begin_turn, stream_turn
-from agent.runner.events import TurnEvent
+from agent.runner import begin_turn
+from agent.runner.db import give_back_request_connection
 from agent.schemas import (
     ChatCancelIn,
     ChatCancelOut,
@@ -23,7 +25,6 @@ from agent.schemas import (
     ConversationPatch,
     turn_request,
 )
-from agent.services import TurnStart
 from talorys.accounts.auth import request_actor
 from talorys.lib.pagination import Pagination
 from talorys.lib.schemas import ErrorOut
@@ -34,8 +35,23 @@ _SSE_DOC = {
     "responses": {
         200: {
             "description": (
-                "Server-sent events: title, start, text, tool, error, done; after a new "
-                "conversation's first reply, possibly a second title (the model's)."
+                "Server-sent events, each with an id: title, start, text, tool, error, done; after "
+                "a new conversation's first reply, possibly a second title (the model's). The turn "
+                "runs to its end whether or not this stream is read: attach to it again with "
+                "GET /api/conversations/{id}/stream."
+            ),
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    }
+}
+_ATTACH_DOC = {
+    "responses": {
+        200: {
+            "description": (
+                "Server-sent events of the conversation's running reply: after the Last-Event-ID "
+                "header (or the last_event_id parameter), else a snapshot of the reply so far "
+                "first, then live to done. With no reply running, one snapshot of the latest "
+                "reply (its text, rendered html and status), and the stream ends."
             ),
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         }
@@ -43,20 +59,22 @@ _SSE_DOC = {
 }
 
 
-def _sse(event: TurnEvent) -> str:
-    return f"event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
+def _sse(event: Event) -> str:
+    head = f"id: {event['id']}\n" if event.get("id") else ""
+    return f"{head}event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
 
 
-async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
-    """The turn's events as SSE, with a comment line whenever the model is silent for
-    SSE_KEEPALIVE_SECONDS, so proxies and browsers do not drop a quiet but live stream.
+async def _event_stream(events: AsyncIterator[Event]) -> AsyncIterator[str]:
+    """The events as SSE, with a comment line whenever none came for SSE_KEEPALIVE_SECONDS, so
+    proxies and browsers do not drop a quiet but live stream.
 
-    The next event is awaited in a task of its own: a keep-alive must not cancel the turn's
-    generator mid-step. Closing this stream (client gone, server shutting down) cancels that
-    task and closes the turn, which then ends ``cancelled``.
+    The next event is awaited in a task of its own, so that a keep-alive does not cancel the
+    generator mid-step. Closing this stream (client gone, server shutting down) only stops the
+    following: the turn runs on (agent/live). The first step gives back the request thread's
+    database connection (begin_turn's), once the response, and its session save, have started.
     """
-    events = stream_turn(start)
-    pending: asyncio.Future[TurnEvent] | None = None
+    await give_back_request_connection()
+    pending: asyncio.Future[Event] | None = None
     try:
         while True:
             pending = pending or asyncio.ensure_future(anext(events))
@@ -76,7 +94,15 @@ async def _event_stream(start: TurnStart) -> AsyncIterator[str]:
             pending.cancel()
             with suppress(asyncio.CancelledError, StopAsyncIteration):
                 await pending
-        await events.aclose()
+        await events.aclose()  # type: ignore[attr-defined]
+
+
+def _sse_response(events: AsyncIterator[Event]) -> StreamingHttpResponse:
+    return StreamingHttpResponse(
+        _event_stream(events),
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 # Beside what every operation answers (talorys/openapi.py): a conversation that is not there or
@@ -88,11 +114,23 @@ async def chat(request: HttpRequest, payload: ChatIn) -> StreamingHttpResponse:
     # Claimed before the response starts, so a refusal (CONFLICT, NOT_FOUND, VALIDATION) is
     # answered as a plain JSON error with its status, not as an event.
     start = await begin_turn(**turn_request(payload))
-    return StreamingHttpResponse(
-        _event_stream(start),
-        content_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    turn = turn_run(start)
+    return _sse_response(turn.follow((start.assistant_message_id, 0)))
+
+
+@router.get(
+    "/conversations/{int:conversation_id}/stream",
+    response={200: None, 404: ErrorOut},
+    openapi_extra=_ATTACH_DOC,
+)
+async def conversation_stream(
+    request: HttpRequest,
+    conversation_id: int,
+    last_event_id: str | None = Query(None, max_length=40),
+) -> StreamingHttpResponse:
+    await conversation_check(conversation_id)  # NOT_FOUND as a plain error, before the stream
+    last = request.headers.get("Last-Event-ID") or last_event_id
+    return _sse_response(attach(conversation_id, last))
 
 
 @router.post("/chat/cancel", response={200: ChatCancelOut, 404: ErrorOut})

@@ -1,10 +1,12 @@
 """The chat WebSocket (/ws/chat/): transport only. Frames in, runner events out.
 
 Frames: ``{"type": "send", "text", "conversation_id"?, "retry"?, "regenerate"?, "edit"?,
-"message_id"?}`` starts a turn (schemas.SendFrame);
+"message_id"?}`` starts a turn (schemas.SendFrame) and follows it;
+``{"type": "attach", "conversation_id", "last_event_id"?}`` follows a conversation's running
+reply, wherever it runs, or answers its current state (agent/live/attach.py);
 ``{"type": "cancel", "conversation_id"}`` stops one (in whichever process runs it). Every event
-carries its ``conversation_id``, so one socket can follow several turns. Closing the socket
-cancels the turns it started.
+carries its ``conversation_id``, so one socket can follow several turns, one per conversation.
+Closing the socket stops the following, not the turns: they run to their end (agent/live).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -21,9 +23,10 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from pydantic import ValidationError
 
 from agent import services
-from agent.runner import stream_turn
+from agent.live import attach, conversation_check, turn_run
+from agent.live.turns import Event
 from agent.runner.events import error_event
-from agent.schemas import CancelFrame, SendFrame, frame_adapter, turn_request
+from agent.schemas import AttachFrame, CancelFrame, SendFrame, frame_adapter, turn_request
 from talorys.accounts.auth import (
     WEBSOCKET_SESSION_ENDED,
     WEBSOCKET_UNAUTHENTICATED,
@@ -41,17 +44,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     channel_layer_alias = WITHOUT_CHANNEL_LAYER
 
     async def connect(self) -> None:
-        self.turns: set[asyncio.Task[None]] = set()
+        # What this socket follows, by conversation: a newer send or attach replaces the older.
+        self.following: dict[int | None, asyncio.Task[None]] = {}
         if not await database_sync_to_async(websocket_owner_ok)(self.scope):
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        for task in self.turns:
+        tasks = list(getattr(self, "following", {}).values())
+        for task in tasks:
             task.cancel()
-        # Wait, so that each turn saves its reply as cancelled before the consumer goes away.
-        await asyncio.gather(*self.turns, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -101,9 +105,26 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(frame, CancelFrame):
             await self._cancel(frame)
             return
-        task = asyncio.create_task(self._run(frame))
-        self.turns.add(task)
-        task.add_done_callback(self.turns.discard)
+        if isinstance(frame, AttachFrame):
+            self._follow(frame.conversation_id, self._attach(frame))
+            return
+        self._follow(frame.conversation_id, self._run(frame))
+
+    def _follow(self, conversation_id: int | None, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` (a send's turn, an attach) as what this socket follows in that
+        conversation, in place of what it followed there before."""
+        older = self.following.pop(conversation_id, None)
+        if older is not None:
+            older.cancel()
+        task = asyncio.create_task(work)
+        if conversation_id is not None:  # a new conversation's turns are not replaced
+            self.following[conversation_id] = task
+            task.add_done_callback(
+                lambda done: (
+                    self.following.get(conversation_id) is done
+                    and self.following.pop(conversation_id)
+                )
+            )
 
     async def _session_ended(self) -> None:
         await self.send_json(error_event(Unauthorized.code, WEBSOCKET_SESSION_ENDED))
@@ -137,8 +158,23 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if start is None:
             await self._session_ended()
             return
-        async with aclosing(stream_turn(start)) as events:
-            async for event in events:
+        turn = turn_run(start)
+        await self._send_all(turn.follow((start.assistant_message_id, 0)))
+
+    async def _attach(self, frame: AttachFrame) -> None:
+        try:
+            if not await database_sync_to_async(websocket_owner_ok)(self.scope):
+                await self._session_ended()
+                return
+            await conversation_check(frame.conversation_id)
+        except AppError as error:
+            await self.send_json(error_event(error.code, error.message, frame.conversation_id))
+            return
+        await self._send_all(attach(frame.conversation_id, frame.last_event_id))
+
+    async def _send_all(self, events: AsyncIterator[Event]) -> None:
+        async with aclosing(events) as following:  # type: ignore[type-var]
+            async for event in following:
                 await self.send_json(event)
 
 

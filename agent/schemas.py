@@ -110,7 +110,16 @@ class CancelFrame(_Frame):
     conversation_id: int
 
 
-Frame = Annotated[SendFrame | CancelFrame, Field(discriminator="type")]
+class AttachFrame(_Frame):
+    """Follow the conversation's running reply on this socket (agent/live/attach.py): the events
+    after ``last_event_id``, or a snapshot first; one snapshot when none is running."""
+
+    type: Literal["attach"]
+    conversation_id: int
+    last_event_id: str | None = Field(None, max_length=40)
+
+
+Frame = Annotated[SendFrame | CancelFrame | AttachFrame, Field(discriminator="type")]
 
 _TURN_FIELDS = {"conversation_id", "text", "retry", "regenerate", "edit", "message_id"}
 
@@ -120,4 +129,4 @@ def turn_request(body: ChatIn | SendFrame) -> dict[str, Any]:
     return body.model_dump(include=_TURN_FIELDS)
 
 
-frame_adapter: TypeAdapter[SendFrame | CancelFrame] = TypeAdapter(Frame)
+frame_adapter: TypeAdapter[SendFrame | CancelFrame | AttachFrame] = TypeAdapter(Frame)

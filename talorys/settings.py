@@ -340,6 +340,9 @@ if TALORYS_LOCAL_EMBEDDER not in ("numpy", "onnxruntime"):
     )
 # A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
 SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
+# A reply that ran at least this long and ends with no page attached sends "Your reply is
+# ready" (agent/live/ready.py).
+TALORYS_REPLY_READY_SECONDS = float(env_int("TALORYS_REPLY_READY_SECONDS", 5))
 # What one model step (text plus tool-call arguments) and one reply may hold, in characters:
 # max_tokens is a request the server may ignore. Generous: about 50,000 and 100,000 tokens.
 # Past either the turn ends with an error and keeps what came up to the cap.

@@ -13,9 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.cache import cache
 from django.db import connection
-from django.test import Client
+from django.test import AsyncClient, Client
 
 from tests.services import chromium_path, redis_url, require_services
 from tests.waiting import HANG_SECONDS, wait_for
@@ -128,6 +129,26 @@ class ApiClient:
 
     def delete(self, path: str, headers: dict | None = None) -> Any:
         return self._send("delete", path, None, headers)
+
+    def stream(self, path: str, body: Any = None, headers: dict | None = None) -> Any:
+        """POST, and read a streamed (SSE) answer to its end, in one event loop: the answer
+        follows a turn that runs as a task of the loop that served the request (agent/live), so
+        that loop must outlive the request. The body read is ``response.streamed``."""
+
+        async def post_and_read() -> Any:
+            client = AsyncClient(enforce_csrf_checks=True)
+            client.cookies = self.client.cookies
+            response = await client.post(
+                path,
+                data=json.dumps(body) if body is not None else "",
+                content_type="application/json",
+                headers=self._headers(headers),
+            )
+            if response.streaming:
+                response.streamed = b"".join([part async for part in response.streaming_content])
+            return response
+
+        return async_to_sync(post_and_read)()
 
 
 @pytest.fixture

@@ -7,8 +7,10 @@ reply. ``run_turn`` is the two in one generator. Events, in order: ``title`` (ne
 only), ``start``, ``text`` and ``tool`` as they come, ``error`` (on failure), ``done``, and after
 a conversation's first complete reply possibly a second ``title``: the model's (title.py).
 
-The turn polls its lease about twice a second (cancel from any process, lease.py). A consumer
-that stops iterating (``aclose()``, task cancellation, client disconnect) ends the turn
+The turn polls its lease about twice a second (cancel from any process, lease.py). The
+transports do not iterate ``stream_turn`` themselves: agent/live runs it as a task of the
+process, to its end, so a page that closes or reloads does not end the turn. A consumer that
+stops iterating (``aclose()``, task cancellation: the process shutting down) ends it
 ``cancelled``; tool effects already done stay. ORM work runs in ``sync_to_async`` calls (db.py),
 each its own short transaction at most: no transaction is ever open across a provider call.
 

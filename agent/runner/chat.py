@@ -14,7 +14,7 @@ from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolActivity, ToolExecutor
 from agent.models import Message
-from agent.runner.db import db, give_back_request_connection, together
+from agent.runner.db import db
 from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
@@ -99,8 +99,8 @@ async def begin_turn(
     NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. The flags are
     services.turn_begin's."""
     # Not db(): the request's response phase (its session save) reuses this connection on the
-    # request's thread, where a pool found empty would be a 500; the stream's first step gives it
-    # back (give_back_request_connection).
+    # request's thread, where a pool found empty would be a 500; the chat API's stream gives it
+    # back as its first step (give_back_request_connection).
     return await sync_to_async(services.turn_begin)(
         conversation_id=conversation_id,
         text=text,
@@ -134,9 +134,8 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     try:
         for event in _opening_events(start):
             yield event
-        # The first model step's gate (a cancel, the budget) is passed with the reads, and the
-        # request's connection is given back meanwhile (on its own thread).
-        _, read = await together(give_back_request_connection(), read_chat_inputs(start, lease))
+        # The first model step's gate (a cancel, the budget) is passed with the reads.
+        read = await read_chat_inputs(start, lease)
         inputs = read  # for the title, after the reply
         async with aclosing(_reply_events(start, state, lease, read)) as replies:
             async for event in replies:
@@ -149,7 +148,7 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     except Exception as error:
         _record_failure(state, error, conversation_id)
     finally:
-        # Also reached when the consumer stops early (aclose, cancellation, disconnect): what
+        # Also reached when the consumer stops early (aclose, cancellation, shutdown): what
         # streamed so far is kept, marked cancelled.
         if state.status == Message.Status.STREAMING:
             state.status = Message.Status.CANCELLED

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from agent.models import Conversation, Message
@@ -21,17 +20,15 @@ pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 def read_events(response: Any) -> list[tuple[str, dict[str, Any]]]:
     """The (event name, data) pairs of an SSE response from the test client."""
 
-    async def body() -> bytes:
-        return b"".join([part async for part in response.streaming_content])
-
-    raw = async_to_sync(body)().decode()
+    raw = response.streamed.decode()  # ApiClient.stream's
     assert raw.endswith("\n\n")
     pairs = []
     for block in raw.strip().split("\n\n"):
-        name_line, data_line = block.split("\n")
-        pairs.append(
-            (name_line.removeprefix("event: "), json.loads(data_line.removeprefix("data: ")))
-        )
+        *id_line, name_line, data_line = block.split("\n")
+        data = json.loads(data_line.removeprefix("data: "))
+        # Each event's id, as the SSE field and in the data, alike.
+        assert id_line == [f"id: {data['id']}"]
+        pairs.append((name_line.removeprefix("event: "), data))
     return pairs
 
 
@@ -49,7 +46,7 @@ def test_chat_streams_a_tool_turn_that_creates_a_task(api, fake_openai):
         text("Added ", "it."),
     )
 
-    response = api.post("/api/chat", {"text": "Add a task to renew my passport"})
+    response = api.stream("/api/chat", {"text": "Add a task to renew my passport"})
 
     assert response.status_code == 200
     assert response["Content-Type"] == "text/event-stream"
@@ -79,7 +76,7 @@ def test_chat_continues_a_conversation(api, fake_openai):
     conversation = conversation_with(("user", "hi"), ("assistant", "Hello!"))
     fake_openai.script(text("Fine, thanks."))
 
-    response = api.post("/api/chat", {"conversation_id": conversation.pk, "text": "How are you?"})
+    response = api.stream("/api/chat", {"conversation_id": conversation.pk, "text": "How are you?"})
 
     names = [name for name, _ in read_events(response)]
     assert names == ["start", "text", "done"]
@@ -90,7 +87,7 @@ def test_a_busy_conversation_answers_409_before_streaming_and_changes_nothing(ap
     use_fake(fake_openai)
     conversation = busy(conversation_with(("user", "first")))
 
-    response = api.post("/api/chat", {"conversation_id": conversation.pk, "text": "second"})
+    response = api.stream("/api/chat", {"conversation_id": conversation.pk, "text": "second"})
 
     assert response.status_code == 409
     assert response["Content-Type"].startswith("application/json")
@@ -114,7 +111,7 @@ def test_a_busy_conversation_answers_409_before_streaming_and_changes_nothing(ap
     ],
 )
 def test_bad_chat_requests_are_refused_and_change_nothing(api, body, status, code):
-    response = api.post("/api/chat", body)
+    response = api.stream("/api/chat", body)
 
     assert response.status_code == status
     assert response.json()["error"]["code"] == code
@@ -123,9 +120,9 @@ def test_bad_chat_requests_are_refused_and_change_nothing(api, body, status, cod
 
 
 def test_chat_needs_the_owner_and_csrf(api, anon_api):
-    assert anon_api.post("/api/chat", {"text": "hi"}).status_code == 401
+    assert anon_api.stream("/api/chat", {"text": "hi"}).status_code == 401
     api.csrf_token = ""
-    response = api.post("/api/chat", {"text": "hi"})
+    response = api.stream("/api/chat", {"text": "hi"})
     assert response.status_code == 403
     assert not Message.objects.exists()
 
@@ -135,7 +132,7 @@ def test_retry_through_the_api(api, fake_openai):
     conversation = conversation_with(("user", "hello"), ("assistant", "", "error"))
     fake_openai.script(text("Hi again."))
 
-    response = api.post("/api/chat", {"conversation_id": conversation.pk, "retry": True})
+    response = api.stream("/api/chat", {"conversation_id": conversation.pk, "retry": True})
 
     assert [name for name, _ in read_events(response)] == ["start", "text", "done"]
     assert list(conversation.messages.values_list("content", "status")) == [
@@ -209,12 +206,8 @@ def test_a_silent_model_gets_keep_alive_comments_and_the_turn_still_completes(
         events(chunk({"content": "Thinking"}), Stall(1.0), chunk({"content": " done."}))
     )
 
-    response = api.post("/api/chat", {"text": "Take your time"})
-
-    async def body() -> bytes:
-        return b"".join([part async for part in response.streaming_content])
-
-    raw = async_to_sync(body)().decode()
+    response = api.stream("/api/chat", {"text": "Take your time"})
+    raw = response.streamed.decode()
     assert raw.count(": keep-alive\n\n") >= 3
     events_only = "".join(
         block + "\n\n" for block in raw.split("\n\n") if block and not block.startswith(":")

@@ -52,7 +52,7 @@ def test_regenerate_keeps_the_old_reply_out_of_the_history_and_the_page(api, fak
     old_reply = conversation.messages.get(content="Kiwi.")
     fake_openai.script(text("Mango."))
 
-    response = api.post(
+    response = api.stream(
         "/api/chat",
         {"conversation_id": conversation.pk, "regenerate": True, "message_id": old_reply.pk},
     )
@@ -114,7 +114,7 @@ def test_only_the_last_reply_can_be_regenerated(api, fake_openai):
     first_reply = conversation.messages.get(content="b")
     before = rows(conversation)
 
-    response = api.post(
+    response = api.stream(
         "/api/chat",
         {"conversation_id": conversation.pk, "regenerate": True, "message_id": first_reply.pk},
     )
@@ -234,7 +234,7 @@ def test_a_stored_reply_has_html_tool_sentences_and_the_live_events_agree(api, f
         text("Added **Buy oat milk**."),
     )
 
-    stream = read_events(api.post("/api/chat", {"text": "add a task please"}))
+    stream = read_events(api.stream("/api/chat", {"text": "add a task please"}))
 
     by_name = {name: data for name, data in stream}
     assert by_name["tool"]["activity"]["sentence"] == "Added the task “Buy oat milk”"
@@ -251,7 +251,7 @@ def test_a_failed_reply_keeps_the_reason_the_owner_was_told(api, fake_openai):
     use_fake(fake_openai)
     fake_openai.script(error(401, "Invalid API key"))
 
-    stream = dict(read_events(api.post("/api/chat", {"text": "hello"})))
+    stream = dict(read_events(api.stream("/api/chat", {"text": "hello"})))
 
     assert stream["error"]["code"] == "PROVIDER_AUTH"
     assert stream["error"]["message"]

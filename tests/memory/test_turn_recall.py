@@ -25,7 +25,7 @@ def say(api: Any, words: str, conversation_id: int | None = None) -> tuple[int, 
     body: dict[str, Any] = {"text": words}
     if conversation_id is not None:
         body["conversation_id"] = conversation_id
-    events = read_events(api.post("/api/chat", body))
+    events = read_events(api.stream("/api/chat", body))
     assert events[-1][1]["status"] == "complete", events
     reply = "".join(data["delta"] for name, data in events if name == "text")
     return events[0][1]["conversation_id"], reply

@@ -326,7 +326,7 @@ def test_a_chat_with_a_stored_key_no_header_can_carry_fails_with_that_reason(api
         model_base_url=fake_openai.base_url, model_name="m", model_api_key="clé"
     )
 
-    response = api.post("/api/chat", {"text": "Hello"})
+    response = api.stream("/api/chat", {"text": "Hello"})
 
     assert response.status_code == 200
     stream = read_events(response)

@@ -55,7 +55,7 @@ def obedient_turn(api: Any, fake_openai: Any, world: dict[str, Any]) -> dict[str
         ),
         text("Done."),
     )
-    stream = read_events(api.post("/api/chat", {"text": "Summarise my meeting notes"}))
+    stream = read_events(api.stream("/api/chat", {"text": "Summarise my meeting notes"}))
     assert stream[-1][1]["status"] == "complete", stream
     conversation_id = stream[0][1]["conversation_id"]
     return api.get(f"/api/conversations/{conversation_id}").json()

@@ -175,7 +175,7 @@ def test_the_sse_stream_keeps_the_turn_id_across_its_steps(api, fake_openai, jso
         tool_calls(("create_task", '{"title": "Renew passport"}')), text("Added it.")
     )
 
-    response = api.post("/api/chat", {"text": "Add a task to renew my passport"})
+    response = api.stream("/api/chat", {"text": "Add a task to renew my passport"})
     assert read_events(response)[-1][1]["status"] == "complete"
 
     lines = json_logs()

@@ -1,0 +1,138 @@
+"""Attach: a conversation's running reply, from wherever it runs, or its current state.
+
+``attach`` is what both transports answer (``GET /api/conversations/{id}/stream`` and the chat
+socket's ``attach`` frame). It looks, in order:
+
+1. in this process (turns.py): the events after the page's ``Last-Event-ID``, or a snapshot of
+   the reply so far, then live to ``done`` (and a generated title after it);
+2. with Redis, in the copy of a turn another process runs (mirror.py), the same way;
+3. in the database: a conversation with no running turn answers at once with one ``snapshot``
+   of its latest reply (its final text, rendered, and status) and the stream ends.
+
+A reply the database shows streaming under a live lease that neither 1 nor 2 can follow (a
+turn just claimed and not yet registered, or Redis away) is looked at again every
+``POLL_SECONDS`` until one of the three answers. A streaming reply whose lease has expired was
+left by a process that died: it is shown as the next turn will record it, interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from agent import selectors
+from agent.activity import shown_activity
+from agent.live import mirror
+from agent.live.turns import Event, event_id, live_turn, parse_event_id
+from agent.models import Conversation, Message
+from agent.runner.db import db
+from agent.services import INTERRUPTED
+from talorys.lib.errors import NotFound
+from talorys.lib.markdown import render_markdown_async
+
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What the database says of a conversation's latest reply."""
+
+    conversation_id: int
+    title: str
+    reply: Message | None
+    running: bool  # streaming under a live lease
+
+
+def _stored(conversation_id: int) -> _Stored:
+    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
+    if conversation is None:
+        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    reply = (
+        selectors.shown_messages()
+        .filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT)
+        .order_by("-id")
+        .first()
+    )
+    running = (
+        reply is not None
+        and reply.status == Message.Status.STREAMING
+        and bool(conversation.turn_id)
+        and conversation.turn_lease_until is not None
+        and conversation.turn_lease_until > timezone.now()
+    )
+    return _Stored(conversation_id, conversation.title, reply, running)
+
+
+async def conversation_check(conversation_id: int) -> None:
+    """NOT_FOUND before a stream starts, so the refusal is a plain error with its status."""
+    await db(_stored)(conversation_id)
+
+
+async def attach(conversation_id: int, last_event_id: str | None = None) -> AsyncIterator[Event]:
+    """The events of the conversation's running reply after ``last_event_id`` (or a snapshot
+    first), live to its end; or one snapshot of its latest reply when none is running."""
+    after = parse_event_id(last_event_id)
+    while True:
+        turn = live_turn(conversation_id)
+        if turn is not None:
+            async for event in turn.follow(after):
+                yield event
+            return
+        stored = await db(_stored)(conversation_id)
+        if not stored.running or stored.reply is None:
+            yield await _snapshot(stored)
+            return
+        if mirror.enabled():
+            reply_id = stored.reply.pk
+            try:
+                async for event in mirror.remote_follow(reply_id, after, _saved(conversation_id)):
+                    after = parse_event_id(event["id"])
+                    yield event
+                return
+            except mirror.Lost:
+                pass  # the database answers once the reply is saved
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _saved(conversation_id: int) -> Callable[[], Awaitable[bool]]:
+    async def finished() -> bool:
+        return not (await db(_stored)(conversation_id)).running
+
+    return finished
+
+
+async def _snapshot(stored: _Stored) -> Event:
+    reply = stored.reply
+    if reply is None:
+        return {
+            "type": "snapshot",
+            "id": "",
+            "conversation_id": stored.conversation_id,
+            "message_id": None,
+            "user_message_id": None,
+            "status": None,
+            "error_message": "",
+            "text": "",
+            "html": "",
+            "activity": [],
+            "title": stored.title,
+        }
+    status, error_message = reply.status, reply.error_message
+    if status == Message.Status.STREAMING:  # its lease expired: its process is gone
+        status, error_message = Message.Status.ERROR, INTERRUPTED
+    return {
+        "type": "snapshot",
+        "id": event_id(reply.pk, 0),
+        "conversation_id": stored.conversation_id,
+        "message_id": reply.pk,
+        "user_message_id": None,
+        "status": status,
+        "error_message": error_message,
+        "text": reply.content,
+        "html": await render_markdown_async(reply.content) if reply.content.strip() else "",
+        "activity": [shown_activity(a) for a in reply.tool_activity or []],
+        "title": stored.title,
+    }
