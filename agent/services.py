@@ -27,6 +27,7 @@ from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.live import pages_tell
 from talorys.lib.validation import clean_text, refuse_nul
 from talorys.providers.base import without_nul
 
@@ -76,8 +77,7 @@ def _clean_owner_text(text: str) -> str:
         raise ValidationFailed("text must not be empty.")
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationFailed(f"text is longer than {MAX_MESSAGE_CHARS} characters.")
-    # The WebSocket's frames reach here unchecked.
-    return refuse_nul(text, field="text")
+    return refuse_nul(text, field="text")  # the socket's frames reach here unchecked
 
 
 def conversation_get(*, conversation_id: int) -> Conversation:
@@ -101,6 +101,7 @@ def conversation_delete(*, conversation_id: int, actor: Actor = OWNER) -> None:
         if not binned:
             conversation_get(conversation_id=conversation_id)
             raise Conflict(f"{BUSY} Cancel it first.")
+        _tell(conversation_id, "deleted")
         conversation = Conversation.objects.get(pk=conversation_id)
         change_record(
             kind=CONVERSATION.name,
@@ -138,6 +139,7 @@ def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNE
             before={"title": before},
             after={"title": title},
         )
+        _tell(conversation_id, "renamed", title=title)
     return conversation
 
 
@@ -148,16 +150,26 @@ def conversation_title_generated(*, conversation_id: int, title: str) -> bool:
     title = without_nul(title).strip()[: Conversation.TITLE_MAX]
     if not title:
         return False
-    return bool(
+    titled = bool(
         Conversation.objects.live()
         .filter(pk=conversation_id, title_source=Conversation.TitleSource.MESSAGE)
         .update(title=title, title_source=Conversation.TitleSource.MODEL)
     )
+    if titled:
+        _tell(conversation_id, "renamed", title=title)
+    return titled
 
 
 def conversation_restore(*, conversation_id: int, actor: Actor = OWNER) -> None:
     """Out of the bin with its messages, as it was."""
-    bin_move_out(CONVERSATION, conversation_id, actor)
+    with transaction.atomic():
+        bin_move_out(CONVERSATION, conversation_id, actor)
+        _tell(conversation_id, "restored")
+
+
+def _tell(conversation_id: int, change: str, **fields: str) -> None:
+    # Every open page (a second tab, the list) shows the change: talorys/lib/live.py.
+    pages_tell("conversation", conversation_id=conversation_id, change=change, **fields)
 
 
 CONVERSATION = ItemKind(
@@ -301,6 +313,7 @@ def _turn_messages_save(
     # One INSERT for both where there are two (ids in order: PostgreSQL and SQLite return them),
     # so the owner's message always has the smaller id.
     Message.objects.bulk_create([m for m in (owner_message, reply) if m.pk is None])
+    _tell(owner_message.conversation_id, "turn")  # other pages show it and attach to the reply
     return TurnStart(
         conversation_id=owner_message.conversation_id,
         turn_id=turn_id,
@@ -383,4 +396,5 @@ def turn_finish(
             turn_cancel_requested=False,
             updated_at=timezone.now(),
         )
+        _tell(conversation_id, "reply")
     return status

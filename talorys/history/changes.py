@@ -13,6 +13,7 @@ from talorys.history.kinds import ItemKind, item_fields, item_kind, kind_registe
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import AppError, Conflict, NotFound, ValidationFailed
+from talorys.lib.live import pages_tell
 
 # The sources whose changes /api/changes and /changes/ list: what the model did, in chat or
 # scheduled, and what a backup import changed in items already here (backup/importer.py).
@@ -113,6 +114,8 @@ def change_revert(
             kind=change.kind, object_id=obj.pk, pk__gt=last.pk if last else 0
         )
         made.update(reverts=change)
+        # A chat page shows the turn's changes under its reply: it marks this one reverted.
+        pages_tell("change", change_id=change.pk, message_id=change.message_id)
         return list(made.order_by("id"))
 
 

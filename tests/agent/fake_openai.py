@@ -51,6 +51,16 @@ class Stall:
 
 
 @dataclass
+class Gate:
+    """Send nothing until the test opens the gate (``gate.opened.set()``): a model that goes on
+    exactly when the test is ready for it, however slow the machine. Gives up (the reply stops
+    there, unfinished) after ``timeout`` seconds."""
+
+    opened: threading.Event = field(default_factory=threading.Event)
+    timeout: float = 120.0
+
+
+@dataclass
 class Forever:
     """Send ``part`` every ``every`` seconds until the client hangs up: a server that keeps the
     stream alive (``b": keep-alive\\n\\n"``) or trickles text, and never finishes."""
@@ -61,7 +71,7 @@ class Forever:
 
 @dataclass
 class Reply:
-    parts: list[bytes | Stall | Forever]
+    parts: list[bytes | Stall | Gate | Forever]
     status: int = 200
     content_type: str = "text/event-stream"
     headers: dict[str, str] = field(default_factory=dict)
@@ -108,11 +118,11 @@ def _usage(usage: tuple[int, int]) -> dict[str, int]:
 
 
 def events(
-    *items: dict[str, Any] | bytes | Stall | Forever, done: bool = True, **reply: Any
+    *items: dict[str, Any] | bytes | Stall | Gate | Forever, done: bool = True, **reply: Any
 ) -> Reply:
     """A stream of chunks (dicts), raw bytes, stalls and a ``Forever``, then ``[DONE]`` unless
     ``done=False``."""
-    parts: list[bytes | Stall | Forever] = [
+    parts: list[bytes | Stall | Gate | Forever] = [
         sse(item) if isinstance(item, dict) else item for item in items
     ]
     return Reply(parts=parts + ([DONE] if done else []), **reply)
@@ -397,6 +407,12 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(part, Stall):
                 if self._client_left_within(part.seconds):
                     raise ConnectionResetError
+                continue
+            if isinstance(part, Gate):
+                deadline = time.monotonic() + part.timeout
+                while not part.opened.is_set() and time.monotonic() < deadline:
+                    if self._client_left_within(0.05):
+                        raise ConnectionResetError
                 continue
             if isinstance(part, Forever):
                 while not self._client_left_within(part.every):

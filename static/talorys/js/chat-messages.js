@@ -85,6 +85,14 @@ export function addActivity(li, activity) {
   else tools.appendChild(activityLine(activity));
 }
 
+// A reply's whole activity at once (an attach's snapshot): what was shown before goes.
+export function setActivities(li, activities) {
+  const tools = part(li, "tools");
+  if (!tools) return;
+  tools.replaceChildren();
+  for (const activity of activities || []) addActivity(li, activity);
+}
+
 function changeLine(change) {
   const li = el("li", "change");
   const what = `${CHANGE_WORDS[change.action] || change.action} ${change.kind}`;

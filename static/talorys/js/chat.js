@@ -1,6 +1,9 @@
 // The chat page: one WebSocket to /ws/chat/ for the turns (reconnected by socket.js), the JSON
 // API for conversations. The conversation is in the URL (/c/<id>/); the thread follows a
-// streaming reply unless the owner scrolled up. The bubbles are chat-messages.js, the list
+// streaming reply unless the owner scrolled up. A reply runs on the server whatever the page
+// does: a page that shows one streaming (after a reload, in a second tab, after the socket came
+// back) attaches to it and goes on from the text so far. What another page changes arrives as
+// "talorys:sync" (notifications.js) and the thread and the list look again. The bubbles are chat-messages.js, the list
 // chat-list.js, the title chat-head.js. Model and owner text go in with textContent only.
 import { api } from "../common.js";
 import * as bubbles from "./chat-messages.js";
@@ -25,8 +28,9 @@ let conversationId = Number(root.dataset.conversationId) || null;
 let live = null; // the socket (socket.js), from the page's start
 let opening = 0;
 let sendWhenOpen = false;
-// The turns this page started, by conversation id ("new" until the server names it). Each
-// keeps its text and activity even while another conversation is shown.
+// The turns this page follows (started here, or attached to), by conversation id ("new" until
+// the server names it). Each keeps its text, its activity and the id of the last event seen
+// (to attach again after that one) even while another conversation is shown.
 const turns = new Map();
 const keyOf = (id) => (id === null ? "new" : id);
 const busy = () => turns.has(keyOf(conversationId));
@@ -103,7 +107,24 @@ function render(convo) {
   }
   thread.replaceChildren(...items);
   showGreeting();
+  const last = items[items.length - 1];
+  if (last && last.dataset.role === "assistant" && last.dataset.status === "streaming" && !turns.has(convo.id)) attach(convo.id, last);
   refreshComposer();
+}
+
+// Follow the reply streaming in `li` (shown from the stored conversation): the server answers
+// with what it has said so far (a snapshot), then the rest as it comes.
+function attach(id, li) {
+  const turn = { conversationId: id, li, userLi: li.previousElementSibling, text: "", started: true, error: null, messageId: Number(li.dataset.id) || null, sent: null, lastId: null };
+  turns.set(id, turn);
+  sendAttach(turn);
+}
+
+function sendAttach(turn) {
+  if (!socketOpen()) return; // onOpen attaches every turn again
+  const frame = { type: "attach", conversation_id: turn.conversationId };
+  if (turn.lastId) frame.last_event_id = turn.lastId;
+  live.socket.send(JSON.stringify(frame));
 }
 
 async function open(id, { push = true } = {}) {
@@ -154,8 +175,8 @@ async function reconcile(id, messageId) {
     return;
   }
   if (id !== conversationId || busy()) return;
-  const shown = [...thread.children].map((li) => Number(li.dataset.id));
-  const stored = convo.messages.map((m) => m.id);
+  const shown = [...thread.children].map((li) => `${li.dataset.id}:${li.dataset.status || ""}`);
+  const stored = convo.messages.map((m) => `${m.id}:${m.role === "user" ? "" : m.status}`);
   if (shown.join() !== stored.join()) {
     render(convo);
     return;
@@ -215,7 +236,8 @@ function resend(li) {
 function stop() {
   const turn = turns.get(keyOf(conversationId));
   if (!turn) return;
-  if (turn.conversationId === null) turn.stopWanted = true; // sent when the server names it
+  // Sent when the server names the conversation, or when the socket (re)opens.
+  if (turn.conversationId === null || !socketOpen()) turn.stopWanted = true;
   else live.socket.send(JSON.stringify({ type: "cancel", conversation_id: turn.conversationId }));
   input.focus();
 }
@@ -251,6 +273,26 @@ function turnFor(event) {
   return null;
 }
 
+// What an attach answers: the reply so far (or, finished, as saved).
+function catchUp(turn, event) {
+  if (event.message_id == null || (turn.messageId && event.message_id !== turn.messageId)) {
+    // Not the reply this page shows (another turn has begun since): look again.
+    turns.delete(keyOf(turn.conversationId));
+    refreshComposer();
+    if (turn.conversationId === conversationId) reconcile(conversationId, null);
+    return;
+  }
+  turn.messageId = event.message_id;
+  turn.li.dataset.id = event.message_id;
+  turn.text = event.text;
+  bubbles.setText(turn.li, turn.text);
+  bubbles.setActivities(turn.li, event.activity);
+  if (event.status !== "streaming") {
+    if (event.status === "error") turn.error = { code: "", message: event.error_message };
+    finish(turn, event);
+  }
+}
+
 function finish(turn, event) {
   turns.delete(keyOf(turn.conversationId));
   const li = turn.li;
@@ -278,6 +320,7 @@ function finish(turn, event) {
 
 function onEvent(event) {
   const turn = turnFor(event);
+  if (turn && event.id) turn.lastId = event.id;
   switch (event.type) {
     case "title":
       if (event.conversation_id === conversationId) head.set(conversationId, event.title);
@@ -288,7 +331,7 @@ function onEvent(event) {
       turn.started = true;
       turn.messageId = event.message_id;
       turn.li.dataset.id = event.message_id;
-      if (event.user_message_id) turn.userLi.dataset.id = event.user_message_id;
+      if (event.user_message_id && turn.userLi) turn.userLi.dataset.id = event.user_message_id;
       for (const id of event.replaced_message_ids || []) {
         const gone = thread.querySelector(`li[data-id="${id}"]`);
         if (gone && gone !== turn.userLi) gone.remove();
@@ -310,6 +353,9 @@ function onEvent(event) {
         status.textContent = event.message;
       }
       break;
+    case "snapshot":
+      if (turn) catchUp(turn, event);
+      break;
     case "done":
       if (turn) finish(turn, event);
       break;
@@ -317,14 +363,21 @@ function onEvent(event) {
 }
 
 function onOpen() {
+  // The replies followed before the socket dropped ran on: go on from the last event seen.
+  for (const turn of turns.values()) {
+    if (!turn.started || turn.conversationId === null) continue;
+    sendAttach(turn);
+    if (turn.stopWanted) live.socket.send(JSON.stringify({ type: "cancel", conversation_id: turn.conversationId }));
+  }
   if (sendWhenOpen) { sendWhenOpen = false; form.requestSubmit(); }
   if (status.dataset.connecting) { status.textContent = ""; delete status.dataset.connecting; }
   refreshComposer();
 }
 
 function onClose() {
-  // The server stops a socket's turns when it closes; they are kept, cancelled.
-  for (const turn of [...turns.values()]) finish(turn, { status: "cancelled" });
+  // A reply that began runs on without the socket (onOpen attaches again). One not begun yet
+  // may never have reached the server: it is shown stopped, with Retry.
+  for (const turn of [...turns.values()]) if (!turn.started) finish(turn, { status: "cancelled" });
   status.textContent = "Connecting…";
   status.dataset.connecting = "1";
   refreshComposer();
@@ -365,6 +418,24 @@ $("suggestions").addEventListener("click", (e) => {
   if (!button) return;
   input.value = button.dataset.prompt;
   form.requestSubmit();
+});
+
+// Another page changed a conversation (notifications.js passes the server's sync frames on).
+window.addEventListener("talorys:sync", ({ detail }) => {
+  if (detail.what === "change") {
+    // A change reverted elsewhere: the reply that made it shows it reverted.
+    const shown = conversationId !== null && thread.querySelector(`li[data-id="${detail.message_id}"]`);
+    if (shown && !busy()) reconcile(conversationId, detail.message_id);
+    return;
+  }
+  if (detail.what !== "conversation") return;
+  list.refresh();
+  if (detail.conversation_id !== conversationId) return;
+  if (detail.change === "renamed") head.set(conversationId, detail.title);
+  else if (detail.change === "deleted" && !busy()) {
+    newChat();
+    status.textContent = "That conversation was moved to the bin (in another window).";
+  } else if (!busy()) reconcile(conversationId, null); // a message sent, a reply ended elsewhere
 });
 
 window.addEventListener("popstate", () => {
