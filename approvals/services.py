@@ -306,8 +306,9 @@ def pending_actions_expire() -> int:
     """Mark every pending action past its expiry as expired, each with its audit line.
 
     Returns how many. The approvals list calls this on every read, so it takes the same few
-    queries however many are due (their notifications are rewritten in one UPDATE too). Rows a decider holds are skipped, not waited for: the decider
-    sees the expiry itself, and the next call records it.
+    queries however many are due (their notifications are rewritten in one UPDATE too). Rows a
+    decider holds are skipped, not waited for: the decider sees the expiry itself, and the next
+    call records it.
     """
     now = timezone.now()
     with transaction.atomic():

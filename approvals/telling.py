@@ -63,33 +63,26 @@ def tell_pages(action: PendingAction) -> None:
 
 def outcome(action: PendingAction) -> notify.Rewrite:
     """What the approval's notification says once the action is no longer waiting."""
-    summary = _summary(action)
-    if action.status == Status.COMMITTED:
-        body = (
-            f"You can undo it on the Approvals page for {UNDO_DAYS} days."
-            if (action.undo_until)
-            else ""
-        )
-        return notify.Rewrite(_clip(f"Approved and done: {summary}"), body)
-    if action.status == Status.FAILED:
-        return notify.Rewrite(
-            _clip(f"Approved but failed: {summary}"), action.error or "Nothing was done."
-        )
-    if action.status == Status.REJECTED:
-        return notify.Rewrite(_clip(f"Rejected: {summary}"), "Nothing was done.")
-    if action.status == Status.EXPIRED:
-        return notify.Rewrite(
-            _clip(f"Expired: {summary}"),
+    undo = (
+        f"You can undo it on the Approvals page for {UNDO_DAYS} days." if action.undo_until else ""
+    )
+    nothing = "Nothing was done."
+    words = {
+        Status.COMMITTED: ("Approved and done", undo),
+        Status.FAILED: ("Approved but failed", action.error or nothing),
+        Status.REJECTED: ("Rejected", nothing),
+        Status.EXPIRED: (
+            "Expired",
             f"Nobody approved it within {EXPIRY_MINUTES} minutes, so nothing was done.",
-        )
-    if action.status == Status.UNDONE:
-        return notify.Rewrite(_clip(f"Undone: {summary}"), "What it changed was restored.")
-    if action.status == Status.WITHDRAWN:
-        return notify.Rewrite(
-            _clip(f"Withdrawn: {summary}"),
+        ),
+        Status.UNDONE: ("Undone", "What it changed was restored."),
+        Status.WITHDRAWN: (
+            "Withdrawn",
             "A newer proposal for the same item took its place, so nothing was done.",
-        )
-    return notify.Rewrite(_clip(f"Waiting for your approval: {summary}"))
+        ),
+    }
+    head, body = words.get(Status(action.status), ("Waiting for your approval", ""))
+    return notify.Rewrite(_clip(f"{head}: {_summary(action)}"), body)
 
 
 def tell_outcomes(actions: Sequence[PendingAction]) -> None:

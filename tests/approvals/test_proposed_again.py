@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 
 from agent.executor import ToolExecutor
+from agent.selectors import outcome_note
 from approvals.models import ApprovalEvent, PendingAction
 from talorys.lib.tools import ToolContext
 from talorys.notifications.models import Notification
@@ -109,6 +110,10 @@ def test_the_same_proposal_after_the_target_changed_replaces_the_waiting_one(db)
         earlier: "withdrawn",
         later: "pending",
     }
+    # A later turn reads what became of the first.
+    assert outcome_note(PendingAction.objects.get(pk=earlier)).endswith(
+        "replaced by a newer proposal; nothing was changed.]"
+    )
 
 
 def test_a_proposal_after_the_waiting_one_expired_is_asked_afresh(db):
