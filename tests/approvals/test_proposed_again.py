@@ -4,11 +4,13 @@ notification); a different change to the same target withdraws it; racing propos
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from agent.executor import ToolExecutor
 from agent.selectors import outcome_note
@@ -189,3 +191,41 @@ def test_racing_proposals_for_one_target_leave_one_waiting(needs_postgres, same)
         # Each racer's change was asked for in turn; all but the last were withdrawn.
         assert sorted(statuses) == ["pending"] + ["withdrawn"] * (racers - 1)
         assert all(n.read_at is not None for n in notices if n not in asking)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_keeps_the_newest_of_the_actions_waiting_for_one_target():
+    """Before one waiting action per target was enforced, a regenerate could leave two; the
+    upgrade must not stop on them."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("approvals", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("approvals", "PendingAction")
+    later = timezone.now() + dt.timedelta(minutes=30)
+
+    def waiting(target_id: int, tool: str = "delete_task") -> int:
+        return old.objects.create(
+            tool=tool, target_id=target_id, snapshot="x", summary="s", expires_at=later
+        ).pk
+
+    older, newer, other, new_a, new_b = (
+        waiting(7),
+        waiting(7),
+        waiting(8),
+        waiting(0, "schedule_agent_prompt"),
+        waiting(0, "schedule_agent_prompt"),
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert dict(PendingAction.objects.values_list("pk", "status")) == {
+        older: "withdrawn",
+        newer: "pending",
+        other: "pending",
+        new_a: "pending",
+        new_b: "pending",
+    }
+    assert list(ApprovalEvent.objects.values_list("action_ref", "kind")) == [(older, "withdrawn")]
