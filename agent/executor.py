@@ -189,11 +189,17 @@ class ToolExecutor:
         without changing anything, and the proposal waits for the owner as a pending action."""
         proposal = tool.prepare(args, ctx)
         action = pending_action_propose(tool=tool, proposal=proposal, ctx=ctx)
+        note = "Nothing has changed yet. Tell the owner it waits for their approval; never say it is done."
+        if action.reused:
+            note = (
+                f"This exact change was already waiting for the owner's approval (#{action.pk}); "
+                "it still waits, and no second approval was asked for. " + note
+            )
         return {
             "status": "awaiting_owner_approval",
             "action_id": action.pk,
             "summary": action.summary,
-            "note": "Nothing has changed yet. Tell the owner it waits for their approval; never say it is done.",
+            "note": note,
         }
 
     def _failure(

@@ -136,6 +136,7 @@ _OUTCOMES = {
     PendingAction.Status.EXPIRED: "expired without a decision; nothing was changed",
     PendingAction.Status.FAILED: "approved, but not done",
     PendingAction.Status.UNDONE: "done, then undone by the owner",
+    PendingAction.Status.WITHDRAWN: "replaced by a newer proposal; nothing was changed",
 }
 
 

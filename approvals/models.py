@@ -19,6 +19,7 @@ class PendingAction(models.Model):
         EXPIRED = "expired"
         FAILED = "failed"  # approved, but the target changed or vanished, or the commit failed
         UNDONE = "undone"  # committed, then restored by the owner
+        WITHDRAWN = "withdrawn"  # a newer proposal for the same target took its place
 
     # The owner-readable summary, also kept on each audit line (ApprovalEvent.summary).
     SUMMARY_MAX = 500
@@ -47,9 +48,23 @@ class PendingAction(models.Model):
     undo_until = models.DateTimeField(null=True, blank=True)
     undone_at = models.DateTimeField(null=True, blank=True)
 
+    # Not stored: set by services.pending_action_propose when the proposal was already waiting
+    # (a regenerated reply proposed it again) and this is that earlier action, kept.
+    reused = False
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["status", "expires_at"])]
+        constraints = [
+            # One waiting proposal per tool and target: proposing it again reuses or replaces
+            # the one waiting (services.pending_action_propose), so the owner is asked once.
+            models.UniqueConstraint(
+                fields=["tool", "target_id"],
+                # NEW_TARGET (talorys/lib/tools.py): proposals that make something new.
+                condition=models.Q(status="pending") & ~models.Q(target_id=0),
+                name="pending_action_one_waiting_per_target",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.tool} #{self.target_id} ({self.status})"
@@ -65,6 +80,7 @@ class ApprovalEvent(models.Model):
         EXPIRED = "expired"
         FAILED = "failed"
         UNDONE = "undone"
+        WITHDRAWN = "withdrawn"
         PURGED = "purged"
 
     action = models.ForeignKey(

@@ -1,4 +1,8 @@
-"""Propose, approve, reject, expire and undo destructive model actions.
+"""Propose, approve, reject, expire and undo destructive model actions; one waiting proposal per
+tool and target (proposing it again reuses it or withdraws it, see pending_action_propose).
+
+Each change is told on commit (approvals/telling.py): the approval's notification says what
+became of it, and open pages' approval cards look again.
 
 The commit path finds the tool by name in the registry (talorys/lib/tools.py), so approvals never
 imports the app that owns the data.
@@ -7,22 +11,29 @@ imports the app that owns the data.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
+from approvals.telling import EXPIRY_MINUTES, tell_outcomes, tell_pages, tell_proposed
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import AppError, Conflict, NotFound
-from talorys.lib.tools import Permission, Proposal, Tool, ToolContext, ToolError, get_tool
-from talorys.notifications import services as notify
-from talorys.notifications.models import Notification
+from talorys.lib.tools import (
+    NEW_TARGET,
+    Permission,
+    Proposal,
+    Tool,
+    ToolContext,
+    ToolError,
+    get_tool,
+)
 
 log = logging.getLogger(__name__)
 
-EXPIRY_MINUTES = 30
 EXPIRY = dt.timedelta(minutes=EXPIRY_MINUTES)
 # Undo restores from the bin, so it lasts exactly as long as the bin keeps what was deleted.
 UNDO_WINDOW = BIN_RETENTION
@@ -71,43 +82,102 @@ def _proposal(action: PendingAction) -> Proposal:
 
 
 def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
-    """Store a prepared destructive call. Nothing about the target changes here."""
+    """Store a prepared destructive call. Nothing about the target changes here.
+
+    The owner is asked once per tool and target. A regenerated, retried or edited reply that
+    proposes again exactly what is already waiting (same payload, target unchanged since) gets
+    that action back, marked ``reused``: it moves under the new reply with its full time again,
+    and no second notification goes out. A different proposal for the same target (other
+    content, or the target changed since) withdraws the waiting one and is asked instead; one
+    that makes something new (``NEW_TARGET``) only ever reuses an identical one.
+
+    Proposals for one tool and target queue for each other (``_queue_for_target``), so the
+    second of two racing proposals sees the first one's action and reuses or withdraws it; the
+    database's constraint of one waiting action per tool and target backs that up.
+    """
     with transaction.atomic():
-        action = PendingAction.objects.create(
-            tool=tool.name,
-            target_id=proposal.target_id,
-            snapshot=proposal.snapshot,
-            payload=proposal.payload,
-            summary=proposal.summary[: PendingAction.SUMMARY_MAX],
-            preview=proposal.preview,
-            conversation_id=ctx.conversation_id,
-            message_id=ctx.message_id,
-            expires_at=timezone.now() + EXPIRY,
+        _queue_for_target(tool.name, proposal.target_id)
+        return _propose(tool, proposal, ctx)
+
+
+def _queue_for_target(tool: str, target_id: int) -> None:
+    """Wait until no other transaction is proposing for this tool and target (PostgreSQL: an
+    advisory lock held to the end of the transaction, so the next proposer reads this one's
+    action once it is committed). SQLite runs one writing transaction at a time (settings:
+    IMMEDIATE), so there proposals queue already. A row lock would not do: before the first
+    proposal there is no row to lock."""
+    if connection.vendor != "postgresql":
+        return
+    key = hashlib.blake2b(f"approval:{tool}:{target_id}".encode(), digest_size=8).digest()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(key, signed=True)])
+
+
+def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
+    now = timezone.now()
+    waiting = []
+    for action in PendingAction.objects.select_for_update().filter(
+        tool=tool.name, target_id=proposal.target_id, status=PendingAction.Status.PENDING
+    ):
+        if action.expires_at <= now:
+            _expire(action)  # not waiting any more, whatever it proposed
+        else:
+            waiting.append(action)
+    for action in waiting:
+        if (action.payload, action.snapshot) == (proposal.payload, proposal.snapshot):
+            return _propose_again(action, ctx)
+    # Something new has no target that two proposals compete for: both wait.
+    earlier = waiting[0] if waiting and proposal.target_id != NEW_TARGET else None
+    if earlier is not None:  # first, so that the new one is the only one waiting
+        PendingAction.objects.filter(pk=earlier.pk).update(
+            status=PendingAction.Status.WITHDRAWN, decided_at=now
         )
-        _event(
-            action,
-            kind=ApprovalEvent.Kind.PROPOSED,
-            actor="model" if ctx.mode == "chat" else ctx.source,
+        earlier.status = PendingAction.Status.WITHDRAWN
+    action = PendingAction.objects.create(
+        tool=tool.name,
+        target_id=proposal.target_id,
+        snapshot=proposal.snapshot,
+        payload=proposal.payload,
+        summary=proposal.summary[: PendingAction.SUMMARY_MAX],
+        preview=proposal.preview,
+        conversation_id=ctx.conversation_id,
+        message_id=ctx.message_id,
+        expires_at=timezone.now() + EXPIRY,
+    )
+    _event(action, kind=ApprovalEvent.Kind.PROPOSED, actor=_proposer(ctx))
+    if earlier is not None:
+        why = (
+            "The item changed since it was proposed"
+            if earlier.payload == action.payload
+            else "A different change to the same item was proposed"
         )
-        _notify_waiting(action)
+        detail = f"{why}: approval #{action.pk} asks instead."
+        _event(earlier, kind=ApprovalEvent.Kind.WITHDRAWN, actor=_proposer(ctx), detail=detail)
+        tell_outcomes([earlier])
+    tell_proposed(action)
     return action
 
 
-def _notify_waiting(action: PendingAction) -> None:
-    """Tell the owner that something waits for them, wherever they are (open pages, Web Push).
+def _proposer(ctx: ToolContext) -> str:
+    return "model" if ctx.mode == "chat" else ctx.source
 
-    Saved with the action, so a rolled-back proposal announces nothing; notification_send shows
-    and pushes it only once this transaction commits. Only the summary goes out: the preview can
-    hold the item's content, which has no place on a lock screen.
-    """
-    summary = action.summary.strip() or action.tool
-    title = f"Waiting for your approval: {summary}"
-    notify.notification_send(
-        title=title if len(title) <= 300 else f"{title[:299]}…",
-        body=f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
-        kind=Notification.Kind.APPROVAL,
-        source=f"approval:{action.pk}",
+
+def _propose_again(action: PendingAction, ctx: ToolContext) -> PendingAction:
+    """The same proposal again, from a new reply: the waiting action moves under that reply
+    (its card shows there) and waits its full time again; the owner is not asked twice."""
+    if ctx.conversation_id is not None:
+        action.conversation_id, action.message_id = ctx.conversation_id, ctx.message_id
+    action.expires_at = timezone.now() + EXPIRY
+    action.save(update_fields=["conversation_id", "message_id", "expires_at"])
+    _event(
+        action,
+        kind=ApprovalEvent.Kind.PROPOSED,
+        actor=_proposer(ctx),
+        detail="Proposed again while it was waiting; the same approval still waits.",
     )
+    tell_pages(action)
+    action.reused = True
+    return action
 
 
 def pending_action_get(*, action_id: int) -> PendingAction:
@@ -135,6 +205,7 @@ def _expire(action: PendingAction) -> None:
         if updated:
             action.status = PendingAction.Status.EXPIRED
             _event(action, kind=ApprovalEvent.Kind.EXPIRED, actor="system")
+            tell_outcomes([action])
 
 
 def _lock_pending(*, action_id: int) -> PendingAction:
@@ -187,11 +258,13 @@ def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
             action.status, action.error = PendingAction.Status.FAILED, failure
             action.save(update_fields=["status", "error", "decided_at", "decided_by"])
             _event(action, kind=ApprovalEvent.Kind.FAILED, actor=_owner(user), detail=failure)
+            tell_outcomes([action])
             return action
         action.status, action.result = PendingAction.Status.COMMITTED, result
         action.undo_until = now + UNDO_WINDOW if result.get("undoable") else None
         action.save(update_fields=["status", "result", "decided_at", "decided_by", "undo_until"])
         _event(action, kind=ApprovalEvent.Kind.COMMITTED, actor=_owner(user))
+        tell_outcomes([action])
     return action
 
 
@@ -203,6 +276,7 @@ def pending_action_reject(*, action_id: int, user: Any) -> PendingAction:
         action.decided_at, action.decided_by = timezone.now(), user
         action.save(update_fields=["status", "decided_at", "decided_by"])
         _event(action, kind=ApprovalEvent.Kind.REJECTED, actor=_owner(user))
+        tell_outcomes([action])
     return action
 
 
@@ -224,6 +298,7 @@ def pending_action_undo(*, action_id: int, user: Any) -> PendingAction:
         action.status, action.undone_at = PendingAction.Status.UNDONE, timezone.now()
         action.save(update_fields=["status", "undone_at"])
         _event(action, kind=ApprovalEvent.Kind.UNDONE, actor=_owner(user))
+        tell_outcomes([action])
     return action
 
 
@@ -231,8 +306,9 @@ def pending_actions_expire() -> int:
     """Mark every pending action past its expiry as expired, each with its audit line.
 
     Returns how many. The approvals list calls this on every read, so it takes the same few
-    queries however many are due. Rows a decider holds are skipped, not waited for: the decider
-    sees the expiry itself, and the next call records it.
+    queries however many are due (their notifications are rewritten in one UPDATE too). Rows a
+    decider holds are skipped, not waited for: the decider sees the expiry itself, and the next
+    call records it.
     """
     now = timezone.now()
     with transaction.atomic():
@@ -249,6 +325,9 @@ def pending_actions_expire() -> int:
         ApprovalEvent.objects.bulk_create(
             [_event_row(action, kind=ApprovalEvent.Kind.EXPIRED, actor="system") for action in due]
         )
+        for action in due:
+            action.status = PendingAction.Status.EXPIRED
+        tell_outcomes(due)
     return len(due)
 
 

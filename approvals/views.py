@@ -25,6 +25,7 @@ STATE_WORDS = {
     Status.EXPIRED: "Expired",
     Status.FAILED: "Failed",
     Status.UNDONE: "Undone",
+    Status.WITHDRAWN: "Withdrawn",
 }
 STATE_TAGS = {Status.COMMITTED: "ok", Status.FAILED: "err", Status.PENDING: "warn"}
 TABS = {"waiting": "Waiting", "decided": "Decided", "audit": "Audit trail"}

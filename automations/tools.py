@@ -32,6 +32,7 @@ from talorys.history.tools import SoftDeleteTool
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
+    NEW_TARGET,
     ListTool,
     Permission,
     Proposal,
@@ -314,7 +315,7 @@ class ScheduleAgentPrompt(Tool):
         if next_after(args.schedule, timezone.now(), ctx.zone) is None:
             raise ValidationFailed("schedule.at: that time has passed; give a time in the future.")
         return Proposal(
-            target_id=0,
+            target_id=NEW_TARGET,
             snapshot=self.NEW,
             summary=f"Schedule the prompt “{args.name}” to run {describe(args.schedule, ctx.zone)}",
             payload={

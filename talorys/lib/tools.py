@@ -102,9 +102,15 @@ class ToolContext:
         return replace(self)
 
 
+# The target_id of a proposal that makes something new: it has no target yet, so two of them
+# never compete for one (approvals keeps one waiting proposal per tool and target otherwise).
+NEW_TARGET = 0
+
+
 @dataclass
 class Proposal:
-    """What a destructive tool's ``prepare`` found: the exact target and what would happen."""
+    """What a destructive tool's ``prepare`` found: the exact target (``NEW_TARGET`` when it
+    makes something) and what would happen."""
 
     target_id: int
     snapshot: str

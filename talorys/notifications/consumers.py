@@ -2,7 +2,8 @@
 
 Transport only. The owner's session authenticates the socket (the origin is checked in
 talorys/asgi.py); the page then receives ``{"type": "notification", "notification": {...}}``
-for each notification made while it is open (sent on commit by
+for each notification made while it is open, the same with ``"updated": true`` when one
+is rewritten (an approval it announced was decided; sent on commit by
 talorys/notifications/services.py; in embedded mode, one made by another process is found by the
 process's watcher, see notify.watcher_join), and ``{"type": "sync", "what", ...}`` when
 something another page shows changed (talorys/lib/live.py).
@@ -81,16 +82,29 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
         on a binary or deeply nested frame."""
 
     async def notification_created(self, event: dict[str, Any]) -> None:
-        # Before each delivery, not only at connect: the session may have ended since.
-        if not await database_sync_to_async(websocket_owner_ok)(self.scope):
-            await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
+        if await self._still_signed_in():
+            await self.send_json({"type": "notification", "notification": event["notification"]})
+
+    async def notification_updated(self, event: dict[str, Any]) -> None:
+        """A notification the page may already show now says something else (an approval it
+        asked about was decided): the page puts it in place of the old one, not as news."""
+        if await self._still_signed_in():
             await self.send_json(
-                {"type": "error", "code": Unauthorized.code, "message": WEBSOCKET_SESSION_ENDED}
+                {"type": "notification", "notification": event["notification"], "updated": True}
             )
-            self.stage = "closed"
-            await self.close(code=WEBSOCKET_UNAUTHENTICATED)
-            return
-        await self.send_json({"type": "notification", "notification": event["notification"]})
+
+    async def _still_signed_in(self) -> bool:
+        """Checked before each delivery, not only at connect: the session may have ended since,
+        and then the socket is told so and closed."""
+        if await database_sync_to_async(websocket_owner_ok)(self.scope):
+            return True
+        await self.channel_layer.group_discard(NOTIFICATIONS_GROUP, self.channel_name)
+        await self.send_json(
+            {"type": "error", "code": Unauthorized.code, "message": WEBSOCKET_SESSION_ENDED}
+        )
+        self.stage = "closed"
+        await self.close(code=WEBSOCKET_UNAUTHENTICATED)
+        return False
 
     async def page_sync(self, event: dict[str, Any]) -> None:
         """Something another open page shows changed (talorys/lib/live.py): the page looks

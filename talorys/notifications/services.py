@@ -20,7 +20,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -94,28 +94,88 @@ def notifications_send(drafts: Sequence[Draft]) -> list[Notification]:
         # robust: a channel layer or broker outage is logged and must not fail the caller,
         # whose transaction has already committed by then.
         payloads = [notification_payload(notification) for notification in notifications]
-        transaction.on_commit(partial(_broadcast, payloads), robust=True)
+        transaction.on_commit(partial(_broadcast, payloads, "notification.created"), robust=True)
         for delivery_id in to_send:
             transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
     return notifications
 
 
-def _broadcast(payloads: list[dict[str, Any]]) -> None:
+def _broadcast(payloads: list[dict[str, Any]], event: str) -> None:
+    """Send each payload to every open page, as ``event`` (``notification.created`` or
+    ``notification.updated``, the consumer's handlers)."""
     layer = get_channel_layer()
     if layer is None:
         return
 
     async def send_all() -> None:
         for payload in payloads:
-            await layer.group_send(
-                NOTIFICATIONS_GROUP, {"type": "notification.created", "notification": payload}
-            )
+            await layer.group_send(NOTIFICATIONS_GROUP, {"type": event, "notification": payload})
 
     async_to_sync(send_all)()
 
 
 def _enqueue_push(delivery_id: int) -> None:
     deliver_push.delay(delivery_id)
+
+
+# --- rewriting what a notification says --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The new text of the notification(s) whose source is ``source``."""
+
+    title: str
+    body: str = ""
+
+
+def notification_update_by_source(
+    *, source: str, title: str, body: str = "", read: bool = True
+) -> list[Notification]:
+    """Rewrite the notification made for ``source`` (``"approval:7"``) once what it announced
+    has moved on, e.g. an approval that was decided: it says what happened instead of asking."""
+    return notifications_update_by_source({source: Rewrite(title, body)}, read=read)
+
+
+def notifications_update_by_source(
+    rewrites: Mapping[str, Rewrite], *, read: bool = True
+) -> list[Notification]:
+    """``notification_update_by_source`` for many sources: one read and one UPDATE for them all.
+
+    ``read`` marks them read too (what they announced needs nothing more from the owner). On
+    commit, open pages receive each as ``notification.updated`` and put the new text in place of
+    the old one (static/talorys/js/notifications.js). A push not sent yet (held for quiet hours)
+    carries the new text, since a push reads its notification when it is sent; one already shown
+    on a device stays as it was. A source with no notification (pruned) is skipped."""
+    if not rewrites:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        notifications = list(
+            Notification.objects.select_for_update().filter(source__in=list(rewrites))
+        )
+        for notification in notifications:
+            rewrite = rewrites[notification.source]
+            notification.title = clean_text(
+                _clip(rewrite.title, Notification.TITLE_MAX),
+                field="title",
+                max_length=Notification.TITLE_MAX,
+            )
+            notification.body = _clip(rewrite.body.strip(), Notification.BODY_MAX)
+            if read and notification.read_at is None:
+                notification.read_at = now
+        Notification.objects.bulk_update(notifications, ["title", "body", "read_at"])
+        payloads = [notification_payload(notification) for notification in notifications]
+        if payloads:
+            transaction.on_commit(
+                partial(_broadcast, payloads, "notification.updated"), robust=True
+            )
+    return notifications
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.strip()
+    return text if len(text) <= width else f"{text[: width - 1]}…"
 
 
 # --- embedded mode: the web process watches for notifications made by other processes --------

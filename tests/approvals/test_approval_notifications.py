@@ -98,6 +98,15 @@ async def test_an_open_page_is_told_live_that_an_approval_waits(owner, fake_open
         assert message["type"] == "notification"
         assert message["notification"]["kind"] == "approval"
         assert message["notification"]["title"].endswith("Delete the task “Old errand”")
+        # And every card for it on the page looks at it (talorys/lib/live.py).
+        action = await PendingAction.objects.aget()
+        assert await page.receive_json_from(timeout=HANG_SECONDS) == {
+            "type": "sync",
+            "what": "approval",
+            "action_id": action.pk,
+            "status": "pending",
+            "conversation_id": action.conversation_id,
+        }
         assert await page.receive_nothing(timeout=0.2)
     finally:
         await page.disconnect()

@@ -145,7 +145,8 @@ def test_pages_read_a_fixed_number_of_queries_with_many_approvals(
         [
             PendingAction(
                 tool="rewrite_note" if n % 2 else "delete_task",
-                target_id=note.pk,
+                # One waiting action per tool and target: each waiting one has its own target.
+                target_id=note.pk + (n if n % len(statuses) == 0 else 0),
                 snapshot="x",
                 payload={"content": f"socks {n}"} if n % 2 else {},
                 summary=f"action {n}",

@@ -1,7 +1,9 @@
 // The chat's approval cards: one per destructive action the model proposed, in plain words,
 // with the target, the diff of a rewrite and the time left. A card asks the server for the
 // action's state before offering buttons: a card in an older message may have been decided (or
-// have expired) since. All text goes in with textContent.
+// have expired) since, and looks again whenever any page changes it (a "talorys:sync" about
+// the approval: decided in another tab, on the Approvals page, expired). All text goes in
+// with textContent.
 import { api, el } from "../common.js";
 
 const TICK_MS = 30000;
@@ -13,8 +15,9 @@ const WORDS = {
   rejected: "Rejected",
   expired: "Expired",
   failed: "Failed",
+  withdrawn: "Withdrawn: a newer proposal replaced it",
 };
-const TAGS = { pending: "warn", committed: "ok", undone: "", rejected: "", expired: "", failed: "err" };
+const TAGS = { pending: "warn", committed: "ok", undone: "", rejected: "", expired: "", failed: "err", withdrawn: "" };
 
 // "29 min", "1 h 5 min", "less than a minute".
 function left(iso) {
@@ -106,10 +109,13 @@ export function approvalCard(activity) {
     tick();
   };
 
+  let looks = 0; // refresh (below) shows only the answer to its latest look
   const decide = async (verb) => {
     buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
     try {
-      show(await api(`/api/approvals/${activity.action_id}/${verb}`, { method: "POST" }));
+      const decided = await api(`/api/approvals/${activity.action_id}/${verb}`, { method: "POST" });
+      looks++; // a look begun before the decision would show the card undecided again
+      show(decided);
     } catch (err) {
       problem.textContent = err.message;
       problem.hidden = false;
@@ -119,16 +125,35 @@ export function approvalCard(activity) {
     }
   };
 
+  // The action's state as the server has it now: when the card is made, and again on a sync.
+  // Only the answer to the latest look is shown.
+  const refresh = () => {
+    const mine = ++looks;
+    return api(`/api/approvals/${activity.action_id}`)
+      .then((fresh) => { if (mine === looks) show(fresh); })
+      .catch((err) => {
+        if (mine !== looks) return;
+        if (!action) state.textContent = "Unavailable";
+        problem.textContent = err.message;
+        problem.hidden = false;
+      });
+  };
+
   card.tick = tick;
-  api(`/api/approvals/${activity.action_id}`)
-    .then(show)
-    .catch((err) => {
-      state.textContent = "Unavailable";
-      problem.textContent = err.message;
-      problem.hidden = false;
-    });
+  card.refresh = refresh;
+  refresh();
   return card;
 }
+
+// Another page (or this one, or the server's expiry) changed an approval: every card for it
+// on this page looks again, so its state and buttons follow without a reload.
+window.addEventListener("talorys:sync", (event) => {
+  const sync = event.detail || {};
+  if (sync.what !== "approval" || sync.action_id == null) return;
+  document
+    .querySelectorAll(`.approval[data-action-id="${Number(sync.action_id)}"]`)
+    .forEach((card) => card.refresh && card.refresh());
+});
 
 // One clock for every card on the page.
 setInterval(() => document.querySelectorAll(".approval").forEach((card) => card.tick && card.tick()), TICK_MS);

@@ -37,6 +37,7 @@ async function refreshUnread() {
 
 function item(n) {
   const li = el("li", n.read_at ? "read" : "unread");
+  li.dataset.id = n.id;
   li.append(el("strong", "", n.title));
   if (n.body) li.append(el("p", "", n.body));
   const meta = el("div", "meta");
@@ -95,15 +96,20 @@ function setUpPanel() {
 
 // --- live: toasts ------------------------------------------------------------------------------
 
-function toast(n) {
-  const box = el("div", "toast");
-  box.append(el("strong", "", n.title));
+function fillToast(box, n) {
+  box.replaceChildren(el("strong", "", n.title));
   if (n.body) box.append(el("p", "", n.body));
   const close = el("button", "close", "×");
   close.type = "button";
   close.setAttribute("aria-label", "Dismiss");
   close.addEventListener("click", () => box.remove());
   box.append(close);
+}
+
+function toast(n) {
+  const box = el("div", "toast");
+  box.dataset.id = n.id;
+  fillToast(box, n);
   toasts.append(box);
   setTimeout(() => box.remove(), TOAST_MS);
 }
@@ -138,11 +144,28 @@ async function catchUp() {
   }
 }
 
+// A notification rewritten on the server (an approval it asked about was decided, undone or
+// expired): its entry in the list and its toast, where shown, say the new text, and the count
+// follows (a rewritten approval is read). It is not news: it is never toasted afresh, nor later
+// by the poll.
+function update(n) {
+  seen.add(n.id);
+  const shown = list.querySelector(`li[data-id="${Number(n.id)}"]`);
+  if (shown) shown.replaceWith(item(n));
+  const box = toasts.querySelector(`.toast[data-id="${Number(n.id)}"]`);
+  if (box) fillToast(box, n);
+  refreshUnread();
+}
+
 function onMessage(message) {
   // Something another page changed: whichever part of this page shows it listens for
   // "talorys:sync" (the chat, its approval cards) and looks again.
   if (message.type === "sync") {
     window.dispatchEvent(new CustomEvent("talorys:sync", { detail: message }));
+    return;
+  }
+  if (message.type === "notification" && message.updated) {
+    update(message.notification);
     return;
   }
   if (message.type !== "notification" || !show(message.notification)) return;

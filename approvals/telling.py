@@ -1,0 +1,100 @@
+"""Telling the owner and every open page what became of an approval.
+
+A proposal is announced once, as an approval notification ("Waiting for your approval: …",
+source ``approval:<id>``). When the action is decided, undone, withdrawn or expires, that same
+notification is rewritten to say what happened and marked read: it asked the owner to act, and
+a decided approval needs nothing more, so it must neither keep asking nor count as unread.
+Open pages receive the rewritten notification and a ``sync`` about the approval
+(talorys/lib/live.py), on which every approval card on them looks at its action again.
+
+Everything here is sent once the caller's transaction commits: a decision that rolls back tells
+nobody anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from approvals.models import PendingAction
+from talorys.history.bin import BIN_RETENTION
+from talorys.lib.live import pages_tell
+from talorys.notifications import services as notify
+from talorys.notifications.models import Notification
+
+EXPIRY_MINUTES = 30  # how long a proposal waits (services.EXPIRY)
+UNDO_DAYS = BIN_RETENTION.days  # the undo window (services.UNDO_WINDOW) is the bin's retention
+
+Status = PendingAction.Status
+
+
+def notification_source(action: PendingAction) -> str:
+    return f"approval:{action.pk}"
+
+
+def _summary(action: PendingAction) -> str:
+    return action.summary.strip() or action.tool
+
+
+def tell_proposed(action: PendingAction) -> None:
+    """Tell the owner that something waits for them, wherever they are (open pages, Web Push).
+
+    Saved with the action, so a rolled-back proposal announces nothing; notification_send shows
+    and pushes it only once this transaction commits. Only the summary goes out: the preview can
+    hold the item's content, which has no place on a lock screen.
+    """
+    notify.notification_send(
+        title=_clip(f"Waiting for your approval: {_summary(action)}"),
+        body=f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
+        kind=Notification.Kind.APPROVAL,
+        source=notification_source(action),
+    )
+    tell_pages(action)
+
+
+def tell_pages(action: PendingAction) -> None:
+    """Every open page's cards for this action look at it again (their buttons, their state)."""
+    pages_tell(
+        "approval",
+        action_id=action.pk,
+        status=action.status,
+        conversation_id=action.conversation_id,
+    )
+
+
+def outcome(action: PendingAction) -> notify.Rewrite:
+    """What the approval's notification says once the action is no longer waiting."""
+    undo = (
+        f"You can undo it on the Approvals page for {UNDO_DAYS} days." if action.undo_until else ""
+    )
+    nothing = "Nothing was done."
+    words = {
+        Status.COMMITTED: ("Approved and done", undo),
+        Status.FAILED: ("Approved but failed", action.error or nothing),
+        Status.REJECTED: ("Rejected", nothing),
+        Status.EXPIRED: (
+            "Expired",
+            f"Nobody approved it within {EXPIRY_MINUTES} minutes, so nothing was done.",
+        ),
+        Status.UNDONE: ("Undone", "What it changed was restored."),
+        Status.WITHDRAWN: (
+            "Withdrawn",
+            "A newer proposal for the same item took its place, so nothing was done.",
+        ),
+    }
+    head, body = words.get(Status(action.status), ("Waiting for your approval", ""))
+    return notify.Rewrite(_clip(f"{head}: {_summary(action)}"), body)
+
+
+def tell_outcomes(actions: Sequence[PendingAction]) -> None:
+    """Rewrite each action's notification to say what became of it (one UPDATE for them all),
+    and tell open pages; on commit."""
+    notify.notifications_update_by_source(
+        {notification_source(action): outcome(action) for action in actions}
+    )
+    for action in actions:
+        tell_pages(action)
+
+
+def _clip(title: str) -> str:
+    width = Notification.TITLE_MAX
+    return title if len(title) <= width else f"{title[: width - 1]}…"
