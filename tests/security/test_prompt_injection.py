@@ -155,14 +155,19 @@ def test_an_obeyed_injection_in_chat_only_proposes_and_its_one_write_reverts(api
     codes = error_codes(outcomes)
     # It tried every deletion; each one only waits for the owner, and nothing is gone.
     assert codes["delete_note"] == codes["delete_task"] == codes["delete_memory"] == {"ok"}
-    waiting = PendingAction.objects.filter(status="pending").exclude(pk=mine["action_id"])
+    # One waits per note: proposing the owner's own waiting delete again reuses it (the
+    # approvals' one-per-target rule), it does not make a second.
+    waiting = PendingAction.objects.filter(status="pending")
     assert sorted(set(waiting.values_list("tool", flat=True))) == [
         "delete_memory",
         "delete_note",
         "delete_task",
         "schedule_agent_prompt",
     ]
-    assert waiting.filter(tool="delete_note").count() == Note.objects.live().count()
+    deletes = waiting.filter(tool="delete_note")
+    assert sorted(deletes.values_list("target_id", flat=True)) == sorted(
+        Note.objects.live().values_list("pk", flat=True)
+    )
     after = contents()
     assert after["notes"] == before["notes"] and after["memories"] == before["memories"]
     # It could not approve anything: there is no such tool, and the owner's action still waits.

@@ -35,10 +35,31 @@ async function refreshUnread() {
 
 // --- the latest notifications ------------------------------------------------------------------
 
+// Where a notification leads, from what made it: a reply to its conversation, an approval to
+// the Approvals page. Only these two forms: the source is the server's, the URL is built here.
+function linkOf(n) {
+  const [kind, id] = (n.source || "").split(":");
+  if (kind === "conversation" && /^\d+$/.test(id)) return `/c/${id}/`;
+  if (kind === "approval") return "/approvals/";
+  return null;
+}
+
+// The title, as a link where the notification leads somewhere.
+function heading(n) {
+  const href = linkOf(n);
+  const title = el("strong", "", href ? "" : n.title);
+  if (href) {
+    const link = el("a", "", n.title);
+    link.href = href;
+    title.append(link);
+  }
+  return title;
+}
+
 function item(n) {
   const li = el("li", n.read_at ? "read" : "unread");
   li.dataset.id = n.id;
-  li.append(el("strong", "", n.title));
+  li.append(heading(n));
   if (n.body) li.append(el("p", "", n.body));
   const meta = el("div", "meta");
   meta.append(el("time", "muted", new Date(n.created_at).toLocaleString()));
@@ -97,7 +118,7 @@ function setUpPanel() {
 // --- live: toasts ------------------------------------------------------------------------------
 
 function fillToast(box, n) {
-  box.replaceChildren(el("strong", "", n.title));
+  box.replaceChildren(heading(n));
   if (n.body) box.append(el("p", "", n.body));
   const close = el("button", "close", "×");
   close.type = "button";
