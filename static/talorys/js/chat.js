@@ -175,7 +175,7 @@ async function reconcile(id, messageId) {
     return;
   }
   if (id !== conversationId || busy()) return;
-  const shown = [...thread.children].map((li) => `${li.dataset.id}:${li.dataset.status || ""}`);
+  const shown = [...thread.children].map((li) => `${li.dataset.id}:${li.dataset.role === "user" ? "" : li.dataset.status}`);
   const stored = convo.messages.map((m) => `${m.id}:${m.role === "user" ? "" : m.status}`);
   if (shown.join() !== stored.join()) {
     render(convo);
