@@ -107,6 +107,18 @@ def test_a_message_sent_in_one_tab_appears_in_the_other(signed_in, fake_openai):
     gate.opened.set()
     expect(shown).to_have_text(re.compile(r"^Counting: 1, 2, 3\."))
     expect(shown).to_have_attribute("data-status", "complete")
+
+    # A rename and a delete in the first tab show in the second, title, list and all.
+    first.get_by_role("button", name="Rename").click()
+    first.get_by_label("Conversation title").fill("Counting lesson")
+    first.get_by_label("Conversation title").press("Enter")
+    expect(second.get_by_role("heading", level=1)).to_have_text("Counting lesson")
+    expect(second.locator("#conversation-list a")).to_have_text(["Counting lesson"])
+    first.once("dialog", lambda dialog: dialog.accept())
+    first.get_by_role("button", name="Delete").click()
+    expect(second.locator("#conversation-list a")).to_have_count(0)
+    expect(second.locator(".msg")).to_have_count(0)
+    expect(second.locator("#status")).to_contain_text("moved to the bin")
     second.close()
 
 
