@@ -11,8 +11,9 @@ short confirmation after a tool result, an echo otherwise. Another process can u
 ``server.script_embeddings(reply, ...)`` and ``server.embedding_requests`` (each JSON body) and
 ``server.embedding_headers``. Its default answers every input with ``bag_of_words(text)``: a
 hashed bag of words of ``embedding_dimension`` (16) numbers, normalised, so texts that share
-words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)``, ``Reply(delay=...)`` and
-``Reply(drop_after=...)``, ``Forever(...)`` build scripted answers, well formed or not:
+words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)``, ``Reply(delay=...)``,
+``Reply(drop_after=...)``, ``Gate()`` (silent until the test opens it) and ``Forever(...)``
+build scripted answers, well formed or not:
 
     server.script_embeddings(
         vectors([1.0, 0.0], [0.0, 1.0], order=[1, 0]),  # sent out of order, with their index
@@ -51,6 +52,14 @@ class Stall:
 
 
 @dataclass
+class Gate:
+    """Send nothing until the test sets ``opened`` (or the client hangs up): a model that is
+    mid-answer for exactly as long as a test needs, however slow the machine."""
+
+    opened: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class Forever:
     """Send ``part`` every ``every`` seconds until the client hangs up: a server that keeps the
     stream alive (``b": keep-alive\\n\\n"``) or trickles text, and never finishes."""
@@ -61,7 +70,7 @@ class Forever:
 
 @dataclass
 class Reply:
-    parts: list[bytes | Stall | Forever]
+    parts: list[bytes | Stall | Gate | Forever]
     status: int = 200
     content_type: str = "text/event-stream"
     headers: dict[str, str] = field(default_factory=dict)
@@ -108,11 +117,11 @@ def _usage(usage: tuple[int, int]) -> dict[str, int]:
 
 
 def events(
-    *items: dict[str, Any] | bytes | Stall | Forever, done: bool = True, **reply: Any
+    *items: dict[str, Any] | bytes | Stall | Gate | Forever, done: bool = True, **reply: Any
 ) -> Reply:
-    """A stream of chunks (dicts), raw bytes, stalls and a ``Forever``, then ``[DONE]`` unless
-    ``done=False``."""
-    parts: list[bytes | Stall | Forever] = [
+    """A stream of chunks (dicts), raw bytes, stalls, gates and a ``Forever``, then ``[DONE]``
+    unless ``done=False``."""
+    parts: list[bytes | Stall | Gate | Forever] = [
         sse(item) if isinstance(item, dict) else item for item in items
     ]
     return Reply(parts=parts + ([DONE] if done else []), **reply)
@@ -397,6 +406,11 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(part, Stall):
                 if self._client_left_within(part.seconds):
                     raise ConnectionResetError
+                continue
+            if isinstance(part, Gate):
+                while not part.opened.is_set():
+                    if self._client_left_within(0.05):
+                        raise ConnectionResetError
                 continue
             if isinstance(part, Forever):
                 while not self._client_left_within(part.every):
