@@ -1,5 +1,5 @@
-"""Two web processes behind one port, on one database and one Redis (agent/live follows a turn
-from any of them)."""
+"""The owner's session for the chat socket; two web processes behind one port, on one database
+and one Redis (agent/live follows a turn from any of them)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,19 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import pytest
+from django.test import Client
 
-from tests.conftest import LiveServer
+from tests.conftest import OWNER_PASSWORD, LiveServer
 from tests.round_robin import RoundRobinProxy
 from tests.waiting import wait_for
+
+
+@pytest.fixture
+def session_cookie(owner) -> bytes:
+    """The owner's session, as the Cookie header of a socket (channels.testing)."""
+    client = Client()
+    assert client.login(username="owner", password=OWNER_PASSWORD)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
 
 
 @pytest.fixture
