@@ -50,9 +50,9 @@ class Processes:
 
     def requests(self, index: int) -> list[str]:
         """What ``servers[index]`` answered through the proxy ("POST /api/chat", ...): the lines
-        of its access log whose client is one of the proxy's connections (its start's health
-        checks came directly), each checked against the proxy's record of where it sent that
-        connection."""
+        of its access log whose client is one of the proxy's connections, each checked against
+        the proxy's record of where it sent that connection. Health checks are left out: the
+        start's came directly, and the port of one may since be the proxy's."""
         routed = {route.upstream_port: route.backend for route in self.proxy.routes}
         answered = []
         for line in self.servers[index].access_log.read_text().splitlines():
