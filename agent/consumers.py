@@ -46,13 +46,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         # What this socket follows, by conversation: a newer send or attach replaces the older.
         self.following: dict[int | None, asyncio.Task[None]] = {}
+        # All it follows, a new conversation's turns too: closing the socket stops them all.
+        self.tasks: set[asyncio.Task[None]] = set()
         if not await database_sync_to_async(websocket_owner_ok)(self.scope):
             await self.close(code=WEBSOCKET_UNAUTHENTICATED)
             return
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        tasks = list(getattr(self, "following", {}).values())
+        tasks = list(getattr(self, "tasks", ()))
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -117,6 +119,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if older is not None:
             older.cancel()
         task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
         if conversation_id is not None:  # a new conversation's turns are not replaced
             self.following[conversation_id] = task
             task.add_done_callback(

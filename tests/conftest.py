@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,11 @@ def _missing(what: str) -> None:
 # @pytest.mark.subprocess.
 SLOW_LANES = ("browser", "fuzz", "faults", "subprocess")
 _LANE_FOLDERS = {"browser": "browser", "faults": "faults", "load": "subprocess"}
-_LANE_FIXTURES = {"chromium": "browser", "live_server_url": "subprocess"}
+_LANE_FIXTURES = {
+    "chromium": "browser",
+    "live_server_url": "subprocess",
+    "live_servers": "subprocess",
+}
 _LANE_FILES = {"test_api_fuzz.py": "fuzz"}
 
 
@@ -223,28 +229,33 @@ def live_server_env() -> dict[str, str]:
     return {}
 
 
-@pytest.fixture
-def live_server_url(
-    needs_postgres, owner, unused_tcp_port, tmp_path, live_server_env
-) -> Iterator[str]:
-    env = (
-        os.environ
-        | {
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "TALORYS_TEST_DATABASE_URL": _database_url(),
-            "TALORYS_DATA_DIR": str(tmp_path),
-        }
-        | live_server_env
+@dataclass(frozen=True)
+class LiveServer:
+    """A daphne serving the test database: its address, its output, and its access log (one
+    line per request it answered, the client's address first)."""
+
+    url: str
+    log: Path
+    access_log: Path
+
+
+@contextmanager
+def live_server(port: int, env: dict[str, str], folder: Path, name: str) -> Iterator[LiveServer]:
+    """Run ``talorys.asgi`` in daphne on 127.0.0.1:``port`` until the block ends; its output
+    and access log go to ``folder``/``name``.log and ``name``-access.log."""
+    server = LiveServer(
+        f"http://127.0.0.1:{port}", folder / f"{name}.log", folder / f"{name}-access.log"
     )
-    log_path = tmp_path / "daphne.log"
-    log = log_path.open("w")
+    log = server.log.open("w")
     daphne = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("daphne")),
             "-b",
             "127.0.0.1",
             "-p",
-            str(unused_tcp_port),
+            str(port),
+            "--access-log",
+            str(server.access_log),
             "talorys.asgi:application",
         ],
         cwd=ROOT,
@@ -252,10 +263,9 @@ def live_server_url(
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{unused_tcp_port}"
     try:
-        wait_for(lambda: _answers(url), "daphne to start", alive=daphne, log=log_path)
-        yield url
+        wait_for(lambda: _answers(server.url), "daphne to start", alive=daphne, log=server.log)
+        yield server
     finally:
         daphne.terminate()
         try:
@@ -264,3 +274,44 @@ def live_server_url(
             daphne.kill()
             daphne.wait()
         log.close()
+
+
+def _live_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
+    return (
+        os.environ
+        | {
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "TALORYS_TEST_DATABASE_URL": _database_url(),
+            "TALORYS_DATA_DIR": str(data_dir),
+        }
+        | extra
+    )
+
+
+@pytest.fixture
+def live_server_url(
+    needs_postgres, owner, unused_tcp_port, tmp_path, live_server_env
+) -> Iterator[str]:
+    env = _live_env(tmp_path, live_server_env)
+    with live_server(unused_tcp_port, env, tmp_path, "daphne") as server:
+        yield server.url
+
+
+@pytest.fixture
+def live_servers(
+    needs_postgres, owner, unused_tcp_port_factory, tmp_path, live_server_env
+) -> Iterator[Callable[[int], list[LiveServer]]]:
+    """Start n daphnes at once (``live_servers(2)``), like ``live_server_url``'s, on the same
+    database and data dir, as several web processes of one install are; stopped after the test."""
+    with ExitStack() as stack:
+
+        def start(count: int) -> list[LiveServer]:
+            env = _live_env(tmp_path, live_server_env)
+            return [
+                stack.enter_context(
+                    live_server(unused_tcp_port_factory(), env, tmp_path, f"daphne-{n}")
+                )
+                for n in range(count)
+            ]
+
+        yield start

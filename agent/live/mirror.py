@@ -3,7 +3,8 @@
 The process that runs a turn copies its events into a Redis stream (``XADD`` with the event's
 seq as the entry id, so ``Last-Event-ID`` maps straight onto ``XREAD``), trimmed to about
 ``STREAM_EVENTS`` entries, and keeps a snapshot of the reply so far beside it (rewritten at
-most every ``SNAPSHOT_SECONDS``, and at the start and the end). Another process that is asked
+most every ``SNAPSHOT_SECONDS``, and at the start and the end; sooner in a burst of events, so
+that the stream always holds the events after it). Another process that is asked
 to attach reads the snapshot or the entries after the page's last event, then blocks on the
 stream until the turn's end entry. Both keys expire soon after the turn ends; what is finished
 is read from the database.
@@ -83,6 +84,7 @@ class _Writer:
         self.queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=FOLLOWER_QUEUE)
         self.stopped = False
         self.snapshot_at = 0.0
+        self.snapshot_seq = 0
         self.task = asyncio.get_running_loop().create_task(self.run(), name="turn-mirror")
 
     def put(self, event: Event) -> None:
@@ -141,8 +143,12 @@ class _Writer:
                 )
         now = time.monotonic()
         # Taken now, with no await since the batch was drained: it covers exactly the batch.
-        if ending or now - self.snapshot_at >= SNAPSHOT_SECONDS:
-            self.snapshot_at = now
+        # Also when half the stream has gone by since the last one: trimmed past its snapshot,
+        # the stream would leave a follower elsewhere nothing to go on from (it would take the
+        # same stale snapshot again and again until the next one).
+        behind = self.turn.seq - self.snapshot_seq >= STREAM_EVENTS // 2
+        if ending or behind or now - self.snapshot_at >= SNAPSHOT_SECONDS:
+            self.snapshot_at, self.snapshot_seq = now, self.turn.seq
             pipe.set(snapshot, json.dumps(self.turn.snapshot(), default=str))
         keep = KEEP_AFTER_END_SECONDS if ending else KEEP_SECONDS
         pipe.expire(events, keep)

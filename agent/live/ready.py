@@ -31,10 +31,16 @@ async def reply_ready_notice(turn: LiveTurn) -> None:
         return
     if time.monotonic() - turn.started_at < settings.TALORYS_REPLY_READY_SECONDS:
         return
+    # Said in the log, as nothing else shows why a long reply got no notice.
     if turn.followers:  # counted before any await: they are still attached at the end
+        log.info("Conversation %s: no reply-ready notice: a page follows it", turn.conversation_id)
         return
     try:
         if await mirror.followers_elsewhere(turn.message_id):
+            log.info(
+                "Conversation %s: no reply-ready notice: a page follows it in another process",
+                turn.conversation_id,
+            )
             return
         await db(_notify)(turn.conversation_id, turn.status)
     except Exception:  # the reply is saved; a lost notice must not look like a failed turn

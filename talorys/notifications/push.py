@@ -213,10 +213,17 @@ def _payload(notification: Notification) -> str:
             "title": notification.title,
             "body": body,
             "kind": notification.kind,
-            "url": "/notifications/",
+            "url": _opens(notification),
         },
         ensure_ascii=False,
     )
+
+
+def _opens(notification: Notification) -> str:
+    """The page a click on the push opens: the conversation a "reply is ready" notice is about
+    (agent/live/ready.py, source ``conversation:<id>``), else the notifications."""
+    kind, _, key = notification.source.partition(":")
+    return f"/c/{key}/" if kind == "conversation" and key.isdigit() else "/notifications/"
 
 
 def _record(delivery: PushDelivery, now: dt.datetime, **fields: object) -> None:

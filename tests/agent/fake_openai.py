@@ -11,8 +11,9 @@ short confirmation after a tool result, an echo otherwise. Another process can u
 ``server.script_embeddings(reply, ...)`` and ``server.embedding_requests`` (each JSON body) and
 ``server.embedding_headers``. Its default answers every input with ``bag_of_words(text)``: a
 hashed bag of words of ``embedding_dimension`` (16) numbers, normalised, so texts that share
-words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)``, ``Reply(delay=...)`` and
-``Reply(drop_after=...)``, ``Forever(...)`` build scripted answers, well formed or not:
+words are close. ``vectors(...)``, ``json_reply(...)``, ``error(...)``, ``Reply(delay=...)``,
+``Reply(drop_after=...)``, ``Gate()`` (silent until the test opens it) and ``Forever(...)``
+build scripted answers, well formed or not:
 
     server.script_embeddings(
         vectors([1.0, 0.0], [0.0, 1.0], order=[1, 0]),  # sent out of order, with their index
@@ -120,8 +121,8 @@ def _usage(usage: tuple[int, int]) -> dict[str, int]:
 def events(
     *items: dict[str, Any] | bytes | Stall | Gate | Forever, done: bool = True, **reply: Any
 ) -> Reply:
-    """A stream of chunks (dicts), raw bytes, stalls and a ``Forever``, then ``[DONE]`` unless
-    ``done=False``."""
+    """A stream of chunks (dicts), raw bytes, stalls, gates and a ``Forever``, then ``[DONE]``
+    unless ``done=False``."""
     parts: list[bytes | Stall | Gate | Forever] = [
         sse(item) if isinstance(item, dict) else item for item in items
     ]

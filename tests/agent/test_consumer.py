@@ -14,25 +14,17 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.test import Client
 from django.utils import timezone
 
+from agent.live import live_turn
 from agent.models import Conversation, Message
 from talorys.asgi import application
 from talorys.workspace.models import Task
-from tests.agent.fake_openai import Stall, chunk, events
+from tests.agent.fake_openai import Gate, Stall, chunk, events
 from tests.agent.test_runner import conversation_with, use_fake
-from tests.conftest import OWNER_PASSWORD
 from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def session_cookie(owner) -> bytes:
-    client = Client()
-    assert client.login(username="owner", password=OWNER_PASSWORD)
-    return f"sessionid={client.cookies['sessionid'].value}".encode()
 
 
 def communicator(cookie: bytes = b"", origin: bytes = b"http://testserver") -> Any:
@@ -217,6 +209,29 @@ def test_closing_the_socket_leaves_the_turn_to_finish(session_cookie, fake_opena
     assert (reply.status, reply.content) == ("complete", "Thinking more")
     assert Conversation.objects.get().turn_id == ""
     assert not fake_openai.disconnected.is_set()
+
+
+def test_closing_the_socket_stops_following_a_new_conversations_turn(session_cookie, fake_openai):
+    use_fake(fake_openai)
+    gate = Gate()
+    fake_openai.script(events(chunk({"content": "Thinking"}), gate, chunk({"content": " more"})))
+
+    async def scenario() -> tuple[int, int]:
+        ws = communicator(session_cookie)
+        await ws.connect()
+        await ws.send_json_to({"type": "send", "text": "think hard"})  # no conversation yet
+        received = [await ws.receive_json_from(timeout=HANG_SECONDS) for _ in range(3)]
+        turn = live_turn(received[0]["conversation_id"])
+        assert turn is not None
+        following = len(turn.followers)
+        await ws.disconnect()
+        left = len(turn.followers)  # the turn still runs: the gate is shut
+        gate.opened.set()
+        await until(lambda: not Message.objects.filter(status="streaming").exists())
+        return following, left
+
+    # Nobody follows it once the page is gone (what "Your reply is ready" counts on).
+    assert async_to_sync(scenario)() == (1, 0)
 
 
 async def until(condition: Any) -> None:

@@ -12,13 +12,11 @@ from asgiref.sync import async_to_sync
 
 from agent.models import Message
 from tests.agent.fake_openai import Gate, chunk, events, text
-from tests.agent.test_consumer import communicator, receive_until_done, session_cookie, until
+from tests.agent.test_consumer import communicator, receive_until_done, until
 from tests.agent.test_runner import use_fake
 from tests.waiting import HANG_SECONDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-__all__ = ["session_cookie"]  # the fixture, used by name
 
 
 def gated_reply(gate: Gate) -> Any:

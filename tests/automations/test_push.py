@@ -84,6 +84,32 @@ def test_a_notification_is_pushed_encrypted_and_signed(
     assert (delivery.status, delivery.status_code, delivery.attempts) == ("sent", 201, 1)
 
 
+@pytest.mark.parametrize(
+    ("source", "opens"),
+    [
+        ("conversation:12", "/c/12/"),  # "Your reply is ready" (agent/live/ready.py)
+        ("automation:1", "/notifications/"),
+        ("conversation:", "/notifications/"),
+        ("conversation:12/../admin", "/notifications/"),
+        ("", "/notifications/"),
+    ],
+)
+def test_a_push_opens_the_conversation_it_is_about_else_the_notifications(
+    clock,
+    subscribed,
+    push_service,
+    browser,
+    django_capture_on_commit_callbacks,
+    eager,
+    source,
+    opens,
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.notification_send(title="Your reply is ready: Plan", source=source)
+    (request,) = push_service.requests
+    assert browser.decrypt(request.body)["url"] == opens
+
+
 def test_quiet_hours_hold_pushes_not_notifications_until_they_end(
     clock, api, subscribed, send, push_service, owner_zone, browser
 ):

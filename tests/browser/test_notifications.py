@@ -321,7 +321,10 @@ def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
     (registration,) = live
 
     notification = notification_services.notification_create(
-        title="Call Sam", body="About Friday", kind=Notification.Kind.REMINDER
+        title="Call Sam",
+        body="About Friday",
+        kind=Notification.Kind.REMINDER,
+        source="conversation:7",
     )
     shown: list[dict] = []
     for _ in range(3):  # DevTools' delivery is best effort, like a push service's
@@ -339,7 +342,9 @@ def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
                 const registration = await navigator.serviceWorker.ready;
                 for (let i = 0; i < 30; i++) {
                     const shown = await registration.getNotifications();
-                    if (shown.length) return shown.map((n) => ({title: n.title, body: n.body}));
+                    if (shown.length) {
+                        return shown.map((n) => ({title: n.title, body: n.body, url: n.data.url}));
+                    }
                     await new Promise((resolve) => setTimeout(resolve, 100));
                 }
                 return [];
@@ -347,7 +352,8 @@ def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
         )
         if shown:
             break
-    assert shown == [{"title": "Call Sam", "body": "About Friday"}]
+    # The worker keeps where a click goes: the conversation the notification is about.
+    assert shown == [{"title": "Call Sam", "body": "About Friday", "url": "/c/7/"}]
 
 
 # Chromium's PushManager talks to Google's push service, out of reach here. This stands in for
