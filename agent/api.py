@@ -64,7 +64,7 @@ def _sse(event: Event) -> str:
     return f"{head}event: {event['type']}\ndata: {json.dumps(event, default=str)}\n\n"
 
 
-async def _event_stream(events: AsyncIterator[Event]) -> AsyncIterator[str]:
+async def _event_stream(events: AsyncIterator[Event], *, greet: bool) -> AsyncIterator[str]:
     """The events as SSE, with a comment line whenever none came for SSE_KEEPALIVE_SECONDS, so
     proxies and browsers do not drop a quiet but live stream.
 
@@ -72,8 +72,12 @@ async def _event_stream(events: AsyncIterator[Event]) -> AsyncIterator[str]:
     generator mid-step. Closing this stream (client gone, server shutting down) only stops the
     following: the turn runs on (agent/live). The first step gives back the request thread's
     database connection (begin_turn's), once the response, and its session save, have started.
+    With ``greet``, a comment goes out at once: the response's headers leave with its first
+    bytes, and an attach that is already up to date may wait long for its next event.
     """
     await give_back_request_connection()
+    if greet:
+        yield ": attached\n\n"
     pending: asyncio.Future[Event] | None = None
     try:
         while True:
@@ -97,9 +101,9 @@ async def _event_stream(events: AsyncIterator[Event]) -> AsyncIterator[str]:
         await events.aclose()  # type: ignore[attr-defined]
 
 
-def _sse_response(events: AsyncIterator[Event]) -> StreamingHttpResponse:
+def _sse_response(events: AsyncIterator[Event], *, greet: bool = False) -> StreamingHttpResponse:
     return StreamingHttpResponse(
-        _event_stream(events),
+        _event_stream(events, greet=greet),
         content_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -130,7 +134,7 @@ async def conversation_stream(
 ) -> StreamingHttpResponse:
     await conversation_check(conversation_id)  # NOT_FOUND as a plain error, before the stream
     last = request.headers.get("Last-Event-ID") or last_event_id
-    return _sse_response(attach(conversation_id, last))
+    return _sse_response(attach(conversation_id, last), greet=True)
 
 
 @router.post("/chat/cancel", response={200: ChatCancelOut, 404: ErrorOut})
