@@ -14,9 +14,11 @@ bounded queue, and a Redis that fails or falls behind stops the copy (logged), n
 A follower in another process then falls back to the database (attach.py): it sees the reply
 once it is saved.
 
-Followers in other processes say they are there in a sorted set (refreshed every
-``PRESENCE_SECONDS``), which the turn reads at its end: a page attached anywhere means no
-"Your reply is ready" notification (ready.py).
+In a process that does not run the turn, one relay per turn reads the stream (``remote_follow``)
+into a LiveTurn of its own, which that process's pages follow as they follow a local one. While
+pages follow it, the relay says so in a sorted set (refreshed every ``PRESENCE_SECONDS``), which
+the turn reads at its end: a page attached anywhere means no "Your reply is ready" notification
+(ready.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import RedisError
 
+from agent import services
 from agent.live.turns import _END, BUFFER_EVENTS, FOLLOWER_QUEUE, Event, LiveTurn
 
 log = logging.getLogger(__name__)
@@ -174,82 +177,140 @@ async def followers_elsewhere(message_id: int) -> int:
         return 0
 
 
-# --- a follower in another process -------------------------------------------------------------
+# --- followers in another process ---------------------------------------------------------------
 
 
 class Lost(Exception):
     """Redis cannot give the turn's events (down, or the copy stopped): follow the database."""
 
 
-async def remote_follow(
-    message_id: int, after: tuple[int, int] | None, finished: Callable[[], Awaitable[bool]]
-) -> AsyncIterator[Event]:
-    """The turn's events from the Redis copy: after ``after`` (or a snapshot), then live to its
-    end. ``finished`` tells, when the stream has been quiet for a while, whether the reply is
-    saved (then the caller reads it); raises Lost when Redis fails."""
-    events, snapshot_key, followers = _keys(message_id)
-    me = secrets.token_hex(8)
-    client = _client()
-    try:
-        seen = after[1] if after is not None and after[0] == message_id else None
-        backlog, seen = await _backlog(client, events, snapshot_key, seen)
-        for event in backlog:
-            yield event
-        present_at = 0.0
-        while True:
-            if time.monotonic() - present_at >= PRESENCE_SECONDS:
-                present_at = time.monotonic()
-                await client.zadd(followers, {me: time.time()})
-                await client.expire(followers, KEEP_SECONDS)
+RELAY_IDLE_SECONDS = 5.0  # a relay with no page left stops after this long
+
+_relays: dict[int, _Relay] = {}
+
+
+class _Relay:
+    """This process's copy of a turn another process runs: one reader of the Redis stream per
+    turn, however many pages here follow it (each page's own blocking read took a connection
+    of redis-py's pool, whose 100 ran out: the 101st page got its snapshot and nothing after).
+
+    The copy is a LiveTurn fed from the stream instead of the model, so pages follow it exactly
+    as they follow a turn of this process: the buffer, the bounded queues, the snapshots.
+    """
+
+    def __init__(self, message_id: int, finished: Callable[[], Awaitable[bool]]) -> None:
+        self.message_id = message_id
+        self.finished = finished
+        self.turn: LiveTurn | None = None
+        self.lost = False
+        self.ready = asyncio.Event()
+        self.task = asyncio.get_running_loop().create_task(self.run(), name="turn-relay")
+
+    async def run(self) -> None:
+        events, _, followers = _keys(self.message_id)
+        me = secrets.token_hex(8)
+        client = _client()
+        try:
+            await self.seed(client)
+            await self.relay(client, events, followers, me)
+        except (RedisError, OSError, Lost) as error:
+            log.warning("Turn %s: the Redis copy is lost: %s", self.message_id, error)
+            self.lost = True
+        finally:
+            if _relays.get(self.message_id) is self:
+                del _relays[self.message_id]
+            if self.turn is not None:
+                self.turn.end()
+            self.ready.set()
+            with suppress(RedisError, OSError, asyncio.CancelledError):
+                await asyncio.shield(client.zrem(followers, me))
+
+    async def seed(self, client: aioredis.Redis) -> None:
+        """The copy starts from the snapshot and the entries still in the stream (so a page
+        coming back with a Last-Event-ID they hold gets exactly the events after it)."""
+        snapshot, entries = await _snapshot_and_entries(client, self.message_id)
+        if self.turn is None:
+            self.turn = LiveTurn(
+                services.TurnStart(
+                    conversation_id=snapshot["conversation_id"],
+                    turn_id="",
+                    user_message_id=snapshot["user_message_id"],
+                    assistant_message_id=self.message_id,
+                    text="",
+                    title=snapshot["title"],
+                )
+            )
+        self.turn.reset(snapshot, entries)
+        self.ready.set()
+
+    async def relay(self, client: aioredis.Redis, events: str, followers: str, me: str) -> None:
+        assert self.turn is not None
+        turn = self.turn
+        present_at = idle_since = 0.0
+        while not turn.finished:
+            now = time.monotonic()
+            if not turn.followers:
+                idle_since = idle_since or now
+                if now - idle_since >= RELAY_IDLE_SECONDS:
+                    return
+            else:
+                idle_since = 0.0
+                if now - present_at >= PRESENCE_SECONDS:  # "a page follows it" (ready.py)
+                    present_at = now
+                    await client.zadd(followers, {me: time.time()})
+                    await client.expire(followers, KEEP_SECONDS)
             answer: Any = await client.xread(
-                {events: f"{seen}-0"}, block=BLOCK_MS, count=FOLLOWER_QUEUE
+                {events: f"{turn.seq}-0"}, block=BLOCK_MS, count=FOLLOWER_QUEUE
             )
             if not answer:
-                if await finished():
+                if await self.finished():
                     raise Lost("the turn ended without its end entry")
                 continue
             for entry_id, fields in answer[0][1]:
-                if _seq(entry_id) != seen + 1:  # trimmed past us: start again from a snapshot
-                    backlog, seen = await _backlog(client, events, snapshot_key, None)
-                    for event in backlog:
-                        yield event
+                if _seq(entry_id) != turn.seq + 1:  # trimmed past the copy: start again
+                    await self.seed(client)
                     break
                 event = json.loads(fields[b"e"])
                 if event["type"] == "end":
+                    turn.end()
                     return
-                seen += 1
-                yield event
-    except (RedisError, OSError) as error:
-        raise Lost(str(error)) from error
-    finally:
-        with suppress(RedisError, OSError, asyncio.CancelledError):
-            await asyncio.shield(client.zrem(followers, me))
+                turn.apply(event)
 
 
-async def _backlog(
-    client: aioredis.Redis, events: str, snapshot_key: str, seen: int | None
-) -> tuple[list[Event], int]:
-    """The entries after ``seen`` when the stream still holds them all, else the snapshot; and
-    the seq the follower has then seen."""
-    if seen is not None:
-        entries: Any = await client.xrange(
-            events, min=f"{seen + 1}-0", max="+", count=FOLLOWER_QUEUE
-        )
-        if entries and _seq(entries[0][0]) == seen + 1:
-            return _until_end([json.loads(fields[b"e"]) for _, fields in entries], seen)
-        if not entries:  # nothing since: live from here
-            return [], seen
-    raw = await client.get(snapshot_key)
-    if raw is None:
+async def _snapshot_and_entries(
+    client: aioredis.Redis, message_id: int
+) -> tuple[Event, list[Event]]:
+    """The snapshot and the stream's entries, the entries running on from before the snapshot
+    to the latest without a gap (read again when a trim came between the two reads)."""
+    events, snapshot_key, _ = _keys(message_id)
+    for _ in range(3):
+        raw = await client.get(snapshot_key)
+        if raw is None:
+            raise Lost("no copy of this turn in Redis")
+        snapshot: Event = json.loads(raw)
+        covered = int(snapshot["id"].rsplit(".", 1)[1])
+        found: Any = await client.xrange(events, min="-", max="+")
+        entries = [json.loads(fields[b"e"]) for _, fields in found]
+        seqs = [_seq(entry_id) for entry_id, _ in found]
+        if not seqs or (seqs[0] <= covered + 1 and seqs == list(range(seqs[0], seqs[-1] + 1))):
+            return snapshot, entries
+    raise Lost("the stream moves on faster than it can be read")
+
+
+async def remote_follow(
+    message_id: int, after: tuple[int, int] | None, finished: Callable[[], Awaitable[bool]]
+) -> AsyncIterator[Event]:
+    """The turn's events from this process's copy of it (one per turn, made by the first page
+    that asks): after ``after`` (or a snapshot), then live to its end. ``finished`` tells, when
+    the stream has been quiet for a while, whether the reply is saved; raises Lost when Redis
+    fails or the copy stops, so the caller reads the database."""
+    relay = _relays.get(message_id)
+    if relay is None or relay.task.get_loop().is_closed():
+        relay = _relays[message_id] = _Relay(message_id, finished)
+    await relay.ready.wait()
+    if relay.turn is None:
         raise Lost("no copy of this turn in Redis")
-    snapshot: Event = json.loads(raw)
-    return [snapshot], int(snapshot["id"].rsplit(".", 1)[1])
-
-
-def _until_end(events: list[Event], seen: int) -> tuple[list[Event], int]:
-    kept = []
-    for event in events:
-        if event["type"] == "end":
-            break
-        kept.append(event)
-    return kept, seen + len(kept)
+    async for event in relay.turn.follow(after):
+        yield event
+    if relay.lost:
+        raise Lost("the Redis copy stopped")

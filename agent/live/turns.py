@@ -60,14 +60,17 @@ class Follower:
         if self.lagged:
             return
         if self.queue.qsize() >= FOLLOWER_QUEUE:
-            # Drop what waits: a snapshot replaces it, so memory stays bounded however slow
-            # the page is.
-            self.lagged = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(_LAGGED)
+            # A snapshot replaces what waits, so memory stays bounded however slow the page is.
+            self.resync()
             return
         self.queue.put_nowait(event)
+
+    def resync(self) -> None:
+        """Drop what waits: the follower gets a snapshot of the reply so far next."""
+        self.lagged = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(_LAGGED)
 
 
 class LiveTurn:
@@ -92,8 +95,22 @@ class LiveTurn:
         self.publish_hooks: list[Any] = []  # the Redis mirror (mirror.py), when there is one
 
     def publish(self, event: Event) -> None:
+        """A new event of the turn: numbered, kept and sent to every follower and hook."""
         self.seq += 1
-        event = {**event, "id": event_id(self.message_id, self.seq)}
+        self.apply({**event, "id": event_id(self.message_id, self.seq)})
+
+    def apply(self, event: Event) -> None:
+        """An event with its id (numbered here, or by the process that runs the turn): what
+        it says is added to the reply so far, and it goes out."""
+        self.seq = int(event["id"].rsplit(".", 1)[1])
+        self._take(event)
+        self.buffer.append(event)
+        for follower in self.followers:
+            follower.put(event)
+        for hook in self.publish_hooks:
+            hook(event)
+
+    def _take(self, event: Event) -> None:
         kind = event["type"]
         if kind == "text":
             self.parts.append(event["delta"])
@@ -105,11 +122,33 @@ class LiveTurn:
             self.error_message = event["message"]
         elif kind == "done":
             self.status, self.html = event["status"], event["html"]
-        self.buffer.append(event)
+
+    def reset(self, snapshot: Event, events: list[Event]) -> None:
+        """Start again from a snapshot and the events around it (a copy of a turn another
+        process runs, mirror.py): the reply so far is the snapshot's, the buffer the events,
+        and a follower already here gets a fresh snapshot in place of what it had not seen."""
+        covered = int(snapshot["id"].rsplit(".", 1)[1])
+        self.parts, self.activity = [snapshot["text"]], list(snapshot["activity"])
+        self.status, self.html = snapshot["status"], snapshot["html"]
+        self.title, self.error_message = snapshot["title"], snapshot["error_message"]
+        self.buffer.clear()
+        self.seq = covered
+        ended = False
+        for event in events:
+            if event["type"] == "end":
+                ended = True
+                break
+            seq = int(event["id"].rsplit(".", 1)[1])
+            if seq > covered:
+                self.seq = seq
+                self._take(event)
+            self.buffer.append(event)
+        if self.buffer and int(self.buffer[-1]["id"].rsplit(".", 1)[1]) != self.seq:
+            self.buffer.clear()  # they did not reach the latest: no use for a Last-Event-ID
         for follower in self.followers:
-            follower.put(event)
-        for hook in self.publish_hooks:
-            hook(event)
+            follower.resync()
+        if ended:
+            self.end()
 
     def snapshot(self) -> Event:
         """The reply so far, as one event with the id of the latest one it covers."""

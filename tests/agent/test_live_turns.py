@@ -12,6 +12,7 @@ import redis
 from agent import services
 from agent.live import mirror
 from agent.live.turns import _END, BUFFER_EVENTS, FOLLOWER_QUEUE, LiveTurn
+from tests.waiting import HANG_SECONDS
 
 CONVERSATION, REPLY = 3, 70
 
@@ -213,22 +214,52 @@ async def test_a_follower_elsewhere_in_the_stream_gets_the_entries_after_its_id(
     assert [event["type"] for event in received] == ["text"] * 10 + ["done"]
 
 
-async def test_a_follower_elsewhere_that_falls_behind_the_trim_gets_a_snapshot(mirrored):
+async def test_a_follower_elsewhere_is_kept_up_while_the_stream_is_trimmed(mirrored):
     copied = Copied(mirrored)
     await copied.say(5)
     following = mirror.remote_follow(REPLY, None, never)
     first = await anext(following)
     assert first["type"] == "snapshot"
 
-    await copied.say(350, start=5)  # meanwhile the stream was trimmed past the follower
+    # The page reads nothing meanwhile; this process's copy goes on reading the stream.
+    await copied.say(350, start=5)
     assert copied.first_seq() > seqs([first])[0] + 1
-    again = await anext(following)
     await copied.say(1, start=355)
     await copied.end()
     rest = [event async for event in following]
 
-    assert again["type"] == "snapshot"
-    assert seqs(rest) == list(range(seqs([again])[0] + 1, 358))  # 356 words, done
-    text = again["text"] + "".join(event["delta"] for event in rest if event["type"] == "text")
+    # Whatever came as events or as a fresh snapshot, the reply is whole and in order.
+    text = first["text"]
+    for event in rest:
+        if event["type"] == "snapshot":
+            text = event["text"]
+        elif event["type"] == "text":
+            text += event["delta"]
     assert text == "".join(words(356))
-    assert rest[-1]["type"] == "done"
+    # The end, as its event or in a snapshot taken after it.
+    assert rest[-1]["type"] == "done" or rest[-1]["status"] == "complete"
+    assert seqs(rest)[-1] == 357
+    assert seqs(rest) == sorted(set(seqs(rest)))
+
+
+async def test_many_pages_elsewhere_share_one_reader_and_all_see_the_turn_to_its_end(mirrored):
+    copied = Copied(mirrored)
+    await copied.say(3)
+    pages = [mirror.remote_follow(REPLY, None, never) for _ in range(150)]
+    firsts = [await anext(page) for page in pages]
+    assert {first["text"] for first in firsts} == {"w0 w1 w2 "}
+    assert len(mirror._relays) == 1  # one reader for the turn, not one connection per page
+
+    await copied.say(2, start=3)
+    await copied.end()
+    rests = await asyncio.wait_for(
+        asyncio.gather(*[collect(page) for page in pages]), timeout=HANG_SECONDS
+    )
+
+    for rest in rests:
+        assert [event["type"] for event in rest] == ["text", "text", "done"]
+        assert "".join(event["delta"] for event in rest[:2]) == "w3 w4 "
+
+
+async def collect(page: Any) -> list[dict[str, Any]]:
+    return [event async for event in page]
