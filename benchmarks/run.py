@@ -64,6 +64,8 @@ BENCHES = [
     Bench("dispatch", ("--count", "1000"), postgres="needs", redis=True),
     Bench("dispatch:10000", ("--count", "10000"), postgres="needs", redis=True, full_only=True),
     Bench("load", ("--seconds", "30"), postgres="needs", redis=True),
+    # Embedded on SQLite always; the two-process variant needs PostgreSQL and Redis (it says so).
+    Bench("reattach"),
     Bench("backup"),
     Bench("list_rows", ("--requests", "100")),
     Bench("startup", postgres="never"),
