@@ -351,7 +351,6 @@ def main() -> int:
     parser.add_argument("--redis-url", default=os.environ.get("TALORYS_BENCH_REDIS_URL", REDIS_URL))
     parser.add_argument("--variant", choices=["both", "embedded", "redis"], default="both")
     options = parser.parse_args()
-    print("reattach: figures from a machine shared with other work are not quiet figures")
     failures = []
     try:
         if options.variant != "redis":
