@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 BAD_TOKEN = "Incorrect API key provided: send a Talorys API token as 'Authorization: Bearer tal_…'."
 # When the one model was made, as OpenAI's list gives every model's creation (seconds).
 MODEL_CREATED = 1_796_083_200
+# How long a streamed answer waits for the turn's first words before it starts without them.
+FIRST_WAIT_SECONDS = 5.0
 
 
 def token_auth(request: HttpRequest) -> ApiToken | None:
@@ -173,18 +175,22 @@ async def chat_completions(
     await give_back_request_connection()  # no session to save: the turn's trips have their own
     reply = replies.Reply(request.build_absolute_uri(reverse("approvals")))
     completion_id, created = f"chatcmpl-{start.assistant_message_id}", int(time.time())
-    first = await replies.first_saying(events)
-    if first is not None and first["type"] == "error":
+    # An error before anything was said is answered with its status (a spent budget: 429). A
+    # stream waits for that at most FIRST_WAIT_SECONDS: then it starts, with keep-alives, so that
+    # a slow model's silence does not look like a dead connection to a proxy.
+    opening = asyncio.ensure_future(replies.first_saying(events))
+    await asyncio.wait({opening}, timeout=FIRST_WAIT_SECONDS if payload.stream else None)
+    if opening.done() and (first := opening.result()) is not None and first["type"] == "error":
         await events.aclose()  # type: ignore[attr-defined]
         status, body = replies.turn_error(first)
         return JsonResponse(body, status=status)
     if payload.stream:
         return StreamingHttpResponse(
-            _chunks(first, events, reply, completion_id, created),
+            _chunks(opening, events, reply, completion_id, created),
             content_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    return await _whole(first, events, reply, completion_id, created)
+    return await _whole(opening.result(), events, reply, completion_id, created)
 
 
 async def _whole(
@@ -209,53 +215,38 @@ async def _whole(
 
 
 async def _chunks(
-    first: Event | None,
+    opening: asyncio.Future[Event | None],
     events: AsyncIterator[Event],
     reply: replies.Reply,
     completion_id: str,
     created: int,
 ) -> AsyncIterator[str]:
     """The reply as chat.completion.chunk events, then ``[DONE]``; a comment line whenever
-    nothing came for SSE_KEEPALIVE_SECONDS. Closing the stream only stops the following."""
+    nothing came for SSE_KEEPALIVE_SECONDS. Each next event is awaited in a task of its own, so
+    that a keep-alive does not cancel the following; closing the stream only stops it."""
+    pending = opening
     try:
         yield replies.chunk(completion_id, created, {"role": "assistant", "content": ""}, None)
-        event = first
-        while event is not None and event["type"] != "done":
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=settings.SSE_KEEPALIVE_SECONDS)
+            if not done:
+                yield ": keep-alive\n\n"
+                continue
+            event = pending.result()
+            if event is None or event["type"] == "done":
+                yield replies.chunk(completion_id, created, {}, "stop")
+                break
             if event["type"] == "error":
                 yield f"data: {json.dumps(replies.turn_error(event)[1], ensure_ascii=False)}\n\n"
                 break
             piece = reply.piece(event)
             if piece:
                 yield replies.chunk(completion_id, created, {"content": piece}, None)
-            event = None
-            async for paced in _paced(events):
-                if paced is None:
-                    yield ": keep-alive\n\n"
-                    continue
-                event = paced
-                break
-        else:
-            yield replies.chunk(completion_id, created, {}, "stop")
+            pending = asyncio.ensure_future(replies.first_saying(events))
         yield "data: [DONE]\n\n"
-    finally:
-        await events.aclose()  # type: ignore[attr-defined]
-
-
-async def _paced(events: AsyncIterator[Event]) -> AsyncIterator[Event | None]:
-    """The next event that says something, with None whenever none came for a keep-alive's
-    time; awaited in a task of its own, so that a keep-alive does not cancel the follower."""
-    pending = asyncio.ensure_future(replies.first_saying(events))
-    try:
-        while True:
-            done, _ = await asyncio.wait({pending}, timeout=settings.SSE_KEEPALIVE_SECONDS)
-            if done:
-                event = pending.result()
-                if event is not None:
-                    yield event
-                return
-            yield None
     finally:
         if not pending.done():
             pending.cancel()
             with suppress(asyncio.CancelledError):
                 await pending
+        await events.aclose()  # type: ignore[attr-defined]

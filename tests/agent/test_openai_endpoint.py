@@ -13,7 +13,10 @@ from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
+from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace.models import Task
+from tests.agent.fake_openai import Stall, chunk, events
+from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -154,3 +157,25 @@ def test_the_owners_session_is_not_a_credential_here(live_server_url, owner):
         "param",
         "code",
     }
+
+
+def test_a_spent_budget_is_a_429_and_a_slow_model_still_streams(
+    live_server_url, owner, fake_openai
+):
+    ai = client(live_server_url, owner)
+    owner_settings_update(daily_ai_requests=0)
+    with pytest.raises(openai.RateLimitError) as spent:
+        ai.chat.completions.create(model="talorys", messages=[{"role": "user", "content": "hi"}])
+    assert spent.value.code == "insufficient_quota"
+
+    use_fake(fake_openai, daily_ai_requests=100)
+    fake_openai.script(events(chunk({"content": "Slow"}), Stall(0.5), chunk({"content": " one."})))
+    content, chunks = streamed(ai, [{"role": "user", "content": "think"}])
+    assert content == "Slow one." and chunks[-1].choices[0].finish_reason == "stop"
+    # Both requests kept their exchange; the failed one stays visible in its conversation.
+    assert list(Message.objects.order_by("id").values_list("status", flat=True)) == [
+        "complete",
+        "error",
+        "complete",
+        "complete",
+    ]
