@@ -179,3 +179,28 @@ def test_a_spent_budget_is_a_429_and_a_slow_model_still_streams(
         "complete",
         "complete",
     ]
+
+
+def test_a_chat_already_answering_is_busy(live_server_url, owner, fake_openai):
+    ai = client(live_server_url, owner)
+    first = [{"role": "user", "content": "add a task to buy oat milk"}]
+    content, _ = streamed(ai, first)
+    use_fake(fake_openai)
+    fake_openai.script(
+        events(chunk({"content": "Still"}), Stall(1.5), chunk({"content": " here."}))
+    )
+    again = [*first, {"role": "assistant", "content": content}, {"role": "user", "content": "and?"}]
+    body = {"model": "talorys", "stream": True, "messages": again}
+    headers = {"Authorization": f"Bearer {ai.api_key}"}
+    with httpx.stream(
+        "POST", f"{live_server_url}/v1/chat/completions", json=body, headers=headers, timeout=30
+    ) as running:
+        assert running.status_code == 200
+        lines = running.iter_lines()
+        next(line for line in lines if "Still" in line)
+        with pytest.raises(openai.ConflictError) as busy:
+            ai.chat.completions.create(model="talorys", messages=again)
+        assert busy.value.status_code == 409
+        assert set(busy.value.body) == {"message", "type", "param", "code"}  # type: ignore[arg-type]
+        assert [line for line in lines if line][-1] == "data: [DONE]"
+    assert Conversation.objects.count() == 1
