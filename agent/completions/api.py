@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import suppress
@@ -46,8 +45,6 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
 from talorys.lib.errors import AppError, NotFound, database_unavailable
 from talorys.lib.openai_errors import openai_error
-
-log = logging.getLogger(__name__)
 
 BAD_TOKEN = "Incorrect API key provided: send a Talorys API token as 'Authorization: Bearer tal_…'."
 # When the one model was made, as OpenAI's list gives every model's creation (seconds).
@@ -179,7 +176,11 @@ async def chat_completions(
     # stream waits for that at most FIRST_WAIT_SECONDS: then it starts, with keep-alives, so that
     # a slow model's silence does not look like a dead connection to a proxy.
     opening = asyncio.ensure_future(replies.first_saying(events))
-    await asyncio.wait({opening}, timeout=FIRST_WAIT_SECONDS if payload.stream else None)
+    try:
+        await asyncio.wait({opening}, timeout=FIRST_WAIT_SECONDS if payload.stream else None)
+    except asyncio.CancelledError:  # the client went away: the turn runs on, unfollowed
+        opening.cancel()
+        raise
     if opening.done() and (first := opening.result()) is not None and first["type"] == "error":
         await events.aclose()  # type: ignore[attr-defined]
         status, body = replies.turn_error(first)
