@@ -14,10 +14,13 @@ if TYPE_CHECKING:
 
 class Origin(models.TextChoices):
     """Where a conversation or a message came from. An imported one was never typed into this
-    chat: its messages are data, never retried as live input (rerun.retry_target)."""
+    chat: its messages are data, never retried as live input (rerun.retry_target). An ``api``
+    conversation was started by another chat client through /v1/chat/completions (agent/
+    completions/); its messages were typed live, there."""
 
     LIVE = "live"
     IMPORT = "import"
+    API = "api"
 
 
 class Conversation(models.Model):

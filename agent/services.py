@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.executor import ToolActivity
-from agent.models import Conversation, Message
+from agent.models import Conversation, Message, Origin
 from agent.rerun import check_rerun, turn_target
 from talorys.history.bin import bin_move_out
 from talorys.history.changes import change_record
@@ -28,6 +28,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.live import pages_tell
+from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_text, refuse_nul
 from talorys.providers.base import without_nul
 
@@ -54,6 +55,7 @@ class TurnStart:
     title: str | None = None
     # What a regenerate or an edit took out of the conversation (kept, marked replaced).
     replaced_message_ids: tuple[int, ...] = ()
+    tool_mode: Mode = "chat"  # its tools (talorys/lib/tools.py): "read" under a read token
 
 
 def conversation_title(*, text: str) -> str:
@@ -192,9 +194,6 @@ def conversation_summary_store(*, conversation_id: int, summary: str, summary_up
     )
 
 
-# --- the turn ----------------------------------------------------------------------------------
-
-
 def turn_claim(*, conversation_id: int, turn_id: str) -> bool:
     """Take the conversation's turn lease, or raise Conflict when another turn holds it.
 
@@ -231,9 +230,10 @@ def turn_begin(
     regenerate: bool = False,
     edit: bool = False,
     message_id: int | None = None,
+    origin: Origin = Origin.LIVE,
 ) -> TurnStart:
-    """Claim the conversation (making it when new), save the owner's message and allocate the
-    assistant's. Raises ValidationFailed, NotFound or Conflict before any change is kept.
+    """Claim the conversation (making it, of ``origin``, when new), save the owner's message
+    and allocate the assistant's. Raises ValidationFailed, NotFound or Conflict, keeping nothing.
 
     A retry re-runs the last owner message after dropping a non-complete final reply. A
     regenerate re-runs it when the last reply is complete, and an edit runs ``text`` in place of
@@ -252,7 +252,7 @@ def turn_begin(
     if not (retry or regenerate):
         text = _clean_owner_text(text)
     if conversation_id is None:
-        return _turn_begin_new(text=text, turn_id=turn_id)
+        return _turn_begin_new(text=text, turn_id=turn_id, origin=origin)
     turn_claim(conversation_id=conversation_id, turn_id=turn_id)
     try:
         with transaction.atomic():
@@ -273,12 +273,12 @@ def turn_begin(
         raise
 
 
-def _turn_begin_new(*, text: str, turn_id: str) -> TurnStart:
+def _turn_begin_new(*, text: str, turn_id: str, origin: Origin) -> TurnStart:
     """``turn_begin`` in a new conversation, made with the turn's lease already held."""
     title = conversation_title(text=text)
     with transaction.atomic():
         conversation = Conversation.objects.create(
-            title=title, turn_id=turn_id, turn_lease_until=_lease_end()
+            title=title, turn_id=turn_id, turn_lease_until=_lease_end(), origin=origin
         )
         owner_message = Message.objects.create(
             conversation=conversation, role=Message.Role.USER, content=text

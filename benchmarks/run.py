@@ -57,6 +57,8 @@ BENCHES = [
     # Keyword recall at every turn, then the product's default: semantic recall on as well.
     Bench("turn_http", ("--keyword-recall",), postgres="needs", redis=True),
     Bench("turn_http:semantic", postgres="needs", redis=True),
+    # /v1/chat/completions (the OpenAI-compatible endpoint) against the web chat, first text.
+    Bench("openai_turn", postgres="needs", redis=True),
     Bench("embedders", ("--only", "numpy,onnxruntime"), postgres="never"),
     Bench("api_throughput"),
     Bench("pages", ("--runs", "15")),

@@ -1,8 +1,9 @@
-"""Every URL: the owner's pages (each app's ``urls.py``), the API, the admin, login."""
+"""Every URL: the owner's pages (each app's ``urls.py``), the API, /v1, the admin, login."""
 
 from django.contrib import admin
 from django.urls import include, path
 
+from agent.completions.api import v1_api
 from talorys.accounts import views as accounts_views
 from talorys.api import api
 
@@ -11,6 +12,8 @@ urlpatterns = [
     path("logout/", accounts_views.logout_page, name="logout"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    # OpenAI's chat completions API, Talorys as the model (agent/completions/): tokens only.
+    path("v1/", v1_api.urls),
     path("", include("talorys.notifications.urls")),
     path("", include("agent.urls")),
     path("", include("talorys.workspace.urls")),

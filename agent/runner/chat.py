@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolActivity, ToolExecutor
-from agent.models import Message
+from agent.models import Message, Origin
 from agent.runner.db import db
 from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
@@ -94,10 +94,11 @@ async def begin_turn(
     regenerate: bool = False,
     edit: bool = False,
     message_id: int | None = None,
+    origin: Origin = Origin.LIVE,
 ) -> services.TurnStart:
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
-    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. The flags are
-    services.turn_begin's."""
+    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. The flags and
+    ``origin`` (a new conversation's) are services.turn_begin's."""
     # Not db(): the request's response phase (its session save) reuses this connection on the
     # request's thread, where a pool found empty would be a 500; the chat API's stream gives it
     # back as its first step (give_back_request_connection).
@@ -108,6 +109,7 @@ async def begin_turn(
         regenerate=regenerate,
         edit=edit,
         message_id=message_id,
+        origin=origin,
     )
 
 
@@ -186,7 +188,7 @@ async def _reply_events(
     messages = await turn_messages(provider, lease, start, read)
     executor = ToolExecutor(
         ctx=ToolContext(
-            mode="chat",
+            mode=start.tool_mode,
             conversation_id=start.conversation_id,
             message_id=start.assistant_message_id,
             source="chat",

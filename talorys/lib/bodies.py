@@ -37,6 +37,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from talorys.lib.errors import code_for_status, error_body
+from talorys.lib.openai_errors import is_openai_path, openai_error
 
 TOO_LARGE_MESSAGE = "The request body is too large."
 
@@ -58,7 +59,10 @@ def _declared_length(value: bytes | str | None) -> int | None:
 
 
 def _too_large_body(path: str) -> tuple[bytes, bytes]:
-    """(content type, body) of the 413: the envelope under /api/, plain text elsewhere."""
+    """(content type, body) of the 413: the envelope under /api/, OpenAI's shape under /v1/,
+    plain text elsewhere."""
+    if is_openai_path(path):
+        return b"application/json", json.dumps(openai_error(413, TOO_LARGE_MESSAGE)).encode()
     if path.startswith("/api/"):
         return b"application/json", json.dumps(
             error_body(code_for_status(413), TOO_LARGE_MESSAGE)

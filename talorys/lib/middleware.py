@@ -1,4 +1,8 @@
-"""Middleware: the API error envelope for every error (session lifetimes: talorys/accounts)."""
+"""Middleware: the API error envelope for every error (session lifetimes: talorys/accounts).
+
+Under /v1/ (the OpenAI-compatible endpoint) the same errors take OpenAI's shape instead
+(openai_errors.py): its clients read nothing else.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from talorys.lib.errors import (
     code_for_status,
     error_body,
 )
+from talorys.lib.openai_errors import is_openai_path, openai_error
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +45,20 @@ MAX_ID = 2**63 - 1
 
 
 def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
+    return request.path.startswith("/api/") or is_openai_path(request.path)
+
+
+def _error_response(request: HttpRequest, status: int, message: str) -> JsonResponse:
+    """An error answer under /api/ (the envelope) or /v1/ (OpenAI's shape)."""
+    if is_openai_path(request.path):
+        return JsonResponse(openai_error(status, message), status=status)
+    return JsonResponse(error_body(code_for_status(status), message), status=status)
 
 
 def unavailable_response(request: HttpRequest, error: ServiceUnavailable) -> HttpResponse:
     """503 with Retry-After: the envelope under /api/, plain text elsewhere."""
     if _is_api(request):
-        response: HttpResponse = JsonResponse(error.envelope(), status=error.status)
+        response: HttpResponse = _error_response(request, error.status, error.message)
     else:
         response = HttpResponse(error.message, status=error.status, content_type="text/plain")
     response["Retry-After"] = str(error.retry_after)
@@ -70,9 +82,7 @@ class ApiErrorEnvelopeMiddleware:
         if response.get("Content-Type", "").startswith(("application/json", "text/event-stream")):
             return response
         status = response.status_code
-        code = code_for_status(status)
-        message = _MESSAGES.get(status, "The request failed.")
-        wrapped = JsonResponse(error_body(code, message), status=status)
+        wrapped = _error_response(request, status, _MESSAGES.get(status, "The request failed."))
         # Keep what the inner middleware added: security headers, Allow, cookies.
         for name, value in response.items():
             if name.lower() not in ("content-type", "content-length"):
@@ -87,18 +97,15 @@ class ApiErrorEnvelopeMiddleware:
         # would fail inside the query (SQLite: "Python int too large"). Every id, every route.
         if any(isinstance(value, int) and value > MAX_ID for value in view_kwargs.values()):
             if _is_api(request):
-                return JsonResponse(error_body(code_for_status(404), _MESSAGES[404]), status=404)
+                return _error_response(request, 404, _MESSAGES[404])
             raise Http404
         return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if _is_api(request) and isinstance(exception, RequestDataTooBig):
-            return JsonResponse(error_body(code_for_status(413), _MESSAGES[413]), status=413)
+            return _error_response(request, 413, _MESSAGES[413])
         if _is_api(request) and isinstance(exception, MultiPartParserError):
-            return JsonResponse(
-                error_body(code_for_status(400), "The multipart/form-data body could not be read."),
-                status=400,
-            )
+            return _error_response(request, 400, "The multipart/form-data body could not be read.")
         # No database connection to be had (pool exhausted): load, so 503, never 500.
         failure = classify_failure(exception, message=_MESSAGES[500])
         if isinstance(failure, ServiceUnavailable):
@@ -108,6 +115,8 @@ class ApiErrorEnvelopeMiddleware:
         if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None
         log.exception("Unhandled error on %s %s", request.method, request.path)
+        if is_openai_path(request.path):
+            return _error_response(request, failure.status, failure.message)
         return JsonResponse(failure.envelope(), status=failure.status)
 
 

@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict
 from talorys.lib.actors import Actor
 from talorys.lib.errors import AppError
 
-Mode = Literal["chat", "scheduled"]
+# "read": a chat turn whose tools may only read (one asked for with a read-only API token).
+Mode = Literal["chat", "scheduled", "read"]
 
 
 class Permission(StrEnum):
@@ -158,6 +159,8 @@ class Tool:
     def allowed_in(cls, mode: Mode) -> bool:
         if mode == "chat":
             return True
+        if mode == "read":
+            return cls.permission == Permission.READ
         return cls.permission == Permission.READ or cls.name in SCHEDULED_WRITE_ALLOWLIST
 
     @classmethod

@@ -31,8 +31,8 @@ PUBLIC_API = {
 # /manifest.webmanifest names the app and its icons for installing it; the browser fetches it
 # without cookies, and it holds nothing of the owner's.
 PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js", "/manifest.webmanifest"}
-# The API's root answers 404 to everyone: it exists only so that ninja can reverse its own URLs.
-NOTHING_HERE = {"/api/"}
+# The APIs' roots answer 404 to everyone: they exist only so that ninja can reverse its own URLs.
+NOTHING_HERE = {"/api/", "/v1/"}
 
 _SAMPLES = {
     "int": "1",
@@ -190,9 +190,14 @@ def anonymous_rejection_problem(
 ) -> str | None:
     """None when an anonymous request was turned away as it should be; otherwise what happened.
 
-    API: 401 with the error envelope. Pages: a redirect that ends on a login page.
+    API: 401 with the error envelope. /v1 (OpenAI's API): 401 in OpenAI's shape, for a bad key.
+    Pages: a redirect that ends on a login page.
     """
     where = f"{method} {url}"
+    if url.startswith("/v1/"):
+        if response.status_code == 401 and envelope_code(response) == "invalid_api_key":
+            return None
+        return f"{where}: {response.status_code} {response.content[:120]!r}, wanted 401 invalid_api_key"
     if url.startswith("/api/"):
         if response.status_code == 401 and envelope_code(response) == "UNAUTHORIZED":
             return None

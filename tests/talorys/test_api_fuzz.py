@@ -171,6 +171,55 @@ def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(ow
     assert not problems, "\n".join(problem[:400] for problem in problems)
 
 
+# /v1 (agent/completions/) by its own schema, with each token (its only credential). A chat
+# completion runs a model turn: only its invalid requests are fuzzed (they are answered before any
+# turn starts); the turns are tested with the openai client (tests/agent/test_openai_endpoint.py).
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("scope", ["read", "write"])
+def test_no_openai_operation_answers_a_server_error_or_an_error_outside_its_shape(owner, scope):
+    from agent.completions.api import v1_api
+    from talorys.accounts.services import api_token_create
+
+    _token, raw = api_token_create(user=owner, name=f"fuzz {scope}", scope=scope)
+    api = ApiClient(Client(raise_request_exception=False, HTTP_AUTHORIZATION=f"Bearer {raw}"))
+    schema = schemathesis.openapi.from_dict(v1_api.get_openapi_schema())
+    problems: list[str] = []
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert {(o.method.upper(), o.path) for o in operations} >= {
+        ("GET", "/v1/models"),
+        ("POST", "/v1/chat/completions"),
+    }
+    for operation in operations:
+        modes = [GenerationMode.NEGATIVE]
+        if operation.path != "/v1/chat/completions":
+            modes.insert(0, GenerationMode.POSITIVE)
+        for mode in modes:
+
+            @given(case=operation.as_strategy(generation_mode=mode))
+            @settings(
+                max_examples=TOKEN_EXAMPLES * 2,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                suppress_health_check=list(HealthCheck),
+            )
+            def run(case) -> None:
+                response = _send(api, case)
+                problem = _problem(case, response)
+                if problem is None and response.status_code >= 400:
+                    error = response.json()["error"]
+                    if set(error) != {"message", "type", "param", "code"}:
+                        problem = f"{case.formatted_path}: not OpenAI's error shape: {error}"
+                if problem:
+                    problems.append(problem)
+
+            try:
+                run()
+            except Unsatisfiable:  # GET /v1/models: nothing in it can be made invalid
+                assert mode == GenerationMode.NEGATIVE
+    assert not problems, "\n".join(problem[:400] for problem in problems)
+
+
 def test_an_answer_that_does_not_match_its_schema_is_reported(owner):
     """The conformance check can fail: a health answer without its status is caught."""
     from django.http import JsonResponse

@@ -67,7 +67,10 @@ def route_problems(client: Client, route: UrlRoute) -> list[str]:
             continue
         answered = True
         if route.url in NOTHING_HERE:
-            if response.status_code != 404 or envelope_code(response) != "NOT_FOUND":
+            if response.status_code != 404 or envelope_code(response) not in (
+                "NOT_FOUND",
+                "not_found",
+            ):
                 problems.append(f"{method} {route.url}: {response.status_code}, wanted 404")
             continue
         problem = anonymous_rejection_problem(client, method, route.url, response)

@@ -21,6 +21,11 @@ staff non-owner
 the owner           allowed                 allowed                 allowed          accepted
 ==================  ======================  ======================  ===============  ==========
 
+/v1 (the OpenAI-compatible endpoint, agent/completions/) takes a token and nothing else: a read
+or a write token reaches every route (a read token's turn only gets read tools, tested in
+tests/agent/test_openai_endpoint.py); every other caller, the owner's session included, gets
+401 in OpenAI's error shape (``invalid_api_key``).
+
 "Allowed" means the route was reached: no 401, 403 or login redirect (a sample id may still give
 404 or 422). Every other account is no one to this app (talorys.accounts.owner.is_the_owner).
 """
@@ -40,6 +45,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpResponse
 from django.test import Client
 
+from agent.completions.api import v1_api
 from talorys import urls as project_urls
 from talorys.accounts.auth import WEBSOCKET_UNAUTHENTICATED
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
@@ -78,11 +84,13 @@ _URL_ROUTES = [
     route
     for route in url_routes(project_urls.urlpatterns)
     if route.url not in PUBLIC_PAGES | NOTHING_HERE
-    and not route.url.startswith(("/static/", "/media/"))
+    and not route.url.startswith(("/static/", "/media/", "/v1/"))
     and route.url.rstrip("/") not in _OPERATION_URLS | {path for _m, path in PUBLIC_API}
 ]
 # The API's own views outside ninja's operations (the schema and the docs): owner_auth, GET.
 API_CALLS += [("GET", r.url, False) for r in _URL_ROUTES if r.url.startswith("/api/")]
+# /v1: every operation of its NinjaAPI, and nothing else under /v1/ (the matrix checks it).
+V1_CALLS = [(method, fill_path(template)) for method, template in api_operations(v1_api)]
 # Pages are forms and links: GET shows, POST acts; both must be turned away.
 PAGE_CALLS = [
     (method, r.url)
@@ -223,6 +231,24 @@ def api_problem(caller: Caller, method: str, url: str, session_only: bool) -> st
     return _reached(response, where)
 
 
+def openai_problem(caller: Caller, method: str, url: str) -> str | None:
+    response = caller.call(method, url)
+    where = f"{caller.name}: {method} {url}"
+    if response.status_code >= 500:
+        return f"{where}: {response.status_code}"
+    if caller.token_scope is not None:
+        return _reached(response, where)
+    body = response.json() if response.status_code == 401 else {}
+    if body.get("error", {}).get("code") == "invalid_api_key" and set(body["error"]) == {
+        "message",
+        "type",
+        "param",
+        "code",
+    }:
+        return None
+    return f"{where}: {response.status_code} {_body(response)!r}, wanted 401 invalid_api_key"
+
+
 def page_problem(caller: Caller, method: str, url: str) -> str | None:
     response = caller.call(method, url)
     where = f"{caller.name}: {method} {url}"
@@ -243,6 +269,9 @@ def test_the_matrix_covers_every_route():
     assert ("POST", "/api/bin/empty", True) in API_CALLS
     assert ("PATCH", "/api/settings", False) in API_CALLS
     assert len(PAGE_CALLS) > 200 and len(API_CALLS) > 60
+    assert {("GET", "/v1/models"), ("POST", "/v1/chat/completions")} <= set(V1_CALLS)
+    v1_routes = [r.url for r in url_routes(project_urls.urlpatterns) if r.url.startswith("/v1/")]
+    assert {url for url in v1_routes if url not in NOTHING_HERE} == {url for _m, url in V1_CALLS}
 
 
 @pytest.mark.parametrize("name", CALLER_NAMES)
@@ -252,6 +281,13 @@ def test_every_api_route_answers_each_caller_as_its_rights_say(owner, django_use
     if caller.owner:  # its control reads only: writes with sample bodies would log it out
         calls = [call for call in API_CALLS if call[0] == "GET"]
     problems = [api_problem(caller, *call) for call in calls]
+    assert [p for p in problems if p] == []
+
+
+@pytest.mark.parametrize("name", CALLER_NAMES)
+def test_every_openai_route_takes_a_token_and_nothing_else(owner, django_user_model, name):
+    caller = make_callers(owner, django_user_model)[CALLER_NAMES.index(name)]
+    problems = [openai_problem(caller, method, url) for method, url in V1_CALLS]
     assert [p for p in problems if p] == []
 
 

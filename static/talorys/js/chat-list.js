@@ -35,6 +35,12 @@ function link(c) {
   const a = el("a", "conversation", c.title || `Conversation ${c.id}`);
   a.href = `/c/${c.id}/`;
   a.dataset.id = c.id;
+  if (c.origin === "api") {
+    // Started by another app through the OpenAI-compatible endpoint (/v1).
+    const tag = el("span", "origin-badge", "API");
+    tag.title = "Started from another app (the OpenAI-compatible endpoint)";
+    a.prepend(tag, " ");
+  }
   if (c.id === active) a.setAttribute("aria-current", "page");
   a.addEventListener("click", (e) => {
     if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return; // a new tab

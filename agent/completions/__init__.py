@@ -1,0 +1,9 @@
+"""The OpenAI-compatible endpoint, /v1: any client of OpenAI's chat completions API (Open WebUI,
+LibreChat, phone apps, the official SDKs) talks to Talorys as the model ``talorys``.
+
+Each request runs a whole Talorys turn, as the chat page's do (agent/runner, agent/live): the
+owner's memories and recall in the prompt, the tools under the token's scope, approvals and
+budgets. The rooms: api.py (the NinjaAPI mounted at /v1/, its token auth and its errors),
+history.py (which conversation a resent chat continues, and what of it is kept), replies.py
+(the turn's events as the content a client reads), schemas.py (OpenAI's bodies).
+"""

@@ -1,0 +1,123 @@
+"""Which Talorys conversation a client's chat continues.
+
+An OpenAI client keeps the chat itself and resends all of it with every request: the system
+message, each user message and each reply it was given, then the new user message. Talorys
+keeps the same chat as a conversation, so only that new message is added, and the rest is
+matched, never stored twice:
+
+* the client's earlier user and assistant messages (its "prior"), compared with the shown
+  messages of each conversation of origin ``api``, newest first: equal when each has the same
+  role and the same words (whitespace aside), with the tool activity lines this endpoint wrote
+  into its replies (``ACTIVITY_MARK``) left out, since a reply is saved without them. An
+  exchange whose reply failed (an error, a cancel, nothing said) is left out too: the client
+  was answered with an error, kept no reply, and sends that question again;
+* no prior (a new chat): a new conversation of origin ``api``;
+* a prior that no conversation matches (a chat begun with another model, or one whose earlier
+  messages were edited in the client): a new conversation of origin ``api`` holding that prior
+  as imported messages (``Origin.IMPORT``: data, never retried as live input), so that the
+  model reads the chat it is answering and the client's next request matches it.
+
+System and developer messages are not kept and not passed on: Talorys answers under its own
+system prompt (its rules on approvals, tools and memories as data), and a client's prompt
+("You are a helpful assistant", a persona) would compete with it, from anyone holding a token.
+Tool and function messages (a client's own tools) are left out as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from agent.completions.schemas import CompletionMessage
+from agent.models import Conversation, Message, Origin
+from agent.services import MAX_MESSAGE_CHARS, conversation_title
+from talorys.lib.errors import ValidationFailed
+
+# The first character of the lines this endpoint writes for tool activity (replies.py).
+ACTIVITY_MARK = "›"
+# Conversations compared in full, newest first, among those that hold the prior's first message.
+CANDIDATES = 20
+_SPOKEN = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class ClientChat:
+    """A request's chat: its earlier user and assistant messages, and the new user message."""
+
+    prior: list[tuple[str, str]]
+    text: str
+
+
+def client_chat(messages: list[CompletionMessage]) -> ClientChat:
+    """The chat a request carries; ValidationFailed when it does not end with the user's words."""
+    spoken = [(str(m.role), m.text().strip()) for m in messages if m.role in _SPOKEN]
+    if not spoken or spoken[-1][0] != "user" or not spoken[-1][1]:
+        raise ValidationFailed("The last message must be the user's, with some text.")
+    if len(spoken[-1][1]) > MAX_MESSAGE_CHARS:
+        raise ValidationFailed(f"The last message is longer than {MAX_MESSAGE_CHARS} characters.")
+    return ClientChat(prior=spoken[:-1], text=spoken[-1][1])
+
+
+def _key(role: str, text: str) -> tuple[str, str]:
+    """What two messages must share to be the same one: the role and the words."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(ACTIVITY_MARK)]
+    return role, "".join("".join(lines).split())
+
+
+def _shown(conversation_id: int) -> list[tuple[str, str]]:
+    """A conversation's messages as a client holds them: failed exchanges left out."""
+    rows = list(
+        Message.objects.filter(conversation_id=conversation_id, replaced_at__isnull=True)
+        .order_by("id")
+        .values_list("role", "content", "status")
+    )
+    kept: list[tuple[str, str]] = []
+    for role, content, status in rows:
+        failed = status != Message.Status.COMPLETE and not content.strip()
+        if role == Message.Role.ASSISTANT and failed:
+            if kept and kept[-1][0] == Message.Role.USER:
+                kept.pop()  # the question it failed to answer: the client asks it again
+            continue
+        kept.append(_key(role, content))
+    return kept
+
+
+def conversation_match(prior: list[tuple[str, str]]) -> int | None:
+    """The newest live ``api`` conversation whose messages are ``prior``, or None."""
+    if not prior:
+        return None
+    wanted = [_key(role, text) for role, text in prior]
+    candidates = (
+        Conversation.objects.live()
+        .filter(origin=Origin.API, messages__content=prior[0][1], messages__replaced_at=None)
+        .order_by("-updated_at", "-id")
+        .values_list("pk", flat=True)
+        .distinct()[:CANDIDATES]
+    )
+    for conversation_id in candidates:
+        if _shown(conversation_id) == wanted:
+            return conversation_id
+    return None
+
+
+def conversation_import(prior: list[tuple[str, str]]) -> int:
+    """A new ``api`` conversation holding ``prior`` as imported messages; its id."""
+    first_user = next((text for role, text in prior if role == "user"), prior[0][1])
+    with transaction.atomic():
+        conversation = Conversation.objects.create(
+            title=conversation_title(text=first_user), origin=Origin.API
+        )
+        Message.objects.bulk_create(
+            Message(conversation=conversation, role=role, content=text, origin=Origin.IMPORT)
+            for role, text in prior
+        )
+    return conversation.pk
+
+
+def conversation_for(chat: ClientChat) -> int | None:
+    """The conversation the chat continues (matched, or made from its prior), or None for a
+    new chat, which the turn's claim makes (``turn_begin`` with ``origin=Origin.API``)."""
+    if not chat.prior:
+        return None
+    return conversation_match(chat.prior) or conversation_import(chat.prior)

@@ -1,0 +1,125 @@
+"""Which conversation a chat resent to /v1 continues (agent/completions/history.py), the read
+tool mode, and /v1's answers that need no model turn."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from agent.completions.history import ClientChat, client_chat, conversation_for
+from agent.completions.replies import Reply
+from agent.completions.schemas import CompletionMessage
+from agent.models import Conversation, Message, Origin
+from talorys.accounts.services import api_token_create
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.tools import Permission, get_tool, tools_for
+
+pytestmark = pytest.mark.django_db
+
+
+def said(*pairs: tuple[str, str]) -> list[CompletionMessage]:
+    return [CompletionMessage(role=role, content=text) for role, text in pairs]  # type: ignore[arg-type]
+
+
+def conversation(*rows: tuple[str, str, str], origin: str = Origin.API) -> int:
+    made = Conversation.objects.create(title="t", origin=origin)
+    for role, content, status in rows:
+        Message.objects.create(conversation=made, role=role, content=content, status=status)
+    return made.pk
+
+
+def test_the_chat_is_its_user_and_assistant_messages_and_ends_with_the_users():
+    chat = client_chat(
+        [
+            CompletionMessage(role="system", content="Be a pirate."),
+            CompletionMessage(role="user", content=[{"type": "text", "text": "hi"}]),  # type: ignore[list-item]
+            CompletionMessage(role="assistant", content="Hello."),
+            CompletionMessage(role="tool", content="{}"),
+            CompletionMessage(role="user", content="  add a task  "),
+        ]
+    )
+    assert chat == ClientChat(prior=[("user", "hi"), ("assistant", "Hello.")], text="add a task")
+    for ending in (said(("user", "hi"), ("assistant", "x")), said(("user", "   "))):
+        with pytest.raises(ValidationFailed):
+            client_chat(ending)
+
+
+def test_a_resent_chat_matches_its_api_conversation_whatever_the_activity_lines_and_spacing():
+    live = conversation(("user", "hi", "complete"), ("assistant", "Done it.", "complete"))
+    # The same messages in a conversation of the chat page are not this client's.
+    conversation(("user", "hi", "complete"), ("assistant", "Done it.", "complete"), origin="live")
+    shown = "› Added the task “X”\n\nDone   it.\n"
+    chat = ClientChat(prior=[("user", "hi"), ("assistant", shown)], text="next")
+    assert conversation_for(chat) == live
+    assert Conversation.objects.count() == 2
+
+
+def test_a_failed_exchange_is_left_out_so_that_the_question_asked_again_matches():
+    failed = conversation(
+        ("user", "hi", "complete"),
+        ("assistant", "Hello.", "complete"),
+        ("user", "add it", "complete"),
+        ("assistant", "", "error"),
+    )
+    chat = ClientChat(prior=[("user", "hi"), ("assistant", "Hello.")], text="add it")
+    assert conversation_for(chat) == failed
+
+
+def test_a_chat_no_conversation_holds_is_imported_once_then_matched():
+    chat = ClientChat(prior=[("user", "hi"), ("assistant", "From another model.")], text="go on")
+    made = conversation_for(chat)
+    assert made is not None and conversation_for(chat) == made
+    rows = list(Message.objects.filter(conversation_id=made).values_list("role", "origin"))
+    assert rows == [("user", "import"), ("assistant", "import")]
+    assert Conversation.objects.get(pk=made).origin == Origin.API
+    assert conversation_for(ClientChat(prior=[], text="new")) is None  # the claim makes it
+
+
+def test_the_read_mode_offers_read_tools_only():
+    names = {tool.name for tool in tools_for("read")}
+    assert names and all(get_tool(name, mode="read") for name in names)
+    assert {tool.permission for tool in tools_for("read")} == {Permission.READ}
+    assert get_tool("create_task", mode="read") is None
+    assert get_tool("create_task", mode="chat") is not None
+
+
+def test_activity_lines_sit_between_paragraphs_and_a_proposal_says_where_to_approve():
+    reply = Reply("http://talorys.example/approvals/")
+    reply.piece({"type": "text", "delta": "Sure."})
+    reply.piece(
+        {
+            "type": "tool",
+            "activity": {"status": "awaiting_approval", "sentence": "Waiting for your approval"},
+        }
+    )
+    reply.piece({"type": "text", "delta": "Approve it when you like."})
+    assert reply.content == (
+        "Sure.\n\n› Waiting for your approval. Nothing is done until you approve it in "
+        "Talorys: http://talorys.example/approvals/\n\nApprove it when you like."
+    )
+
+
+def test_a_body_over_the_limit_is_refused_in_openais_shape(owner, settings):
+    settings.MAX_BODY_BYTES = 1000
+    _token, raw = api_token_create(user=owner, name="t", scope="write")
+    response = Client().post(
+        "/v1/chat/completions",
+        data="x" * 2000,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {raw}"},
+    )
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "request_too_large"
+    assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+
+
+def test_a_malformed_body_is_a_400_in_openais_shape(owner):
+    _token, raw = api_token_create(user=owner, name="t", scope="write")
+    response = Client().post(
+        "/v1/chat/completions",
+        data="{not json",
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {raw}"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "invalid_request_error"
