@@ -34,7 +34,9 @@ from pydantic import BaseModel, ConfigDict
 from talorys.lib.actors import Actor
 from talorys.lib.errors import AppError
 
-Mode = Literal["chat", "scheduled"]
+# "chat": every tool (a turn, or an MCP client with a write token); "scheduled": read tools and
+# the allow-listed writes; "read": read tools only (an MCP client with a read token).
+Mode = Literal["chat", "scheduled", "read"]
 
 
 class Permission(StrEnum):
@@ -78,7 +80,7 @@ class ToolContext:
     mode: Mode = "chat"
     conversation_id: int | None = None
     message_id: int | None = None
-    # Who acts, recorded on changes and notifications: "chat", "automation:<id>".
+    # Who acts, recorded on changes and notifications: "chat", "automation:<id>", "mcp:<prefix>".
     source: str = "chat"
 
     @property
@@ -158,6 +160,8 @@ class Tool:
     def allowed_in(cls, mode: Mode) -> bool:
         if mode == "chat":
             return True
+        if mode == "read":
+            return cls.permission == Permission.READ
         return cls.permission == Permission.READ or cls.name in SCHEDULED_WRITE_ALLOWLIST
 
     @classmethod
