@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from dataclasses import dataclass
+from time import monotonic
 from typing import Any
 
 from agent.executor import ToolExecutor
@@ -83,7 +83,7 @@ class _Windows:
         self._windows: dict[int, _Window] = {}
 
     def window(self, caller: Caller) -> _Window:
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             window = self._windows.get(caller.token_id)
             if (

@@ -17,10 +17,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from approvals.models import PendingAction
+from approvals.models import ApprovalEvent, PendingAction
 from memory.services.memories import memory_create
 from talorys.accounts.services import api_token_create
 from talorys.history.models import Change
+from talorys.notifications.models import Notification
 from talorys.workspace.models import Task
 from talorys.workspace.services.notes import note_create
 from tests.conftest import ROOT, _live_env
@@ -87,6 +88,10 @@ def test_a_write_token_creates_finds_and_proposes_a_delete(live_server_url, owne
     action = PendingAction.objects.get(pk=deleted["action_id"])
     assert action.status == PendingAction.Status.PENDING
     assert Task.objects.live().filter(pk=made["task"]["id"]).exists()
+    # Proposed by this token, and the owner is told, as for any approval.
+    proposed = ApprovalEvent.objects.get(action=action, kind=ApprovalEvent.Kind.PROPOSED)
+    assert proposed.actor == f"mcp:{prefix}"
+    assert Notification.objects.filter(kind=Notification.Kind.APPROVAL).count() == 1
     # The change made over MCP is in the change log with the token's actor.
     change = Change.objects.get(kind="task", object_id=made["task"]["id"], action="create")
     assert change.source == f"mcp:{prefix}"
