@@ -28,6 +28,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from talorys.lib.errors import Unauthorized
 from talorys.mcp.access import Caller, caller_for
 from talorys.mcp.server import current_caller, server_build
 
@@ -104,7 +105,7 @@ async def _caller(scope: dict[str, Any]) -> Caller | None:
 
 
 async def _unauthorized(send: Any) -> None:
-    body = json.dumps({"error": {"code": "UNAUTHORIZED", "message": UNAUTHORIZED}}).encode()
+    body = json.dumps(Unauthorized(UNAUTHORIZED).envelope()).encode()  # the API's envelope
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -137,13 +137,15 @@ def test_mcp_without_a_valid_token_is_401(live_server_url, header):
     response = httpx.post(f"{live_server_url}/mcp", json=body, headers=headers, timeout=30)
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.json()["error"]["code"] == "UNAUTHORIZED"
 
 
-def test_the_stdio_bridge_answers_the_same(live_server_url, owner):
-    """The bridge needs no server; the live one's environment is the test database's."""
+@pytest.mark.subprocess
+def test_the_stdio_bridge_answers_the_same(needs_postgres, owner, tmp_path):
+    """The bridge is its own process on the test database, as a live server is."""
     raw, _ = token(owner, "read")
     Task.objects.create(title="Water the plants")
-    env = _live_env(ROOT / "data-unused", {"TALORYS_MCP_TOKEN": raw})
+    env = _live_env(tmp_path, {"TALORYS_MCP_TOKEN": raw})
     params = StdioServerParameters(
         command=sys.executable, args=["manage.py", "talorys_mcp"], env=env, cwd=ROOT
     )
