@@ -61,6 +61,8 @@ class _Run:
             log.exception("The MCP session manager stopped; the next request starts another.")
 
     async def started(self) -> StreamableHTTPSessionManager:
+        if self.ready.is_set():
+            return self.manager
         waiting = asyncio.ensure_future(self.ready.wait())
         await asyncio.wait({waiting, self.task}, return_when=asyncio.FIRST_COMPLETED)
         if not self.ready.is_set():

@@ -14,6 +14,7 @@ from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.asgi import application
 from talorys.mcp import access, http
 from talorys.mcp.access import Caller, caller_for, tool_call
+from talorys.workspace.models import Task
 
 
 @pytest.fixture(autouse=True)
@@ -120,3 +121,29 @@ def test_the_session_manager_starts_on_the_first_request_and_again_if_it_stopped
         return answers
 
     assert async_to_sync(requests)() == [200, 200, 200]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_body_over_the_limit_is_413_before_the_token_is_read(owner, settings):
+    settings.MAX_BODY_BYTES = 1000
+    _token, raw = api_token_create(user=owner, name="laptop", scope="write")
+
+    async def big() -> int:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            response = await client.post(
+                "/mcp", content=b"x" * 5000, headers={"authorization": f"Bearer {raw}"}
+            )
+            return response.status_code
+
+    assert async_to_sync(big)() == 413
+
+
+def test_the_owner_reverts_a_change_made_over_mcp(owner, api):
+    caller, _ = make_caller(owner, "write")
+    made = tool_call(caller, "create_task", {"title": "Renew the passport"})
+    change = api.get("/api/changes").json()["items"][0]
+    assert change["source"] == f"mcp:{caller.prefix}"
+
+    assert api.post(f"/api/changes/{change['id']}/revert").status_code == 200
+    assert not Task.objects.live().filter(pk=made["task"]["id"]).exists()
