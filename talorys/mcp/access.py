@@ -62,6 +62,15 @@ def caller_for(raw: str) -> Caller | None:
     return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
 
 
+def caller_refresh(caller: Caller) -> Caller | None:
+    """The caller as its token stands now (revoked: None; its scope changed in the admin: the
+    new scope), for a transport that checked the secret once, at its start (stdio)."""
+    token = ApiToken.objects.filter(pk=caller.token_id, revoked_at__isnull=True).first()
+    if token is None:
+        return None
+    return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
+
+
 def offered_tools(caller: Caller) -> list[Tool]:
     """The tools this token's client sees in tools/list, by scope."""
     return tools_for(caller.mode)

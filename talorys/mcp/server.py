@@ -19,10 +19,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from talorys.lib.tools import Permission, Tool
-from talorys.mcp.access import Caller, offered_tools, tool_call
+from talorys.mcp.access import Caller, caller_refresh, offered_tools, tool_call
 from talorys.mcp.resources import resource_read, resources_list
 
 current_caller: ContextVar[Caller | None] = ContextVar("talorys_mcp_caller", default=None)
+# Set by the stdio bridge, whose token was checked once at its start: every request then reads
+# the token again, so a revocation or a change of scope applies at once, as over HTTP.
+refresh_caller: ContextVar[bool] = ContextVar("talorys_mcp_refresh", default=False)
 
 INSTRUCTIONS = (
     "Talorys is the owner's personal assistant: their tasks, notes, projects, memories and "
@@ -33,10 +36,12 @@ INSTRUCTIONS = (
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
 
 
-def _caller() -> Caller:
+async def _caller() -> Caller:
     caller = current_caller.get()
+    if caller is not None and refresh_caller.get():
+        caller = await database_sync_to_async(caller_refresh)(caller)
     if caller is None:  # the transports set it before any request reaches a handler
-        raise MCPError(code=types.INVALID_REQUEST, message="Not authenticated.")
+        raise MCPError(code=types.INVALID_REQUEST, message="This API token is not valid any more.")
     return caller
 
 
@@ -56,13 +61,13 @@ def _mcp_tool(tool: Tool) -> types.Tool:
 async def _list_tools(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[_mcp_tool(t) for t in offered_tools(_caller())])
+    return types.ListToolsResult(tools=[_mcp_tool(t) for t in offered_tools(await _caller())])
 
 
 async def _call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
-    result = await database_sync_to_async(tool_call)(_caller(), params.name, params.arguments)
+    result = await database_sync_to_async(tool_call)(await _caller(), params.name, params.arguments)
     text = result.get("message") or json.dumps(result, ensure_ascii=False, default=str)
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
@@ -74,7 +79,7 @@ async def _call_tool(
 async def _list_resources(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
-    _caller()
+    await _caller()
     listed = await database_sync_to_async(resources_list)()
     return types.ListResourcesResult(
         resources=[
@@ -87,7 +92,7 @@ async def _list_resources(
 async def _read_resource(
     ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
 ) -> types.ReadResourceResult:
-    _caller()
+    await _caller()
     text = await database_sync_to_async(resource_read)(str(params.uri))
     if text is None:
         raise MCPError(code=RESOURCE_NOT_FOUND, message=f"No resource {params.uri}.")

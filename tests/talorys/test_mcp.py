@@ -11,15 +11,16 @@ from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from approvals.models import ApprovalEvent, PendingAction
 from memory.services.memories import memory_create
-from talorys.accounts.services import api_token_create
+from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.history.models import Change
 from talorys.notifications.models import Notification
 from talorys.workspace.models import Task
@@ -143,19 +144,25 @@ def test_mcp_without_a_valid_token_is_401(live_server_url, header):
 @pytest.mark.subprocess
 def test_the_stdio_bridge_answers_the_same(needs_postgres, owner, tmp_path):
     """The bridge is its own process on the test database, as a live server is."""
-    raw, _ = token(owner, "read")
+    made, raw = api_token_create(user=owner, name="desktop", scope="read")
     Task.objects.create(title="Water the plants")
     env = _live_env(tmp_path, {"TALORYS_MCP_TOKEN": raw})
     params = StdioServerParameters(
         command=sys.executable, args=["manage.py", "talorys_mcp"], env=env, cwd=ROOT
     )
 
-    async def scenario() -> tuple[set[str], Any]:
+    async def scenario() -> tuple[set[str], Any, str]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             names = {tool.name for tool in (await session.list_tools()).tools}
-            return names, await session.call_tool("list_tasks", {})
+            listed = await session.call_tool("list_tasks", {})
+            # Revoked while the bridge runs: its next request is refused.
+            await sync_to_async(api_token_revoke)(user=owner, token_id=made.pk)
+            with pytest.raises(MCPError) as refused:
+                await session.call_tool("list_tasks", {})
+            return names, listed, str(refused.value)
 
-    names, listed = async_to_sync(scenario)()
+    names, listed, refused = async_to_sync(scenario)()
     assert names == READ_TOOLS
     assert [t["title"] for t in payload(listed)["tasks"]] == ["Water the plants"]
+    assert "not valid any more" in refused
