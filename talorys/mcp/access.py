@@ -133,6 +133,13 @@ def tool_call(caller: Caller, name: str, arguments: dict[str, Any] | None) -> di
     with window.lock:
         outcome = window.executor.execute(call)
     result = dict(outcome.result)
+    if not outcome.ok and result["error"]["code"] == "TOOL_BUDGET_EXHAUSTED":
+        # The executor speaks of a turn; a client has a minute.
+        result["error"] = {
+            "code": "TOOL_BUDGET_EXHAUSTED",
+            "message": f"This token has made its {CALLS_PER_WINDOW} tool calls for this minute. "
+            "Wait a minute and try again.",
+        }
     if result.get("status") == "awaiting_owner_approval":
         result["approval_url"] = APPROVALS_PATH
         result["message"] = (

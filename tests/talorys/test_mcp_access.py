@@ -45,6 +45,11 @@ def test_a_tokens_calls_a_minute_are_limited_and_the_next_minute_starts_afresh(o
     words = ["milk", "bread", "eggs", "tea"]
     codes = [error_code(tool_call(caller, "search_tasks", {"query": w})) for w in words]
     assert codes == [None, None, None, "TOOL_BUDGET_EXHAUSTED"]
+    spent = tool_call(caller, "list_tasks", {})["error"]["message"]
+    assert (
+        spent
+        == "This token has made its 3 tool calls for this minute. Wait a minute and try again."
+    )
     # Another token has its own minute.
     assert error_code(tool_call(other, "list_tasks", {})) is None
 
