@@ -89,12 +89,15 @@ class _Windows:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._windows: dict[int, _Window] = {}
+        # By id and prefix: a token's id may be taken again by a later token (SQLite reuses the
+        # highest id once it is deleted), its random prefix not.
+        self._windows: dict[tuple[int, str], _Window] = {}
 
     def window(self, caller: Caller) -> _Window:
         now = monotonic()
         with self._lock:
-            window = self._windows.get(caller.token_id)
+            key = (caller.token_id, caller.prefix)
+            window = self._windows.get(key)
             if (
                 window is None
                 or now - window.started >= WINDOW
@@ -106,7 +109,7 @@ class _Windows:
                 # number of tokens in use this minute.
                 self._windows = {k: w for k, w in self._windows.items() if now - w.started < WINDOW}
                 window = _Window(started=now, executor=executor, lock=threading.Lock())
-                self._windows[caller.token_id] = window
+                self._windows[key] = window
             return window
 
     def clear(self) -> None:
