@@ -22,7 +22,6 @@ import asyncio
 import contextvars
 import json
 import logging
-import weakref
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -46,7 +45,8 @@ class _Run:
             app=server_build(), stateless=True, json_response=True
         )
         self.ready = asyncio.Event()
-        self.task = asyncio.get_running_loop().create_task(
+        self.loop = asyncio.get_running_loop()
+        self.task = self.loop.create_task(
             self._serve(), name="talorys-mcp-session-manager", context=contextvars.Context()
         )
 
@@ -72,17 +72,22 @@ class _Run:
 
 
 class _Runs:
+    """The run of each loop that serves requests; those of closed loops are let go."""
+
     def __init__(self) -> None:
-        self._runs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Run] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._runs: dict[int, _Run] = {}
+
+    def of(self, loop: asyncio.AbstractEventLoop) -> _Run | None:
+        run = self._runs.get(id(loop))
+        return run if run is not None and run.loop is loop else None
 
     async def manager(self) -> StreamableHTTPSessionManager:
         loop = asyncio.get_running_loop()
-        run = self._runs.get(loop)
+        run = self.of(loop)
         if run is None or run.task.done():
             # No await between the check and the store: two first requests make one run.
-            run = self._runs[loop] = _Run()
+            self._runs = {k: r for k, r in self._runs.items() if not r.loop.is_closed()}
+            run = self._runs[id(loop)] = _Run()
         return await run.started()
 
 

@@ -113,16 +113,16 @@ def test_the_session_manager_starts_on_the_first_request_and_again_if_it_stopped
 
     async def requests() -> list[Any]:
         loop = asyncio.get_running_loop()
-        assert http._runs._runs.get(loop) is None
+        assert http._runs.of(loop) is None
         answers = [(await _post(raw)).status_code]
-        first = http._runs._runs[loop]
+        first = http._runs.of(loop)
         assert not first.task.done()  # it outlives the request
         answers.append((await _post(raw)).status_code)
-        assert http._runs._runs[loop] is first  # one manager for the loop
+        assert http._runs.of(loop) is first  # one manager for the loop
         first.task.cancel()
         await asyncio.sleep(0)
         answers.append((await _post(raw)).status_code)
-        assert http._runs._runs[loop] is not first
+        assert http._runs.of(loop) is not first
         return answers
 
     assert async_to_sync(requests)() == [200, 200, 200]
