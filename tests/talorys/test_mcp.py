@@ -110,16 +110,19 @@ def test_a_read_token_sees_and_calls_read_tools_only(live_server_url, owner):
     memory_create(text="The owner's cat is called Miso.")
     note = note_create(title="Garden plan", content="Tomatoes by the wall.")
 
-    async def scenario() -> tuple[set[str], Any, Any, list[str], str]:
+    async def scenario() -> tuple[set[str], Any, Any, list[str], list[str]]:
         async with http_session(live_server_url, raw) as session:
             names = {tool.name for tool in (await session.list_tools()).tools}
             refused = await session.call_tool("create_task", {"title": "Sneaky"})
             listed = await session.call_tool("list_tasks", {})
             uris = [str(r.uri) for r in (await session.list_resources()).resources]
             memories = (await session.read_resource("talorys://memories")).contents[0].text
-            return names, refused, listed, uris, memories
+            texts = [memories, (await session.read_resource(uris[1])).contents[0].text]
+            with pytest.raises(MCPError):
+                await session.read_resource("talorys://notes/999999")
+            return names, refused, listed, uris, texts
 
-    names, refused, listed, uris, memories = async_to_sync(scenario)()
+    names, refused, listed, uris, (memories, garden) = async_to_sync(scenario)()
     assert names == READ_TOOLS
     assert refused.is_error
     assert payload(refused)["error"]["code"] == "TOOL_NOT_ALLOWED"
@@ -127,6 +130,7 @@ def test_a_read_token_sees_and_calls_read_tools_only(live_server_url, owner):
     assert not listed.is_error
     assert uris == ["talorys://memories", f"talorys://notes/{note.pk}"]
     assert "Miso" in memories
+    assert garden == "# Garden plan\n\nTomatoes by the wall.\n"
 
 
 @pytest.mark.parametrize("header", [None, "Bearer tal_not-a-token", "Basic b3duZXI6cHc="])
