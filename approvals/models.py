@@ -91,7 +91,8 @@ class ApprovalEvent(models.Model):
     target_id = models.BigIntegerField()
     summary = models.CharField(max_length=PendingAction.SUMMARY_MAX)
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    # "owner:<username>", "model" (a proposal from a turn), or "system" (expiry, purge).
+    # "owner:<username>", "model" (a proposal from a turn), the source of any other proposer
+    # ("automation:<id>", "mcp:<token prefix>"), or "system" (expiry, purge).
     actor = models.CharField(max_length=160)
     detail = models.TextField(blank=True, default="")
     at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -159,7 +159,9 @@ def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
 
 
 def _proposer(ctx: ToolContext) -> str:
-    return "model" if ctx.mode == "chat" else ctx.source
+    """Who asked, on the audit trail: "model" for a chat turn, else its source (an automation,
+    an MCP client's token)."""
+    return "model" if ctx.source == "chat" else ctx.source
 
 
 def _propose_again(action: PendingAction, ctx: ToolContext) -> PendingAction:

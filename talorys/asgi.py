@@ -1,4 +1,5 @@
-"""ASGI entry: HTTP through Django, WebSockets through Channels (session auth, origin check)."""
+"""ASGI entry: HTTP through Django (``/mcp`` first, to the MCP server), WebSockets through Channels
+(session auth, origin check)."""
 
 import os
 from typing import Any
@@ -17,6 +18,7 @@ from django.urls import path, re_path  # noqa: E402
 from agent.routing import websocket_urlpatterns  # noqa: E402
 from talorys.lib.bodies import AsgiBodyLimit, daphne_guard  # noqa: E402
 from talorys.lib.websocket import OwnOriginValidator, Refuse, daphne_close_frames  # noqa: E402
+from talorys.mcp.http import McpRouter  # noqa: E402
 from talorys.notifications.consumers import NotificationConsumer  # noqa: E402
 
 # Oversized request bodies: 413 before they are read (talorys/lib/bodies.py).
@@ -36,7 +38,8 @@ websocket_routes: list[Any] = [
 
 application = ProtocolTypeRouter(
     {
-        "http": AsgiBodyLimit(django_asgi_app),
+        # /mcp: the MCP server (talorys/mcp/http.py), token-only; everything else is Django's.
+        "http": AsgiBodyLimit(McpRouter(django_asgi_app)),
         # Only the app's own origin (talorys/lib/websocket.py): any page's handshake carries the cookie.
         "websocket": OwnOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes))),
     }

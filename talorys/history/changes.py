@@ -16,9 +16,13 @@ from talorys.lib.errors import AppError, Conflict, NotFound, ValidationFailed
 from talorys.lib.live import pages_tell
 
 # The sources whose changes /api/changes and /changes/ list: what the model did, in chat or
-# scheduled, and what a backup import changed in items already here (backup/importer.py).
+# scheduled, what an MCP client did with a token (talorys/mcp/), and what a backup import
+# changed in items already here (backup/importer.py).
 CHANGE_LOG_SOURCES = (
-    models.Q(source="chat") | models.Q(source__startswith="automation") | models.Q(source="import")
+    models.Q(source="chat")
+    | models.Q(source__startswith="automation")
+    | models.Q(source__startswith="mcp:")
+    | models.Q(source="import")
 )
 
 

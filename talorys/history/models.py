@@ -60,7 +60,8 @@ class Change(models.Model):
     after = models.JSONField(null=True, blank=True)
     # What else undoing it needs (a binned project's tasks).
     detail = models.JSONField(default=dict, blank=True)
-    # Who: "owner" (session), "token:<prefix>", "owner:<name>" (an approval), "chat",
+    # Who: "owner" (session), "token:<prefix>", "mcp:<prefix>" (an MCP client's token),
+    # "owner:<name>" (an approval), "chat",
     # "automation:<id>", "import", "system".
     source = models.CharField(max_length=100)
     conversation_id = models.BigIntegerField(null=True, blank=True)

@@ -19,8 +19,9 @@ class Actor:
 
     @property
     def is_token(self) -> bool:
-        """An API token acting for the owner (``token:<prefix>``, accounts/auth.request_actor)."""
-        return self.source.startswith("token:")
+        """An API token acting for the owner: a script on the JSON API (``token:<prefix>``,
+        accounts/auth.request_actor) or an MCP client (``mcp:<prefix>``, talorys/mcp/)."""
+        return self.source.startswith(("token:", "mcp:"))
 
 
 OWNER = Actor()

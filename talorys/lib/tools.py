@@ -34,7 +34,9 @@ from pydantic import BaseModel, ConfigDict
 from talorys.lib.actors import Actor
 from talorys.lib.errors import AppError
 
-# "read": a chat turn whose tools may only read (one asked for with a read-only API token).
+# "chat": every tool (a turn, or an MCP client with a write token); "scheduled": read tools and
+# the allow-listed writes; "read": read tools only (a /v1 turn or an MCP client with a read
+# token).
 Mode = Literal["chat", "scheduled", "read"]
 
 
@@ -79,7 +81,7 @@ class ToolContext:
     mode: Mode = "chat"
     conversation_id: int | None = None
     message_id: int | None = None
-    # Who acts, recorded on changes and notifications: "chat", "automation:<id>".
+    # Who acts, recorded on changes and notifications: "chat", "automation:<id>", "mcp:<prefix>".
     source: str = "chat"
 
     @property

@@ -375,3 +375,9 @@ def test_test_connection_takes_the_session_only(owner, fake_openai):
     )
     assert response.status_code == 401
     assert fake_openai.requests == []
+
+
+def test_the_tokens_section_shows_the_mcp_url(signed_in):
+    body = signed_in.get("/settings/").content.decode()
+    assert "<code>http://testserver/mcp</code>" in body
+    assert "talorys_mcp" in body and "TALORYS_MCP_TOKEN" in body

@@ -11,13 +11,20 @@ the operations) and, with TALORYS_FUZZ_TOKEN_EXAMPLES, 25 and 25 with each token
 answers are mostly its rights: a read token is refused every write before its input is looked
 at); `make fuzz` 500 and 500 as the owner (1,000 per operation) and 200 and 200 with each token.
 /api/chat streams a model turn: it is left out here (its input checks are tested in tests/agent).
+
+The MCP endpoint has no OpenAPI schema: it is fuzzed by its JSON-RPC methods (MCP's methods,
+tools/call with every tool's name, any params, and any other JSON), with a read and a write token.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -28,6 +35,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.test import Client
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
@@ -35,6 +43,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from memory.models import Memory
+from talorys.accounts.services import api_token_create
+from talorys.asgi import application
+from talorys.lib.tools import all_tools
+from talorys.mcp import access as mcp
+from talorys.workspace.models import Note, Project, Task
 from tests.conftest import ApiClient
 from tests.talorys.routes import envelope_code
 
@@ -262,3 +276,113 @@ def test_a_status_the_operation_does_not_declare_is_reported(owner):
     assert _problem(case, missing) is None
     shapeless = _answer({"error": {"code": 404, "message": "Not there."}}, 404)
     assert "404 is not as declared" in (_problem(case, shapeless) or "")
+
+
+# --- the MCP endpoint, by its JSON-RPC methods ---------------------------------------------------
+
+MCP_METHODS = [
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "prompts/list",
+]
+
+
+def _json_values() -> Any:
+    scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40)
+    return st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+
+
+def _mcp_messages() -> Any:
+    """JSON-RPC messages: MCP's methods (tools/call with every tool's name) with any params, and
+    anything else a client could send."""
+    names = st.sampled_from(sorted(t.name for t in all_tools())) | st.text(max_size=20)
+    call = st.fixed_dictionaries(
+        {
+            "name": names,
+            "arguments": st.dictionaries(st.text(max_size=12), _json_values(), max_size=5),
+        }
+    )
+    params = call | st.fixed_dictionaries({"uri": st.text(max_size=40)}) | _json_values()
+    message = st.fixed_dictionaries(
+        {
+            "jsonrpc": st.just("2.0") | st.text(max_size=4),
+            "id": st.integers() | st.text(max_size=8) | st.none(),
+            "method": st.sampled_from(MCP_METHODS) | st.text(max_size=20),
+            "params": params,
+        }
+    )
+    return message | _json_values()
+
+
+@contextmanager
+def _loop_thread() -> Iterator[asyncio.AbstractEventLoop]:
+    """One event loop for a whole run, in its own thread, as daphne has: the MCP server keeps
+    its session manager on the loop that serves it (talorys/mcp/http.py)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield loop
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("scope", ["read", "write"])
+def test_the_mcp_endpoint_answers_fuzzed_json_rpc_without_a_server_error(owner, scope):
+    """Every answer is below 500, and JSON when it is a 200; a read token changes nothing, and a
+    write token deletes nothing (a delete only ever waits for the owner's approval)."""
+    _token, raw = api_token_create(user=owner, name=f"fuzz {scope}", scope=scope)
+    headers = {
+        "authorization": f"Bearer {raw}",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+    }
+    problems: list[str] = []
+
+    async def post(body: bytes) -> httpx.Response:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            return await client.post("/mcp", content=body, headers=headers)
+
+    with _loop_thread() as loop:
+
+        @given(message=_mcp_messages())
+        @settings(
+            max_examples=2 * TOKEN_EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+        def run(message: Any) -> None:
+            mcp.windows.clear()  # the per-token minute would refuse most of the run
+            body = json.dumps(message).encode()
+            response = asyncio.run_coroutine_threadsafe(post(body), loop).result(60)
+            if response.status_code >= 500:
+                problems.append(f"{response.status_code} for {body[:300]!r}")
+            elif response.status_code == 200 and response.content:
+                try:
+                    response.json()
+                except ValueError:
+                    problems.append(f"not JSON for {body[:300]!r}: {response.content[:200]!r}")
+
+        run()
+    assert not problems, "\n".join(problems[:20])
+    binned = [m.objects.filter(deleted_at__isnull=False).count() for m in (Task, Note, Memory)]
+    assert binned == [0, 0, 0]
+    if scope == "read":
+        assert [m.objects.count() for m in (Task, Note, Memory, Project)] == [0, 0, 0, 0]

@@ -7,19 +7,19 @@ URLconf (tests/talorys/routes.py), so a route added later joins the matrix by it
 
 Expected (``expected_problem`` checks it, and that no caller ever gets a 5xx):
 
-==================  ======================  ======================  ===============  ==========
-caller              API (token routes)      API (session only)      pages, admin     sockets
-==================  ======================  ======================  ===============  ==========
-anonymous, forged,  401 envelope            401 envelope            login redirect   close 4401
+==================  ======================  ======================  ===============  ==========  ===============
+caller              API (token routes)      API (session only)      pages, admin     sockets     /mcp
+==================  ======================  ======================  ===============  ==========  ===============
+anonymous, forged,  401 envelope            401 envelope            login redirect   close 4401  401
 expired sessions
-read token          safe: allowed;          401 envelope            login redirect   close 4401
+read token          safe: allowed;          401 envelope            login redirect   close 4401  read tools only
                     unsafe: 403 envelope
-write token         allowed                 401 envelope            login redirect   close 4401
-another's token     401 envelope            401 envelope            login redirect   close 4401
-another account,    401 envelope            401 envelope            login redirect   close 4401
+write token         allowed                 401 envelope            login redirect   close 4401  every tool
+another's token     401 envelope            401 envelope            login redirect   close 4401  401
+another account,    401 envelope            401 envelope            login redirect   close 4401  401
 staff non-owner
-the owner           allowed                 allowed                 allowed          accepted
-==================  ======================  ======================  ===============  ==========
+the owner           allowed                 allowed                 allowed          accepted    401 (token only)
+==================  ======================  ======================  ===============  ==========  ===============
 
 /v1 (the OpenAI-compatible endpoint, agent/completions/) takes a token and nothing else: a read
 or a write token reaches every route (a read token's turn only gets read tools, tested in
@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
@@ -53,6 +54,7 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.api import api
 from talorys.asgi import application
+from talorys.lib.tools import Permission, all_tools
 from talorys.owner.models import OwnerSettings
 from talorys.owner.services.settings import SESSION_ONLY_SETTINGS
 from tests.conftest import OWNER_PASSWORD
@@ -365,4 +367,49 @@ def test_the_sockets_accept_the_owner_only(owner, django_user_model):
         for caller in callers
         for path in SOCKETS
     }
+    assert answers == wanted
+
+
+# --- the MCP server (token only: the owner's session is no one there) -------------------------
+
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+async def _mcp(headers: list[tuple[bytes, bytes]], method: str, params: dict) -> httpx.Response:
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        sent = {k.decode(): v.decode() for k, v in headers} | MCP_HEADERS
+        return await client.post("/mcp", json=body, headers=sent)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_mcp_server_answers_tokens_of_the_owner_only_by_scope(owner, django_user_model):
+    callers = make_callers(owner, django_user_model)
+    read_tools = {t.name for t in all_tools() if t.permission == Permission.READ}
+
+    # Each caller's cookie and headers, as a client would send them (a session is made first).
+    sent = {caller.name: _handshake_headers(caller) for caller in callers}
+
+    async def ask() -> dict[str, tuple[int, Any, Any]]:
+        answers = {}
+        for name, headers in sent.items():
+            listed = await _mcp(headers, "tools/list", {})
+            made = await _mcp(
+                headers, "tools/call", {"name": "create_task", "arguments": {"title": name}}
+            )
+            names = (
+                {t["name"] for t in listed.json()["result"]["tools"]}
+                if listed.status_code == 200
+                else None
+            )
+            refused = made.json()["result"].get("isError") if made.status_code == 200 else None
+            answers[name] = (listed.status_code, names, refused)
+        return answers
+
+    answers = async_to_sync(ask)()
+    every_tool = {t.name for t in all_tools()}
+    wanted = {caller.name: (401, None, None) for caller in callers}
+    wanted["read token"] = (200, read_tools, True)
+    wanted["write token"] = (200, every_tool, False)
     assert answers == wanted

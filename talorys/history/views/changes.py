@@ -107,6 +107,8 @@ def _by(source: str) -> str:
         return f"by automation {source.removeprefix('automation:')} (scheduled)"
     if source == "import":
         return "by a backup import"
+    if source.startswith("mcp:"):
+        return f"by an MCP client (token {source.removeprefix('mcp:')}…)"
     return f"by {source}"
 
 

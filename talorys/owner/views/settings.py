@@ -213,6 +213,8 @@ def settings_page(request: HttpRequest) -> HttpResponse:
                 "token_name": ApiToken.NAME_MAX,
             },
             "tokens": page_of(request, api_token_list(user=request.user)),  # type: ignore[arg-type]
+            # Where MCP clients connect with a token (talorys/mcp/, docs/clients.md).
+            "mcp_url": request.build_absolute_uri("/mcp"),
             "scopes": ApiToken.Scope.choices,
             "new_token": request.session.pop(NEW_TOKEN_KEY, None),
         },

@@ -93,6 +93,8 @@ def who_made(source: str) -> str:
         return f"Automation {source.partition(':')[2]}"
     if source.startswith("token:"):
         return f"API token {source.partition(':')[2]}…"
+    if source.startswith("mcp:"):
+        return f"MCP client (token {source.partition(':')[2]}…)"
     return {"import": "An import", "system": "Talorys"}.get(source, source)
 
 

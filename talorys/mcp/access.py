@@ -1,0 +1,152 @@
+"""What an MCP client may do with its token, and doing it: the synchronous, ORM side.
+
+The tools are the chat model's (``talorys/lib/tools.py``), run through the same executor
+(``agent/executor.py``), so names, schemas, validation, caps, the limit on identical calls and
+approvals are the chat's: a ``read`` token gets the executor's ``read`` mode (read tools only;
+any other name is refused before it runs), a ``write`` token the ``chat`` mode (every tool, a
+destructive one only ever proposed for the owner's approval). Changes are recorded as
+``mcp:<token prefix>``, so the change log shows which token made them and the owner can revert
+them there.
+
+A turn's executor counts calls per turn; an MCP client has no turns, so each token gets one
+executor per ``WINDOW`` (a minute), which makes its budget a rate limit per token:
+``CALLS_PER_WINDOW`` calls a minute, each tool's cap a minute, and the same call with the same
+arguments at most twice a minute. The executors live in this process (the web process, or the
+stdio bridge's own), which is where the token's calls arrive.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from time import monotonic
+from typing import Any
+
+from agent.executor import ToolExecutor
+from talorys.accounts.models import ApiToken
+from talorys.accounts.services import api_token_authenticate
+from talorys.lib.tools import Mode, Tool, ToolContext, tools_for
+from talorys.providers.base import ToolCall
+
+WINDOW = 60.0  # seconds: how long one executor (one "turn") serves a token
+CALLS_PER_WINDOW = 60  # tool calls a token may make in a window, whatever the tools
+APPROVALS_PATH = "/approvals/"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The token an MCP request came with: enough to act for it without reading it again."""
+
+    token_id: int
+    prefix: str
+    scope: str
+
+    @property
+    def mode(self) -> Mode:
+        return "chat" if self.scope == ApiToken.Scope.WRITE else "read"
+
+    @property
+    def source(self) -> str:
+        """The actor recorded on every change this client makes."""
+        return f"mcp:{self.prefix}"
+
+
+def caller_for(raw: str) -> Caller | None:
+    """The caller a raw ``tal_…`` secret stands for, or None (unknown, revoked, not the
+    owner's). The token services compare hashes, so the check takes the same time whatever
+    the secret."""
+    token = api_token_authenticate(raw=raw)
+    if token is None:
+        return None
+    return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
+
+
+def caller_refresh(caller: Caller) -> Caller | None:
+    """The caller as its token stands now (revoked: None; its scope changed in the admin: the
+    new scope), for a transport that checked the secret once, at its start (stdio)."""
+    token = ApiToken.objects.filter(pk=caller.token_id, revoked_at__isnull=True).first()
+    if token is None:
+        return None
+    return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
+
+
+def offered_tools(caller: Caller) -> list[Tool]:
+    """The tools this token's client sees in tools/list, by scope."""
+    return tools_for(caller.mode)
+
+
+@dataclass
+class _Window:
+    started: float
+    executor: ToolExecutor
+    # One token's calls queue: the executor's counters are not made for two threads at once.
+    lock: threading.Lock
+
+
+class _Windows:
+    """One executor per token per window, made afresh when the window is over."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # By id and prefix: a token's id may be taken again by a later token (SQLite reuses the
+        # highest id once it is deleted), its random prefix not.
+        self._windows: dict[tuple[int, str], _Window] = {}
+
+    def window(self, caller: Caller) -> _Window:
+        now = monotonic()
+        with self._lock:
+            key = (caller.token_id, caller.prefix)
+            window = self._windows.get(key)
+            if (
+                window is None
+                or now - window.started >= WINDOW
+                or window.executor.ctx.mode != caller.mode
+            ):
+                ctx = ToolContext(mode=caller.mode, source=caller.source)
+                executor = ToolExecutor(ctx=ctx, max_tool_calls=CALLS_PER_WINDOW)
+                # Forget the tokens whose window is over, so the table stays as small as the
+                # number of tokens in use this minute.
+                self._windows = {k: w for k, w in self._windows.items() if now - w.started < WINDOW}
+                window = _Window(started=now, executor=executor, lock=threading.Lock())
+                self._windows[key] = window
+            return window
+
+    def clear(self) -> None:
+        """Start every token's window afresh (the tests' clean slate)."""
+        with self._lock:
+            self._windows.clear()
+
+
+windows = _Windows()
+_call_ids = itertools.count(1)
+
+
+def tool_call(caller: Caller, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """Run one tool call for the client and return what it reads: the executor's result, with
+    a pending approval spelled out (the tool did not run; the owner decides on /approvals/)."""
+    if name not in {tool.name for tool in offered_tools(caller)}:
+        # The executor refuses it too (the read mode has no such tool); this says why.
+        message = f"The tool {name!r} is not offered to this token"
+        if caller.mode == "read":
+            message += ": it may only read. Use a token with scope 'write' to change things"
+        return {"ok": False, "error": {"code": "TOOL_NOT_ALLOWED", "message": message + "."}}
+    window = windows.window(caller)
+    call = ToolCall(id=f"mcp-{next(_call_ids)}", name=name, arguments=arguments or {})
+    with window.lock:
+        outcome = window.executor.execute(call)
+    result = dict(outcome.result)
+    if not outcome.ok and result["error"]["code"] == "TOOL_BUDGET_EXHAUSTED":
+        # The executor speaks of a turn; a client has a minute.
+        result["error"] = {
+            "code": "TOOL_BUDGET_EXHAUSTED",
+            "message": f"This token has made its {CALLS_PER_WINDOW} tool calls for this minute. "
+            "Wait a minute and try again.",
+        }
+    if result.get("status") == "awaiting_owner_approval":
+        result["approval_url"] = APPROVALS_PATH
+        result["message"] = (
+            f"Waiting for the owner's approval (#{result['action_id']}): nothing has changed "
+            f"yet. The owner decides at {APPROVALS_PATH}."
+        )
+    return result

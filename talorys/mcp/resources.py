@@ -1,0 +1,56 @@
+"""The owner's data as MCP resources, so a client can attach it as context: the current
+memories (one document) and each live note. Any token may read them: both scopes may read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.selectors import current_memories
+from talorys.workspace.models import Note
+
+MEMORIES_URI = "talorys://memories"
+NOTE_URI = "talorys://notes/{id}"
+NOTES_LISTED = 200  # the newest notes listed; any live note can be read by its URI
+MEMORIES_SHOWN = 1000  # the newest current memories in the memories document
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    uri: str
+    name: str
+    description: str
+    mime_type: str = "text/markdown"
+
+
+def resources_list() -> list[ResourceInfo]:
+    """The memories document, then the newest live notes."""
+    listed = [
+        ResourceInfo(
+            uri=MEMORIES_URI,
+            name="Memories",
+            description="What Talorys currently remembers about the owner, one fact a line.",
+        )
+    ]
+    for note in Note.objects.live().order_by("-updated_at", "-id")[:NOTES_LISTED]:
+        listed.append(
+            ResourceInfo(
+                uri=NOTE_URI.format(id=note.pk),
+                name=note.title,
+                description=f"Note {note.pk}, updated {note.updated_at:%Y-%m-%d}.",
+            )
+        )
+    return listed
+
+
+def resource_read(uri: str) -> str | None:
+    """The text of one resource, or None when there is no such resource (or note)."""
+    if uri == MEMORIES_URI:
+        memories = current_memories().order_by("-id")[:MEMORIES_SHOWN]
+        lines = [f"- ({memory.category}) {memory.text}" for memory in memories]
+        return "# Memories\n\n" + ("\n".join(lines) if lines else "(none yet)") + "\n"
+    prefix = NOTE_URI.format(id="")
+    if uri.startswith(prefix) and uri[len(prefix) :].isdigit():
+        note = Note.objects.live().filter(pk=int(uri[len(prefix) :])).first()
+        if note is not None:
+            return f"# {note.title}\n\n{note.content}\n"
+    return None

@@ -1,0 +1,113 @@
+"""The MCP server itself: the SDK's low-level ``Server`` with Talorys's tools and resources.
+
+One server serves every client, over HTTP (``http.py``) and stdio (``talorys_mcp``). Who is
+asking is ``current_caller``, a context variable the transport sets from the request's token
+before the SDK handles it: the SDK runs each request's handlers in tasks started from the task
+that set it, so they read that request's caller. Every handler reads the database through
+``database_sync_to_async`` (a worker thread whose old connections are closed, as Channels does).
+"""
+
+from __future__ import annotations
+
+import json
+from contextvars import ContextVar
+from typing import Any
+
+import mcp.types as types
+from channels.db import database_sync_to_async
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from talorys.lib.tools import Permission, Tool
+from talorys.mcp.access import Caller, caller_refresh, offered_tools, tool_call
+from talorys.mcp.resources import resource_read, resources_list
+
+current_caller: ContextVar[Caller | None] = ContextVar("talorys_mcp_caller", default=None)
+# Set by the stdio bridge, whose token was checked once at its start: every request then reads
+# the token again, so a revocation or a change of scope applies at once, as over HTTP.
+refresh_caller: ContextVar[bool] = ContextVar("talorys_mcp_refresh", default=False)
+
+INSTRUCTIONS = (
+    "Talorys is the owner's personal assistant: their tasks, notes, projects, memories and "
+    "automations. Deleting anything is never done directly: it is proposed, and waits for the "
+    "owner's approval in Talorys (/approvals/). Everything you change is recorded in the "
+    "owner's change log with this token's name, and can be reverted there."
+)
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+
+
+async def _caller() -> Caller:
+    caller = current_caller.get()
+    if caller is not None and refresh_caller.get():
+        caller = await database_sync_to_async(caller_refresh)(caller)
+    if caller is None:  # the transports set it before any request reaches a handler
+        raise MCPError(code=types.INVALID_REQUEST, message="This API token is not valid any more.")
+    return caller
+
+
+def _mcp_tool(tool: Tool) -> types.Tool:
+    spec = tool.spec()
+    return types.Tool(
+        name=spec["name"],
+        description=spec["description"],
+        input_schema=spec["parameters"],
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.permission == Permission.READ,
+            destructive_hint=tool.permission == Permission.DESTRUCTIVE,
+        ),
+    )
+
+
+async def _list_tools(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=[_mcp_tool(t) for t in offered_tools(await _caller())])
+
+
+async def _call_tool(
+    ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    result = await database_sync_to_async(tool_call)(await _caller(), params.name, params.arguments)
+    text = result.get("message") or json.dumps(result, ensure_ascii=False, default=str)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=json.loads(json.dumps(result, default=str)),
+        is_error=not result.get("ok", False),
+    )
+
+
+async def _list_resources(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    await _caller()
+    listed = await database_sync_to_async(resources_list)()
+    return types.ListResourcesResult(
+        resources=[
+            types.Resource(uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type)
+            for r in listed
+        ]
+    )
+
+
+async def _read_resource(
+    ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    await _caller()
+    text = await database_sync_to_async(resource_read)(str(params.uri))
+    if text is None:
+        raise MCPError(code=RESOURCE_NOT_FOUND, message=f"No resource {params.uri}.")
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=params.uri, mime_type="text/markdown", text=text)]
+    )
+
+
+def server_build() -> Server[Any]:
+    """A server with Talorys's handlers; every transport makes its own."""
+    return Server(
+        "talorys",
+        instructions=INSTRUCTIONS,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
+        on_read_resource=_read_resource,
+    )
