@@ -149,13 +149,22 @@ export function fromApi(m) {
 // The buttons under a message: [{label, run, style?}] plus Copy on every reply with text.
 export function setActions(li, actions) {
   const row = part(li, "msg-actions");
+  const copyable = li.dataset.role === "assistant" && li.source && li.dataset.status !== "streaming";
+  // The same buttons are kept, not made again: a click landing while they were replaced was
+  // lost (its mousedown on the old button, its mouseup on the new), and so was their focus.
+  const key = [copyable ? "Copy" : "", ...actions.map(({ label }) => label)].join("|");
+  if (row.dataset.key === key) {
+    row.hidden = !row.childElementCount || li.classList.contains("editing");
+    return;
+  }
+  row.dataset.key = key;
   const buttons = actions.map(({ label, run, style }) => {
     const b = el("button", `small ${style || "secondary"}`, label);
     b.type = "button";
     b.addEventListener("click", () => run(li));
     return b;
   });
-  if (li.dataset.role === "assistant" && li.source && li.dataset.status !== "streaming") {
+  if (copyable) {
     const copy = el("button", "secondary small", "Copy");
     copy.type = "button";
     copy.setAttribute("aria-label", "Copy the reply");
