@@ -221,9 +221,16 @@ def _payload(notification: Notification) -> str:
 
 def _opens(notification: Notification) -> str:
     """The page a click on the push opens: the conversation a "reply is ready" notice is about
-    (agent/live/ready.py, source ``conversation:<id>``), else the notifications."""
+    (agent/live/ready.py, source ``conversation:<id>``), the approval one waits for (its card
+    on the Approvals page, source ``approval:<id>``), else the notifications."""
     kind, _, key = notification.source.partition(":")
-    return f"/c/{key}/" if kind == "conversation" and key.isdigit() else "/notifications/"
+    if not key.isdigit():
+        return "/notifications/"
+    if kind == "conversation":
+        return f"/c/{key}/"
+    if kind == "approval":
+        return f"/approvals/#approval-{key}"
+    return "/notifications/"
 
 
 def _record(delivery: PushDelivery, now: dt.datetime, **fields: object) -> None:

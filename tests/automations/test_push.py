@@ -89,6 +89,8 @@ def test_a_notification_is_pushed_encrypted_and_signed(
     [
         ("conversation:12", "/c/12/"),  # "Your reply is ready" (agent/live/ready.py)
         ("automation:1", "/notifications/"),
+        ("approval:7", "/approvals/#approval-7"),  # its card, not just the list
+        ("approval:7#x", "/notifications/"),
         ("conversation:", "/notifications/"),
         ("conversation:12/../admin", "/notifications/"),
         ("", "/notifications/"),

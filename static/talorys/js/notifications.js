@@ -40,7 +40,7 @@ async function refreshUnread() {
 function linkOf(n) {
   const [kind, id] = (n.source || "").split(":");
   if (kind === "conversation" && /^\d+$/.test(id)) return `/c/${id}/`;
-  if (kind === "approval") return "/approvals/";
+  if (kind === "approval" && /^\d+$/.test(id)) return `/approvals/#approval-${id}`;
   return null;
 }
 
