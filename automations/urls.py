@@ -5,6 +5,8 @@ from django.urls import path
 from automations import views
 
 urlpatterns = [
+    # No session: a calendar app fetches it; the secret in the path is the capability.
+    path("calendar/<str:secret>.ics", views.calendar_feed, name="calendar-feed"),
     path("automations/", views.automation_list, name="automations"),
     path("automations/new/", views.automation_new, name="automation-new"),
     path("automations/preview/", views.schedule_preview, name="automation-preview"),

@@ -1,7 +1,8 @@
 """The owner's automation pages: ``/automations/`` (the list), ``/automations/new/``,
 ``/automations/<id>/`` (the schedule, the next runs, the run history), its edit page, the
-pause/resume/delete actions, and ``/automations/preview/`` (the next runs of the schedule being
-edited, as JSON for automations.js).
+pause/resume/delete actions, ``/automations/preview/`` (the next runs of the schedule being
+edited, as JSON for automations.js), and the calendar feed ``/calendar/<secret>.ics``, which
+needs no session (its secret is the capability).
 
 Edges like the API's: each view reads the form (automations/forms.py), calls one selector or
 service, and renders. A create or edit form the services refuse is shown again as posted, with
@@ -20,13 +21,17 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.formats import date_format
+from django.views.decorators.http import require_GET
 
 from automations import selectors
+from automations.calendar import calendar_feed as build_calendar_feed
 from automations.forms import KIND_LABELS, AutomationForm, ScheduleForm
 from automations.models import Automation
 from automations.services import crud
 from talorys.lib.errors import AppError, NotFound, ValidationFailed
 from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.owner.services.calendar import calendar_secret_matches
+from talorys.owner.services.settings import owner_zone
 
 LIST = "/automations/"
 # How a coming run reads on the pages: "Mon 3 Mar 2026 08:30", in the owner's zone.
@@ -197,3 +202,18 @@ def schedule_preview(request: HttpRequest) -> JsonResponse:
             "runs": _upcoming(schedule, zone),
         }
     )
+
+
+@require_GET
+def calendar_feed(request: HttpRequest, secret: str) -> HttpResponse:
+    """The calendar feed (automations/calendar.py): no session, the secret in the URL is the
+    capability. A wrong one is a plain 404, the same as any path that does not exist."""
+    if not calendar_secret_matches(secret):
+        raise Http404
+    body = build_calendar_feed(zone=owner_zone())
+    response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = 'inline; filename="talorys.ics"'
+    # The URL is a secret: no shared cache may keep the feed, nor a referrer carry it on.
+    response["Cache-Control"] = "private, no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    return response

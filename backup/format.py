@@ -187,7 +187,8 @@ KINDS: tuple[KindSpec, ...] = (
     ),
     KindSpec("changes", Change, ChangeRow, refs={"reverts_id": "changes"}, policy="history"),
     # Where the model is reached stays as set here: a file must not send the owner's key or
-    # conversations to a server it names. API keys are never exported at all.
+    # conversations to a server it names. API keys and the calendar feed's secret (a capability:
+    # whoever holds it reads the feed) are never exported at all: SettingsRow has no field for them.
     KindSpec(
         "settings",
         OwnerSettings,

@@ -1,6 +1,7 @@
 """The owner's settings (/api/settings, with the connection test) and the day's usage
 (/api/usage) over the API. Provider settings and the connection test: the owner's session only
-(talorys/owner/services/settings.py says which)."""
+(talorys/owner/services/settings.py says which). The calendar feed's URL is shown to the session
+only and rotated by it (talorys/owner/services/calendar.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from talorys.accounts.auth import owner_session_auth, request_by_token
 from talorys.lib.schemas import ErrorOut
 from talorys.owner.models import OwnerSettings
 from talorys.owner.schemas import (
+    CalendarOut,
     ConnectionTestIn,
     ConnectionTestOut,
     SettingsOut,
@@ -24,6 +26,7 @@ from talorys.owner.selectors import (
     recall_mode,
     usage_report,
 )
+from talorys.owner.services.calendar import calendar_path, calendar_secret_rotate
 from talorys.owner.services.connection import ConnectionResult, model_connection_test
 from talorys.owner.services.settings import owner_settings_get, owner_settings_update
 
@@ -31,11 +34,16 @@ settings_router = Router(tags=["settings"])
 usage_router = Router(tags=["usage"])
 
 
-def _settings_out(row: OwnerSettings) -> SettingsOut:
+def _settings_out(request: HttpRequest, row: OwnerSettings) -> SettingsOut:
     # Everything stored except the keys (SettingsOut has no field for them), plus what is derived.
+    # The calendar URL is a capability: a token (a script, perhaps leaked) is not given it.
     stored = {name: getattr(row, name) for name in SettingsOut.model_fields if hasattr(row, name)}
+    by_token = request_by_token(request)
     return SettingsOut(
         **stored,
+        calendar_url=None
+        if by_token
+        else request.build_absolute_uri(calendar_path(row.calendar_secret)),
         provider=model_provider_kind(owner_settings=row),
         embeddings_provider=embeddings_provider_kind(owner_settings=row),
         recall_mode=recall_mode(owner_settings=row),
@@ -46,13 +54,14 @@ def _settings_out(row: OwnerSettings) -> SettingsOut:
 
 @settings_router.get("", response=SettingsOut)
 def settings_get(request: HttpRequest) -> SettingsOut:
-    return _settings_out(owner_settings_get())
+    return _settings_out(request, owner_settings_get())
 
 
 @settings_router.patch("", response=SettingsOut)
 def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut:
     changes = payload.model_dump(exclude_unset=True)
-    return _settings_out(owner_settings_update(by_token=request_by_token(request), **changes))
+    row = owner_settings_update(by_token=request_by_token(request), **changes)
+    return _settings_out(request, row)
 
 
 # Session only, like the provider settings: a token must not send the stored key anywhere.
@@ -64,6 +73,13 @@ def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut
 )
 def settings_test_connection(request: HttpRequest, payload: ConnectionTestIn) -> ConnectionResult:
     return model_connection_test(**payload.model_dump())
+
+
+# Session only: the new URL is a capability, and a token must not be able to end the owner's.
+@settings_router.post("/calendar/rotate", response=CalendarOut, auth=owner_session_auth)
+def settings_calendar_rotate(request: HttpRequest) -> CalendarOut:
+    secret = calendar_secret_rotate()
+    return CalendarOut(calendar_url=request.build_absolute_uri(calendar_path(secret)))
 
 
 @usage_router.get("", response=UsageOut)

@@ -7,6 +7,7 @@ the workspace without a change to the database.
 
 from __future__ import annotations
 
+import secrets
 from zoneinfo import available_timezones
 
 from django.core.exceptions import ValidationError
@@ -37,6 +38,11 @@ SETTINGS_BOUNDS = {
 def _bounded(name: str) -> list[MinValueValidator | MaxValueValidator]:
     low, high = SETTINGS_BOUNDS[name]
     return [MinValueValidator(low), MaxValueValidator(high)]
+
+
+def new_calendar_secret() -> str:
+    """A fresh secret for the calendar feed's URL: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
 
 
 class OwnerSettings(models.Model):
@@ -87,6 +93,9 @@ class OwnerSettings(models.Model):
     # Quiet hours hold pushes (not notifications) in the owner's time zone.
     quiet_hours_start = models.TimeField(null=True, blank=True)
     quiet_hours_end = models.TimeField(null=True, blank=True)
+    # The capability in the calendar feed's URL (/calendar/<secret>.ics): whoever has the URL
+    # reads the feed, so it is shown to the session only, never exported, and rotated to end it.
+    calendar_secret = models.CharField(max_length=64, default=new_calendar_secret)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

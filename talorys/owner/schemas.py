@@ -60,7 +60,15 @@ class SettingsOut(Schema):
     embeddings_api_key_set: bool
     quiet_hours_start: dt.time | None
     quiet_hours_end: dt.time | None
+    # The calendar feed's secret URL: to the owner's session only, null to an API token.
+    calendar_url: str | None = Field(
+        description="The calendar feed (iCalendar) to subscribe to; null when asked with a token."
+    )
     updated_at: dt.datetime
+
+
+class CalendarOut(Schema):
+    calendar_url: str = Field(description="The new feed URL; the old one is refused from now on.")
 
 
 class ConnectionTestIn(In):

@@ -30,7 +30,15 @@ PUBLIC_API = {
 # re-fetches for updates whether or not the session is still alive (talorys/notifications/views.py).
 # /manifest.webmanifest names the app and its icons for installing it; the browser fetches it
 # without cookies, and it holds nothing of the owner's.
-PUBLIC_PAGES = {"/login/", "/admin/login/", "/sw.js", "/manifest.webmanifest"}
+# /calendar/<secret>.ics is the calendar feed, fetched by calendar apps without a session: the
+# secret in the path is the capability (tests/automations/test_calendar.py: a wrong one is a 404).
+PUBLIC_PAGES = {
+    "/login/",
+    "/admin/login/",
+    "/sw.js",
+    "/manifest.webmanifest",
+    "/calendar/1.ics",
+}
 # The APIs' roots answer 404 to everyone: they exist only so that ninja can reverse its own URLs.
 NOTHING_HERE = {"/api/", "/v1/"}
 

@@ -53,12 +53,13 @@ class OwnerSettingsChanges(TypedDict, total=False):
     quiet_hours_end: dt.time | None
 
 
-# Every owner setting is settable, except the row's id, its timestamp and whether the zone was
-# chosen (set with the zone itself: any change of ``time_zone`` confirms it).
+# Every owner setting is settable, except the row's id, its timestamp, whether the zone was
+# chosen (set with the zone itself: any change of ``time_zone`` confirms it) and the calendar
+# feed's secret (made here, only ever replaced by a rotation: talorys/owner/services/calendar.py).
 SETTINGS_FIELDS = frozenset(
     field.name
     for field in OwnerSettings._meta.concrete_fields
-    if field.name not in {"id", "updated_at", "time_zone_confirmed"}
+    if field.name not in {"id", "updated_at", "time_zone_confirmed", "calendar_secret"}
 )
 
 

@@ -1,7 +1,8 @@
 """``/settings/``: the owner's settings, one form per section, each through
 ``owner_settings_update`` (the service PATCH /api/settings uses: all or nothing, the same
 checks and bounds); push on this device; the API tokens (the accounts services, as
-/api/auth/tokens). Test connection is a button calling POST /api/settings/test-connection."""
+/api/auth/tokens); the calendar feed's URL, and a new one (talorys/owner/services/calendar.py).
+Test connection is a button calling POST /api/settings/test-connection."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from talorys.owner.selectors import (
     model_provider_kind,
     recall_mode,
 )
+from talorys.owner.services.calendar import calendar_path, calendar_secret_rotate
 from talorys.owner.services.settings import owner_settings_update
 
 BACK = "/settings/"
@@ -170,9 +172,16 @@ def _post(request: HttpRequest) -> HttpResponse:
         action, anchor = (lambda: _token_create(request, user)), "tokens"
     elif section == "token_revoke":
         action, anchor = (lambda: _token_revoke(request, user)), "tokens"
+    elif section == "calendar_rotate":
+        action, anchor = _calendar_rotate, "calendar"
     else:
         action, anchor = _unknown_section, ""
     return run_action(request, action, back=f"{BACK}#{anchor}", done=lambda said: said)
+
+
+def _calendar_rotate() -> str:
+    calendar_secret_rotate()
+    return "New calendar address made: subscribe to it again; the old one no longer works."
 
 
 def _unknown_section() -> None:
@@ -215,6 +224,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             "tokens": page_of(request, api_token_list(user=request.user)),  # type: ignore[arg-type]
             # Where MCP clients connect with a token (talorys/mcp/, docs/clients.md).
             "mcp_url": request.build_absolute_uri("/mcp"),
+            "calendar_url": request.build_absolute_uri(calendar_path(row.calendar_secret)),
             "scopes": ApiToken.Scope.choices,
             "new_token": request.session.pop(NEW_TOKEN_KEY, None),
         },
