@@ -12,6 +12,7 @@ Closing the socket stops the following, not the turns: they run to their end (ag
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Coroutine, Mapping
@@ -123,12 +124,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         task.add_done_callback(self.tasks.discard)
         if conversation_id is not None:  # a new conversation's turns are not replaced
             self.following[conversation_id] = task
-            task.add_done_callback(
-                lambda done: (
-                    self.following.get(conversation_id) is done
-                    and self.following.pop(conversation_id)
-                )
-            )
+            task.add_done_callback(functools.partial(self._forget, conversation_id))
+
+    def _forget(self, conversation_id: int, done: asyncio.Task[None]) -> None:
+        if self.following.get(conversation_id) is done:
+            del self.following[conversation_id]
 
     async def _session_ended(self) -> None:
         await self.send_json(error_event(Unauthorized.code, WEBSOCKET_SESSION_ENDED))

@@ -37,7 +37,7 @@ from django.conf import settings
 from redis.exceptions import RedisError
 
 from agent import services
-from agent.live.turns import _END, BUFFER_EVENTS, FOLLOWER_QUEUE, Event, LiveTurn
+from agent.live.turns import _END, BUFFER_EVENTS, FOLLOWER_QUEUE, Event, LiveTurn, seq_of
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class _Writer:
                 entry = f"{self.turn.seq + 1}-0"
                 pipe.xadd(events, {"e": json.dumps(_END)}, id=entry)
             else:
-                entry = f"{event['id'].rsplit('.', 1)[1]}-0"
+                entry = f"{seq_of(event)}-0"
                 pipe.xadd(
                     events,
                     {"e": json.dumps(event, default=str)},
@@ -288,7 +288,7 @@ async def _snapshot_and_entries(
         if raw is None:
             raise Lost("no copy of this turn in Redis")
         snapshot: Event = json.loads(raw)
-        covered = int(snapshot["id"].rsplit(".", 1)[1])
+        covered = seq_of(snapshot)
         found: Any = await client.xrange(events, min="-", max="+")
         entries = [json.loads(fields[b"e"]) for _, fields in found]
         seqs = [_seq(entry_id) for entry_id, _ in found]

@@ -39,6 +39,11 @@ def event_id(message_id: int, seq: int) -> str:
     return f"{message_id}.{seq}"
 
 
+def seq_of(event: Event) -> int:
+    """The seq in an event's own id (``<reply id>.<seq>``)."""
+    return int(event["id"].rsplit(".", 1)[1])
+
+
 def parse_event_id(value: str | None) -> tuple[int, int] | None:
     """``(reply id, seq)`` of a ``Last-Event-ID``, or None when it is not one of ours."""
     if not value or len(value) > 40:
@@ -102,7 +107,7 @@ class LiveTurn:
     def apply(self, event: Event) -> None:
         """An event with its id (numbered here, or by the process that runs the turn): what
         it says is added to the reply so far, and it goes out."""
-        self.seq = int(event["id"].rsplit(".", 1)[1])
+        self.seq = seq_of(event)
         self._take(event)
         self.buffer.append(event)
         for follower in self.followers:
@@ -127,7 +132,7 @@ class LiveTurn:
         """Start again from a snapshot and the events around it (a copy of a turn another
         process runs, mirror.py): the reply so far is the snapshot's, the buffer the events,
         and a follower already here gets a fresh snapshot in place of what it had not seen."""
-        covered = int(snapshot["id"].rsplit(".", 1)[1])
+        covered = seq_of(snapshot)
         self.parts, self.activity = [snapshot["text"]], list(snapshot["activity"])
         self.status, self.html = snapshot["status"], snapshot["html"]
         self.title, self.error_message = snapshot["title"], snapshot["error_message"]
@@ -138,12 +143,12 @@ class LiveTurn:
             if event["type"] == "end":
                 ended = True
                 break
-            seq = int(event["id"].rsplit(".", 1)[1])
+            seq = seq_of(event)
             if seq > covered:
                 self.seq = seq
                 self._take(event)
             self.buffer.append(event)
-        if self.buffer and int(self.buffer[-1]["id"].rsplit(".", 1)[1]) != self.seq:
+        if self.buffer and seq_of(self.buffer[-1]) != self.seq:
             self.buffer.clear()  # they did not reach the latest: no use for a Last-Event-ID
         for follower in self.followers:
             follower.resync()
