@@ -24,7 +24,7 @@ from talorys.lib.errors import (
     database_unavailable,
     error_body,
 )
-from talorys.notifications.api import notifications_router, push_router
+from talorys.notifications.api import channels_router, notifications_router, push_router
 from talorys.openapi import TalorysAPI
 from talorys.ops.api import anyone, health_router
 from talorys.owner.api import settings_router, usage_router
@@ -102,6 +102,7 @@ api.add_router("/", agent_router)
 api.add_router("/", approvals_router)
 api.add_router("/automations", automations_router)
 api.add_router("/push", push_router)
+api.add_router("/channels", channels_router)
 api.add_router("/bin", bin_router)
 api.add_router("/changes", changes_router)
 api.add_router("/backup", backup_router)

@@ -223,6 +223,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "automations-housekeeping": {"task": "automations.tasks.housekeeping", "schedule": 300.0},
     "push-flush": {"task": "talorys.notifications.tasks.flush_push_deliveries", "schedule": 30.0},
+    "channels-flush": {
+        "task": "talorys.notifications.tasks.flush_channel_deliveries",
+        "schedule": 30.0,
+    },
     # Proof of life (talorys/ops/tasks.py): beat records itself as it sends, the worker as it runs
     # it. A tick that waited a whole interval is dropped: the worker's heartbeat then goes stale.
     "ops-heartbeat": {
@@ -238,6 +242,13 @@ TALORYS_VAPID_SUBJECT = env_str("TALORYS_VAPID_SUBJECT", "mailto:owner@talorys.i
 # Push endpoints go to public https:// push services only; a self-hosted one is allowed here by
 # name, "host" (any port) or "host:port", comma-separated (talorys/notifications/push_endpoints.py).
 TALORYS_PUSH_ALLOWED_HOSTS = env_list("TALORYS_PUSH_ALLOWED_HOSTS", [])
+# Where the owner opens Talorys, for links in messages sent to channels (ntfy, email, ...):
+# TALORYS_PUBLIC_URL, else the first CSRF trusted origin, else this machine's address.
+TALORYS_PUBLIC_URL = (
+    env_str("TALORYS_PUBLIC_URL")
+    or (CSRF_TRUSTED_ORIGINS[0] if CSRF_TRUSTED_ORIGINS else "")
+    or f"http://127.0.0.1:{env_int('PORT', 8000)}"
+).rstrip("/")
 
 # Auth and sessions.
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,5 +1,5 @@
-"""/api/notifications (list, mark read) and /api/push (the VAPID key and the browsers'
-subscriptions)."""
+"""/api/notifications (list, mark read), /api/push (the VAPID key and the browsers'
+subscriptions) and /api/channels (where else notifications go: ntfy, Telegram, email, ...)."""
 
 import datetime as dt
 
@@ -12,9 +12,17 @@ from pydantic import ConfigDict, Field
 from talorys.accounts.auth import owner_session_auth
 from talorys.lib.pagination import Pagination
 from talorys.lib.schemas import In
-from talorys.notifications import push, selectors, services
-from talorys.notifications.models import Notification, PushSubscription
-from talorys.notifications.schemas import NotificationFilters, NotificationOut
+from talorys.notifications import channels, push, selectors, services
+from talorys.notifications.models import Channel, Notification, PushSubscription
+from talorys.notifications.schemas import (
+    ChannelIn,
+    ChannelOut,
+    ChannelPatch,
+    ChannelTestOut,
+    NotificationFilters,
+    NotificationOut,
+    NotificationWithDeliveriesOut,
+)
 
 notifications_router = Router(tags=["notifications"])
 
@@ -22,7 +30,7 @@ notifications_router = Router(tags=["notifications"])
 # --- notifications -----------------------------------------------------------------------------
 
 
-@notifications_router.get("", response=list[NotificationOut])
+@notifications_router.get("", response=list[NotificationWithDeliveriesOut])
 @paginate(Pagination)
 def notification_list(
     request: HttpRequest, filters: Query[NotificationFilters]
@@ -107,3 +115,42 @@ def push_subscription_create(request: HttpRequest, payload: PushSubscriptionIn) 
 def push_subscription_delete(request: HttpRequest, subscription_id: int) -> Status:
     push.push_subscription_delete(subscription_id=subscription_id)
     return Status(204, None)
+
+
+# --- channels: the owner's session only (their URLs hold secrets) ------------------------------
+
+channels_router = Router(tags=["channels"], auth=owner_session_auth)
+
+
+@channels_router.get("", response=list[ChannelOut])
+@paginate(Pagination)
+def channel_list(request: HttpRequest) -> QuerySet[Channel]:
+    return channels.channel_list()
+
+
+@channels_router.post("", response={201: ChannelOut})
+def channel_create(request: HttpRequest, payload: ChannelIn) -> Status:
+    return Status(201, channels.channel_create(**payload.model_dump()))
+
+
+@channels_router.get("/{int:channel_id}", response=ChannelOut)
+def channel_get(request: HttpRequest, channel_id: int) -> Channel:
+    return channels.channel_get(channel_id=channel_id)
+
+
+@channels_router.patch("/{int:channel_id}", response=ChannelOut)
+def channel_update(request: HttpRequest, channel_id: int, payload: ChannelPatch) -> Channel:
+    return channels.channel_update(channel_id=channel_id, **payload.model_dump(exclude_unset=True))
+
+
+@channels_router.delete("/{int:channel_id}", response={204: None})
+def channel_delete(request: HttpRequest, channel_id: int) -> Status:
+    channels.channel_delete(channel_id=channel_id)
+    return Status(204, None)
+
+
+@channels_router.post("/{int:channel_id}/test", response=ChannelTestOut)
+def channel_test(request: HttpRequest, channel_id: int) -> dict:
+    """Send a test message now and say whether the service took it."""
+    error = channels.channel_test(channel_id=channel_id)
+    return {"sent": not error, "error": error}

@@ -1,4 +1,5 @@
-"""Notifications to the owner, and their Web Push subscriptions and deliveries.
+"""Notifications to the owner, their Web Push subscriptions, their channels (Apprise), and the
+deliveries to both.
 
 The tables keep the names they had in the talorys app (db_table)."""
 
@@ -36,6 +37,24 @@ class Notification(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def link(self) -> str | None:
+        """The page this notification is about, when its source names one: the approval it asks
+        for, the conversation whose reply is ready (agent/live/ready.py), the automations."""
+        kind, _, ref = self.source.partition(":")
+        if not ref.isdigit():
+            return None
+        return {
+            "approval": f"/approvals/#approval-{ref}",
+            "conversation": f"/c/{ref}/",
+            "automation": "/automations/",
+        }.get(kind)
+
+    def opens(self) -> str | None:
+        """What a click on it outside the app (a push, a channel's message) opens: the one thing
+        it is about (an approval, a conversation); None for the rest, read in the list."""
+        link = self.link()
+        return link if link and self.source.startswith(("approval:", "conversation:")) else None
+
 
 class PushSubscription(models.Model):
     """A browser's Web Push subscription (the PushSubscription JSON it gave us)."""
@@ -66,8 +85,10 @@ class PushSubscription(models.Model):
         return self.endpoint[:80]
 
 
-class PushDelivery(models.Model):
-    """One notification pushed to one subscription: every attempt's outcome is kept here."""
+class Delivery(models.Model):
+    """One notification going somewhere (a browser, a channel): every attempt's outcome is kept.
+
+    talorys/notifications/outbox.py moves it through its states; the subclasses add where to."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -75,7 +96,22 @@ class PushDelivery(models.Model):
         SENDING = "sending"
         SENT = "sent"
         FAILED = "failed"
-        GONE = "gone"  # the subscription no longer exists at the push service
+        GONE = "gone"  # the destination no longer exists (a browser dropped its subscription)
+
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    not_before = models.DateTimeField()
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class PushDelivery(Delivery):
+    """One notification pushed to one subscription."""
 
     notification = models.ForeignKey(
         Notification, on_delete=models.CASCADE, related_name="push_deliveries"
@@ -83,14 +119,7 @@ class PushDelivery(models.Model):
     subscription = models.ForeignKey(
         PushSubscription, on_delete=models.CASCADE, related_name="deliveries"
     )
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    not_before = models.DateTimeField()
-    attempts = models.PositiveSmallIntegerField(default=0)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "talorys_pushdelivery"
@@ -105,3 +134,53 @@ class PushDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"push {self.notification_id} -> {self.subscription_id}: {self.status}"
+
+
+class Channel(models.Model):
+    """Somewhere else the owner reads notifications: ntfy, Telegram, email, a webhook, ...
+
+    ``url`` is an Apprise URL and holds the destination's secrets (a bot token, a password): it
+    is kept like a provider key, written by the owner's session and never read back out of the
+    server (talorys/notifications/channels.py shows a masked form) nor exported in a backup."""
+
+    NAME_MAX = 100
+    URL_MAX = 2000
+
+    name = models.CharField(max_length=NAME_MAX, unique=True)
+    url = models.TextField(max_length=URL_MAX)
+    # Which notification kinds it gets (Notification.Kind values).
+    kinds = models.JSONField(default=list)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ChannelDelivery(Delivery):
+    """One notification sent to one channel: at most one per pair, so each arrives once."""
+
+    notification = models.ForeignKey(
+        Notification, on_delete=models.CASCADE, related_name="channel_deliveries"
+    )
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="deliveries")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "channel deliveries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["notification", "channel"], name="channel_delivery_once"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "not_before"])]
+
+    def __str__(self) -> str:
+        return f"channel {self.notification_id} -> {self.channel_id}: {self.status}"

@@ -9,8 +9,10 @@ sent; gone (404 or 410: the browser dropped the subscription, which is deactivat
 later (429, 5xx, network errors, a name that does not resolve) up to MAX_ATTEMPTS; failed
 (anything else, an endpoint that is not a public push service, or out of attempts).
 
-Quiet hours (owner settings, in the owner's time zone) hold pushes, not notifications: a
-delivery made or due during them waits, status ``held``, until they end.
+The states a delivery goes through (claim, retry with backoff, flush) are shared with the
+channels' deliveries (talorys/notifications/outbox.py). Quiet hours (talorys/notifications/quiet.py)
+hold pushes, not notifications: a delivery made or due during them waits, status ``held``,
+until they end.
 """
 
 from __future__ import annotations
@@ -23,19 +25,20 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import requests
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 from py_vapid import Vapid
 from py_vapid.utils import b64urlencode
 
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.notifications import outbox
 from talorys.notifications.models import Notification, PushDelivery, PushSubscription
+from talorys.notifications.outbox import hold_or_claim, record, settle
 from talorys.notifications.push_endpoints import (
     EndpointRefused,
     Target,
@@ -43,18 +46,13 @@ from talorys.notifications.push_endpoints import (
     endpoint_target,
     push_session,
 )
-from talorys.owner.services.settings import owner_settings_get
+from talorys.notifications.quiet import quiet_hours_until
 
 log = logging.getLogger(__name__)
 
 VAPID_KEY_FILE = "vapid_private_key.pem"
-MAX_ATTEMPTS = 5
-RETRY_BASE = dt.timedelta(minutes=1)
 SEND_TIMEOUT = 10  # seconds
 PUSH_TTL = 24 * 3600  # how long the push service keeps it for an offline browser
-STUCK_AFTER = dt.timedelta(minutes=5)  # a "sending" this old lost its worker
-PENDING_GRACE = dt.timedelta(seconds=30)  # let the task enqueued on commit go first
-RETENTION = dt.timedelta(days=30)
 PAYLOAD_BODY = 1000  # chars: a push message carries at most ~4 KB
 RETRYABLE = {408, 425, 429, 500, 502, 503, 504}
 
@@ -151,30 +149,6 @@ def push_subscription_delete(*, subscription_id: int) -> None:
         raise NotFound(f"Push subscription {subscription_id} does not exist.")
 
 
-# --- quiet hours -------------------------------------------------------------------------------
-
-
-def quiet_hours_until(*, now: dt.datetime) -> dt.datetime | None:
-    """When the quiet hours that contain ``now`` end (UTC), or None outside quiet hours.
-
-    Start and end are local wall-clock times; start after end spans midnight (22:00-07:00).
-    """
-    owner = owner_settings_get()
-    start, end = owner.quiet_hours_start, owner.quiet_hours_end
-    if start is None or end is None or start == end:
-        return None
-    zone = ZoneInfo(owner.time_zone)
-    local = now.astimezone(zone)
-    time = local.time()
-    inside = start <= time < end if start < end else (time >= start or time < end)
-    if not inside:
-        return None
-    day = local.date() if time < end else local.date() + dt.timedelta(days=1)
-    # fold=0: an end inside a DST gap is read shifted by the gap, as schedules are.
-    until = dt.datetime.combine(day, end).replace(tzinfo=zone, fold=0).astimezone(dt.UTC)
-    return until if until > now else None
-
-
 # --- deliveries --------------------------------------------------------------------------------
 
 
@@ -213,30 +187,14 @@ def _payload(notification: Notification) -> str:
             "title": notification.title,
             "body": body,
             "kind": notification.kind,
-            "url": _opens(notification),
+            "url": notification.opens() or "/notifications/",
         },
         ensure_ascii=False,
     )
 
 
-def _opens(notification: Notification) -> str:
-    """The page a click on the push opens: the conversation a "reply is ready" notice is about
-    (agent/live/ready.py, source ``conversation:<id>``), the approval one waits for (its card
-    on the Approvals page, source ``approval:<id>``), else the notifications."""
-    kind, _, key = notification.source.partition(":")
-    if not key.isdigit():
-        return "/notifications/"
-    if kind == "conversation":
-        return f"/c/{key}/"
-    if kind == "approval":
-        return f"/approvals/#approval-{key}"
-    return "/notifications/"
-
-
 def _record(delivery: PushDelivery, now: dt.datetime, **fields: object) -> None:
-    PushDelivery.objects.filter(pk=delivery.pk, status=Status.SENDING).update(
-        updated_at=now, **fields
-    )
+    record(PushDelivery, delivery.pk, now, **fields)
 
 
 def push_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str | None:
@@ -246,18 +204,9 @@ def push_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> s
     sent, or not yet due).
     """
     now = now or timezone.now()
-    hold = quiet_hours_until(now=now)
-    if hold is not None:
-        PushDelivery.objects.filter(
-            pk=delivery_id, status__in=[Status.PENDING, Status.HELD]
-        ).update(status=Status.HELD, not_before=hold, updated_at=now)
-        return Status.HELD
-    # The claim: of every task that tries to send this delivery, one finds it still waiting.
-    claimed = PushDelivery.objects.filter(
-        pk=delivery_id, status__in=[Status.PENDING, Status.HELD], not_before__lte=now
-    ).update(status=Status.SENDING, attempts=F("attempts") + 1, updated_at=now)
-    if not claimed:
-        return None
+    claimed = hold_or_claim(PushDelivery, delivery_id, now)
+    if claimed != Status.SENDING:
+        return claimed
     delivery = PushDelivery.objects.select_related("notification", "subscription").get(
         pk=delivery_id
     )
@@ -319,10 +268,6 @@ def _post(delivery: PushDelivery, target: Target) -> tuple[int | None, str]:
 def _settle(delivery: PushDelivery, now: dt.datetime, status_code: int | None, error: str) -> str:
     """Record a sent delivery, a gone subscription, a retry or a failure; the new status."""
     subscription = delivery.subscription
-    if not error:
-        _record(delivery, now, status=Status.SENT, status_code=status_code, sent_at=now, error="")
-        PushSubscription.objects.filter(pk=subscription.pk).update(last_success_at=now)
-        return Status.SENT
     if status_code in (404, 410):
         with transaction.atomic():
             _record(delivery, now, status=Status.GONE, status_code=status_code, error=error)
@@ -334,37 +279,13 @@ def _settle(delivery: PushDelivery, now: dt.datetime, status_code: int | None, e
             ).update(status=Status.GONE, error="The subscription is gone.", updated_at=now)
         return Status.GONE
     retryable = status_code is None or status_code in RETRYABLE
-    if retryable and delivery.attempts < MAX_ATTEMPTS:
-        retry_at = now + RETRY_BASE * 2 ** (delivery.attempts - 1)
-        _record(
-            delivery,
-            now,
-            status=Status.PENDING,
-            status_code=status_code,
-            error=error,
-            not_before=retry_at,
-        )
-        return Status.PENDING
-    _record(delivery, now, status=Status.FAILED, status_code=status_code, error=error)
-    return Status.FAILED
+    status = settle(delivery, now, error=error, retryable=retryable, status_code=status_code)
+    if status == Status.SENT:
+        PushSubscription.objects.filter(pk=subscription.pk).update(last_success_at=now)
+    return status
 
 
 def push_deliveries_flush(*, now: dt.datetime | None = None) -> list[int]:
     """Deliveries to (re)send now: held past quiet hours, retries that are due, and pending ones
     whose task never came (a lost message, a dead worker). Also prunes old finished ones."""
-    now = now or timezone.now()
-    stuck = PushDelivery.objects.filter(status=Status.SENDING, updated_at__lt=now - STUCK_AFTER)
-    stuck.filter(attempts__gte=MAX_ATTEMPTS).update(
-        status=Status.FAILED, error="The worker stopped while sending.", updated_at=now
-    )
-    stuck.update(status=Status.PENDING, not_before=now, updated_at=now)
-    PushDelivery.objects.filter(
-        status__in=[Status.SENT, Status.FAILED, Status.GONE], created_at__lt=now - RETENTION
-    ).delete()
-    if quiet_hours_until(now=now) is not None:
-        return []
-    due = PushDelivery.objects.filter(
-        Q(status=Status.HELD, not_before__lte=now)
-        | Q(status=Status.PENDING, not_before__lte=now - PENDING_GRACE)
-    )
-    return list(due.order_by("not_before").values_list("pk", flat=True)[:1000])
+    return outbox.due(PushDelivery, now or timezone.now())

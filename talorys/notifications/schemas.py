@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 from ninja import Schema
+from pydantic import Field
+
+from talorys.lib.schemas import In
+from talorys.notifications.channels import masked, service_name
+from talorys.notifications.models import Channel
 
 
 class NotificationFilters(Schema):
@@ -19,3 +25,71 @@ class NotificationOut(Schema):
     source: str
     created_at: dt.datetime
     read_at: dt.datetime | None
+
+
+class ChannelDeliveryOut(Schema):
+    """How a notification went to one channel (its receipt)."""
+
+    channel_id: int
+    channel: str = Field(alias="channel.name")
+    status: str
+    attempts: int
+    error: str
+    sent_at: dt.datetime | None
+
+
+class NotificationWithDeliveriesOut(NotificationOut):
+    channels: list[ChannelDeliveryOut] = Field(alias="channel_deliveries.all")
+
+
+_KIND = Literal["info", "reminder", "digest", "automation", "approval", "error"]
+
+
+class ChannelIn(In):
+    name: str = Field(min_length=1, max_length=Channel.NAME_MAX)
+    url: str = Field(
+        min_length=1,
+        max_length=Channel.URL_MAX,
+        description="An Apprise URL (ntfys://ntfy.sh/topic, tgram://token/chat, mailtos://...). "
+        "Write-only: never returned.",
+    )
+    kinds: list[_KIND] | None = Field(
+        None, max_length=6, description="The kinds it gets; left out: every kind."
+    )
+    enabled: bool = True
+
+
+class ChannelPatch(In):
+    name: str | None = Field(None, min_length=1, max_length=Channel.NAME_MAX)
+    url: str | None = Field(
+        None, min_length=1, max_length=Channel.URL_MAX, description="Left out: unchanged."
+    )
+    kinds: list[_KIND] | None = Field(None, max_length=6)
+    enabled: bool | None = None
+
+
+class ChannelOut(Schema):
+    id: int
+    name: str
+    service: str = Field(description="Which service the URL speaks to (ntfy, Telegram, ...).")
+    masked_url: str = Field(description="The URL with its secrets hidden.")
+    kinds: list[str]
+    enabled: bool
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    last_success_at: dt.datetime | None
+    last_failure_at: dt.datetime | None
+    last_error: str
+
+    @staticmethod
+    def resolve_service(channel: Channel) -> str:
+        return service_name(channel.url)
+
+    @staticmethod
+    def resolve_masked_url(channel: Channel) -> str:
+        return masked(channel.url)
+
+
+class ChannelTestOut(Schema):
+    sent: bool
+    error: str = Field(description="Why it did not arrive; empty when it did.")

@@ -1,11 +1,13 @@
-"""Telling the owner something: the notification, then live delivery and Web Push, on commit.
+"""Telling the owner something: the notification, then live delivery, Web Push and the owner's
+channels (ntfy, email, ... talorys/notifications/channel_send.py), on commit.
 
 ``notification_send`` is the one way code that *tells* the owner (automation runs, the
-notify_owner tool) makes a notification. In one transaction it saves the notification and one
-push delivery per subscribed browser; after commit it shows the notification on open pages
-(Channels group ``owner-notifications``, see talorys/notifications/consumers.py) and enqueues the pushes. A
-rolled-back caller therefore announces nothing, and a push whose task is lost is still a pending
-delivery that the flush task sends later. ``notifications_send`` does the same for many at once
+notify_owner tool) makes a notification. In one transaction it saves the notification, one
+push delivery per subscribed browser and one receipt per channel that takes its kind; after
+commit it shows the notification on open pages (Channels group ``owner-notifications``, see
+talorys/notifications/consumers.py) and enqueues the sends. A rolled-back caller therefore
+announces nothing, and a send whose task is lost is still a pending delivery that the flush
+task sends later. ``notifications_send`` does the same for many at once
 (reminders due together): one INSERT for them, one for their deliveries, one broadcast.
 
 Embedded mode (no REDIS_URL) has no channel layer shared between processes: a worker's
@@ -35,8 +37,9 @@ from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.live import PAGES_GROUP
 from talorys.lib.validation import clean_text
 from talorys.notifications import push
+from talorys.notifications.channel_send import channel_deliveries_create
 from talorys.notifications.models import Notification
-from talorys.notifications.tasks import deliver_push
+from talorys.notifications.tasks import deliver_push, deliver_to_channel
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +100,8 @@ def notifications_send(drafts: Sequence[Draft]) -> list[Notification]:
         transaction.on_commit(partial(_broadcast, payloads, "notification.created"), robust=True)
         for delivery_id in to_send:
             transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
+        for delivery_id in channel_deliveries_create(notifications=notifications):
+            transaction.on_commit(partial(deliver_to_channel.delay, delivery_id), robust=True)
     return notifications
 
 

@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET
 
 from talorys.lib.pages import owner_page, page_of, run_action
 from talorys.notifications import selectors, services
-from talorys.notifications.models import Notification
 
 
 @require_GET
@@ -69,19 +68,6 @@ def manifest(request: HttpRequest) -> HttpResponse:
 
 # --- the notifications page (/notifications/) -------------------------------------------------
 
-# What a notification's source names, and the page that shows it ("approval:<id>" ...).
-_LINKS = {
-    "approval": lambda ref: f"/approvals/#approval-{ref}",
-    "automation": lambda ref: "/automations/",
-}
-
-
-def notification_link(notification: Notification) -> str | None:
-    """The page a notification refers to, when its source names one."""
-    kind, _, ref = notification.source.partition(":")
-    link = _LINKS.get(kind)
-    return link(ref) if link and ref.isdigit() else None
-
 
 @owner_page("GET")
 def notifications_page(request: HttpRequest) -> HttpResponse:
@@ -93,7 +79,7 @@ def notifications_page(request: HttpRequest) -> HttpResponse:
         {
             "page": page,
             "show": request.GET.get("show") or "",
-            "rows": [(n, notification_link(n)) for n in page.object_list],
+            "rows": [(n, n.link()) for n in page.object_list],
         },
     )
 

@@ -164,3 +164,59 @@ def push_service(settings) -> Iterator[PushService]:
 @pytest.fixture
 def browser() -> Browser:
     return Browser()
+
+
+class Receiver:
+    """A real HTTP server on 127.0.0.1 in place of a channel's service (a JSON webhook, an ntfy
+    server): records every POST's JSON and answers each with the next of ``answers`` (200 when
+    they run out), in ntfy's shape, which a webhook's client ignores."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.answers: list[int] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                receiver.paths.append(self.path)
+                receiver.received.append(json.loads(self.rfile.read(length) or b"{}"))
+                status = receiver.answers.pop(0) if receiver.answers else 200
+                body = json.dumps({"id": "m1", "event": "message", "time": 1}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def messages(self) -> list[str]:
+        return [message.get("message", "") for message in self.received]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook() -> Iterator[Receiver]:
+    """A JSON webhook receiver: Apprise's json://127.0.0.1:<port>/hook."""
+    receiver = Receiver()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture
+def ntfy() -> Iterator[Receiver]:
+    """An ntfy-compatible server: Apprise's ntfy://127.0.0.1:<port>/<topic>."""
+    receiver = Receiver()
+    yield receiver
+    receiver.stop()

@@ -12,7 +12,7 @@ import time_machine
 from django.conf import settings
 from py_vapid import Vapid
 
-from talorys.notifications import push
+from talorys.notifications import outbox, push
 from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
 from talorys.notifications import tasks as core_tasks
@@ -158,9 +158,9 @@ def test_a_failing_push_service_is_retried_then_recorded_as_failed(
     send()
     delivery = PushDelivery.objects.get()
     assert (delivery.status, delivery.attempts, delivery.status_code) == ("pending", 1, 503)
-    assert delivery.not_before == NOW + push.RETRY_BASE
+    assert delivery.not_before == NOW + outbox.RETRY_BASE
     push_service.status = 201
-    clock.shift(push.RETRY_BASE + push.PENDING_GRACE)
+    clock.shift(outbox.RETRY_BASE + outbox.PENDING_GRACE)
     assert core_tasks.flush_push_deliveries() == 1
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("sent", 2)

@@ -24,6 +24,8 @@ from memory import services as memory_services
 from talorys.accounts.services import api_token_create
 from talorys.notifications import push
 from talorys.notifications import services as notification_services
+from talorys.notifications.channels import channel_create
+from talorys.notifications.models import ChannelDelivery
 from talorys.owner.models import UsageDay
 from talorys.owner.services.usage import usage_reserve
 from talorys.workspace import services
@@ -61,8 +63,23 @@ def notes(start: int, n: int, ctx: dict) -> None:
 
 
 def notifications(start: int, n: int, ctx: dict) -> None:
+    """Each with a failed receipt from a channel, which the list shows."""
+    if "channel" not in ctx:
+        ctx["channel"] = channel_create(name="Phone", url="ntfy://127.0.0.1:9/t")
     for i in range(start, start + n):
-        notification_services.notification_create(title=f"Notification {i}")
+        notification = notification_services.notification_create(title=f"Notification {i}")
+        ChannelDelivery.objects.create(
+            notification=notification,
+            channel=ctx["channel"],
+            status="failed",
+            error="refused",
+            not_before=notification.created_at,
+        )
+
+
+def channels(start: int, n: int, ctx: dict) -> None:
+    for i in range(start, start + n):
+        channel_create(name=f"Channel {i}", url=f"json://127.0.0.1:9/hook{i}")
 
 
 def memories(start: int, n: int, ctx: dict) -> None:
@@ -173,6 +190,7 @@ CASES: dict[str, Case] = {
     ),
     "tokens": Case("/api/auth/tokens", tokens, paged),
     "push subscriptions": Case("/api/push/subscriptions", subscriptions, paged),
+    "channels": Case("/api/channels", channels, paged),
     # Recall ranks across kinds and returns the best ``limit`` overall: two kinds, 40 hits.
     "search": Case(
         "/api/search?q=findme&kinds=tasks,memories&limit=50",

@@ -1,0 +1,97 @@
+"""Delivering notifications to the owner's channels, in the worker: one receipt per notification
+and channel (ChannelDelivery, unique per pair), so each arrives once per channel.
+
+A notification makes its receipts in its own transaction (``channel_deliveries_create``, from
+talorys/notifications/services.py), one per enabled channel that takes its kind, and enqueues
+them on commit. Each is claimed, sent through Apprise outside any transaction, and its outcome
+recorded (talorys/notifications/outbox.py: sent, retried with backoff, failed after
+MAX_ATTEMPTS). Every receipt is its own task, so a dead or slow channel never holds up another
+channel, the Web Push, or the notification on open pages. Quiet hours hold them as they hold
+pushes.
+
+What a channel receives: the title, the body, and a link to the page the notification is about
+(an approval, a conversation) on TALORYS_PUBLIC_URL. Never a capability to act: a channel is
+not end-to-end encrypted, so deciding an approval from it takes the owner's session.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.utils import timezone
+
+from talorys.notifications import outbox
+from talorys.notifications.channels import apprise_send, channel_outcome
+from talorys.notifications.models import Channel, ChannelDelivery, Notification
+from talorys.notifications.outbox import hold_or_claim, record, settle
+from talorys.notifications.quiet import quiet_hours_until
+
+Status = ChannelDelivery.Status
+BODY_MAX = 4000  # chars: every service takes this much (Telegram's limit is 4096)
+
+
+def channel_deliveries_create(
+    *, notifications: Sequence[Notification], now: dt.datetime | None = None
+) -> list[int]:
+    """One receipt per notification and enabled channel that takes its kind, in one INSERT.
+    Returns the ids to send now (none in quiet hours)."""
+    now = now or timezone.now()
+    channels = list(Channel.objects.filter(enabled=True).only("pk", "kinds"))
+    pairs = [(n, c) for n in notifications for c in channels if n.kind in c.kinds]
+    if not pairs:  # nothing to send: no need to read quiet hours
+        return []
+    hold = quiet_hours_until(now=now)
+    deliveries = ChannelDelivery.objects.bulk_create(
+        [
+            ChannelDelivery(
+                notification=notification,
+                channel=channel,
+                status=Status.HELD if hold else Status.PENDING,
+                not_before=hold or now,
+            )
+            for notification, channel in pairs
+        ]
+    )
+    return [] if hold else [d.pk for d in deliveries]
+
+
+def message_body(notification: Notification) -> str:
+    """The body a channel gets: the notification's, clipped, and a link to what it is about."""
+    body = notification.body.strip()
+    if len(body) > BODY_MAX:
+        body = body[: BODY_MAX - 1] + "…"
+    link = notification.opens()
+    if link:
+        body = f"{body}\n\nOpen in Talorys: {settings.TALORYS_PUBLIC_URL}{link}".strip()
+    return body
+
+
+def channel_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str | None:
+    """Send one receipt if it is due, and record what happened. Returns the new status, or None
+    when there was nothing to do (claimed by another task, sent, or not yet due)."""
+    now = now or timezone.now()
+    claimed = hold_or_claim(ChannelDelivery, delivery_id, now)
+    if claimed != Status.SENDING:
+        return claimed
+    delivery = ChannelDelivery.objects.select_related("notification", "channel").get(pk=delivery_id)
+    channel, notification = delivery.channel, delivery.notification
+    if not channel.enabled:
+        record(ChannelDelivery, delivery_id, now, status=Status.FAILED, error="Channel turned off.")
+        return Status.FAILED
+    # Outside any transaction: a service may take seconds, and nothing here holds a lock.
+    error = apprise_send(
+        channel.url,
+        title=notification.title,
+        body=message_body(notification),
+        kind=notification.kind,
+    )
+    status = settle(delivery, now, error=error, retryable=True)
+    channel_outcome(channel.pk, error)
+    return status
+
+
+def channel_deliveries_flush(*, now: dt.datetime | None = None) -> list[int]:
+    """Receipts to (re)send now: held past quiet hours, retries that are due, lost ones."""
+    return outbox.due(ChannelDelivery, now or timezone.now())
