@@ -302,6 +302,17 @@ def test_only_json_is_taken(pushed):
 
     refusal(as_text, 415, "UNSUPPORTED_MEDIA_TYPE", "Send the decision as application/json.")
     assert as_form.status_code in (400, 415, 422)
+    # A cross-site page's JSON fetch asks first; nothing here allows it.
+    preflight = Client().options(
+        payload["decide"]["url"],
+        headers={
+            "Origin": "https://elsewhere.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    assert preflight.status_code == 405
+    assert not any(name.lower().startswith("access-control-") for name in preflight.headers)
     unchanged(action)
 
 
@@ -370,3 +381,34 @@ def test_two_uses_of_one_capability_at_once_decide_once(
     assert sorted(answers) == [(200, ""), (409, USED)]
     assert ApprovalEvent.objects.filter(action_ref=action_id, kind="committed").count() == 1
     assert PendingAction.objects.get(pk=action_id).status == "committed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_approve_and_reject_buttons_pressed_at_once_decide_once(
+    needs_postgres,
+    owner,
+    push_service,  # noqa: F811
+    browser,  # noqa: F811
+    eager,  # noqa: F811
+):
+    from tests.conftest import ApiClient
+
+    api = ApiClient(Client(enforce_csrf_checks=True))
+    assert api.login().status_code == 200
+    subscribed = api.post("/api/push/subscriptions", browser.subscription(push_service.endpoint()))
+    assert subscribed.status_code == 201
+    task = services.task_create(title="Old errand")
+    action_id = propose("delete_task", task_id=task.pk).result["action_id"]
+    (request,) = push_service.requests
+    payload = browser.decrypt(request.body)
+
+    statuses = in_threads(
+        lambda: decide(payload, "approve").status_code,
+        lambda: decide(payload, "reject").status_code,
+    )
+
+    assert sorted(statuses) == [200, 409]
+    decided = ApprovalEvent.objects.filter(action_ref=action_id).exclude(kind="proposed")
+    assert decided.count() == 1
+    # The refused one's capability was not spent: its refusal rolled back.
+    assert DecisionCapability.objects.filter(used_at__isnull=False).count() == 1
