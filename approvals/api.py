@@ -1,12 +1,23 @@
+from typing import Any
+
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.pagination import paginate
 
-from approvals import selectors, services
+from approvals import push_decision, selectors, services
 from approvals.models import ApprovalEvent, PendingAction
-from approvals.schemas import ApprovalEventOut, ApprovalFilters, AuditFilters, PendingActionOut
+from approvals.schemas import (
+    ApprovalEventOut,
+    ApprovalFilters,
+    AuditFilters,
+    PendingActionOut,
+    PushDecisionIn,
+    PushDecisionOut,
+)
 from talorys.accounts.auth import owner_session_auth, request_owner
+from talorys.accounts.services import client_address
+from talorys.lib.errors import UnsupportedMediaType
 from talorys.lib.pagination import Pagination
 
 router = Router(tags=["approvals"])
@@ -53,3 +64,22 @@ def approval_reject(request: HttpRequest, action_id: int) -> PendingAction:
 @router.post("/approvals/{int:action_id}/undo", auth=owner_session_auth, response=PendingActionOut)
 def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
     return services.pending_action_undo(action_id=action_id, user=request_owner(request))
+
+
+# From the notification: no session, no cookie, no CSRF token. The capability in the body, which
+# only that push carried, is the credential (approvals/push_decision.py; the threat model is in
+# docs/architecture.md). JSON only: a cross-site page can send JSON only after a CORS preflight,
+# which is never answered.
+@router.post("/approvals/{int:action_id}/push-decision", auth=None, response=PushDecisionOut)
+def approval_push_decision(
+    request: HttpRequest, action_id: int, data: PushDecisionIn
+) -> dict[str, Any]:
+    if request.content_type != "application/json":
+        raise UnsupportedMediaType("Send the decision as application/json.")
+    action = push_decision.push_decide_throttled(
+        action_id=action_id,
+        decision=data.decision,
+        token=data.capability,
+        address=client_address(request),
+    )
+    return push_decision.push_decision_outcome(action)

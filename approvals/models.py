@@ -102,3 +102,34 @@ class ApprovalEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.tool} #{self.target_id} by {self.actor}"
+
+
+class DecisionCapability(models.Model):
+    """The right to make one decision on one action from its Web Push notification
+    (approvals/push_decision.py; the threat model is in docs/architecture.md).
+
+    Minted per push delivery, one per decision, when the push is sent; only the token's SHA-256
+    is stored, the token itself travels only inside that push's end-to-end encrypted payload.
+    It is spent (``used_at``) by the decision it makes, and refused once expired, spent, or once
+    its action is no longer waiting.
+    """
+
+    class Decision(models.TextChoices):
+        APPROVE = "approve"
+        REJECT = "reject"
+
+    action = models.ForeignKey(
+        PendingAction, on_delete=models.CASCADE, related_name="decision_capabilities"
+    )
+    decision = models.CharField(max_length=7, choices=Decision.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    snapshot = models.CharField(max_length=64, help_text="The action's snapshot when minted")
+    # The push that carried it; a plain id (notifications sit below approvals, but a pruned
+    # delivery must not take the capability's record with it).
+    delivery_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.decision} #{self.action_id} ({'used' if self.used_at else 'unused'})"

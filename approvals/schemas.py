@@ -60,3 +60,19 @@ class ApprovalEventOut(Schema):
     actor: str
     detail: str
     at: dt.datetime
+
+
+class PushDecisionIn(Schema):
+    """What the service worker posts from an approval's notification (approvals/push_decision.py)."""
+
+    decision: str = Field(pattern="^(approve|reject)$")
+    capability: str = Field(min_length=1, max_length=64)
+
+
+class PushDecisionOut(Schema):
+    """The decided action, and the notification's new words for the worker to show."""
+
+    action_id: int
+    status: str
+    title: str
+    body: str

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals.models import ApprovalEvent, PendingAction
+from approvals.models import ApprovalEvent, DecisionCapability, PendingAction
 from approvals.telling import EXPIRY_MINUTES, tell_outcomes, tell_pages, tell_proposed
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import AppError, Conflict, NotFound
@@ -38,6 +38,7 @@ EXPIRY = dt.timedelta(minutes=EXPIRY_MINUTES)
 # Undo restores from the bin, so it lasts exactly as long as the bin keeps what was deleted.
 UNDO_WINDOW = BIN_RETENTION
 RETENTION = dt.timedelta(days=30)
+CAPABILITY_KEPT = dt.timedelta(days=1)
 STALE_MESSAGE = (
     "This item changed after it was proposed, so nothing was done. Ask again to get a new approval."
 )
@@ -60,8 +61,11 @@ def _event_row(action: PendingAction, *, kind: str, actor: str, detail: str = ""
     )
 
 
-def _owner(user: Any) -> str:
-    return f"owner:{user.get_username()}" if user is not None else "owner"
+def _owner(user: Any, via: str = "") -> str:
+    """The owner on the audit trail; ``via`` says where they decided when not on a page
+    ("notification": approvals/push_decision.py)."""
+    who = f"owner:{user.get_username()}" if user is not None else "owner"
+    return f"{who} via {via}" if via else who
 
 
 def _destructive_tool(name: str) -> Tool:
@@ -189,7 +193,7 @@ def pending_action_get(*, action_id: int) -> PendingAction:
     return action
 
 
-def _expire_if_due(*, action_id: int) -> None:
+def pending_action_expire_if_due(*, action_id: int) -> None:
     """Record an expiry that is due, in its own transaction so that a refusal keeps it."""
     action = PendingAction.objects.filter(
         pk=action_id, status=PendingAction.Status.PENDING, expires_at__lte=timezone.now()
@@ -228,14 +232,14 @@ def _lock_pending(*, action_id: int) -> PendingAction:
     return action
 
 
-def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
+def pending_action_approve(*, action_id: int, user: Any, via: str = "") -> PendingAction:
     """Approve and commit, at most once however many approvals race.
 
     Checking the state, re-checking the target's snapshot and committing happen in one
     transaction under the action's row lock, so there is no moment where an action is claimed
     but not carried out, and a second approver waits and then finds it decided.
     """
-    _expire_if_due(action_id=action_id)
+    pending_action_expire_if_due(action_id=action_id)
     with transaction.atomic():
         action = _lock_pending(action_id=action_id)
         tool = _destructive_tool(action.tool)
@@ -245,7 +249,7 @@ def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
                 if tool.snapshot(action.target_id) != action.snapshot:
                     raise ToolError(STALE_MESSAGE, code="STALE")
                 result = tool.commit(
-                    _proposal(action), ToolContext(mode="chat", source=_owner(user))
+                    _proposal(action), ToolContext(mode="chat", source=_owner(user, via))
                 )
         # A tool's own refusal, or a service's clear error (the target is gone...), is told to
         # the owner as is; anything else is logged and reported generically.
@@ -259,25 +263,25 @@ def pending_action_approve(*, action_id: int, user: Any) -> PendingAction:
         if failure:
             action.status, action.error = PendingAction.Status.FAILED, failure
             action.save(update_fields=["status", "error", "decided_at", "decided_by"])
-            _event(action, kind=ApprovalEvent.Kind.FAILED, actor=_owner(user), detail=failure)
+            _event(action, kind=ApprovalEvent.Kind.FAILED, actor=_owner(user, via), detail=failure)
             tell_outcomes([action])
             return action
         action.status, action.result = PendingAction.Status.COMMITTED, result
         action.undo_until = now + UNDO_WINDOW if result.get("undoable") else None
         action.save(update_fields=["status", "result", "decided_at", "decided_by", "undo_until"])
-        _event(action, kind=ApprovalEvent.Kind.COMMITTED, actor=_owner(user))
+        _event(action, kind=ApprovalEvent.Kind.COMMITTED, actor=_owner(user, via))
         tell_outcomes([action])
     return action
 
 
-def pending_action_reject(*, action_id: int, user: Any) -> PendingAction:
-    _expire_if_due(action_id=action_id)
+def pending_action_reject(*, action_id: int, user: Any, via: str = "") -> PendingAction:
+    pending_action_expire_if_due(action_id=action_id)
     with transaction.atomic():
         action = _lock_pending(action_id=action_id)
         action.status = PendingAction.Status.REJECTED
         action.decided_at, action.decided_by = timezone.now(), user
         action.save(update_fields=["status", "decided_at", "decided_by"])
-        _event(action, kind=ApprovalEvent.Kind.REJECTED, actor=_owner(user))
+        _event(action, kind=ApprovalEvent.Kind.REJECTED, actor=_owner(user, via))
         tell_outcomes([action])
     return action
 
@@ -334,12 +338,18 @@ def pending_actions_expire() -> int:
 
 
 def pending_actions_prune() -> int:
-    """Delete decided actions older than the retention window; their audit lines stay."""
-    cutoff = timezone.now() - RETENTION
+    """Delete decided actions older than the retention window (their audit lines stay), and
+    the notifications' decision capabilities a day after they expired (until then a reused one
+    is refused as used, not as unknown)."""
+    now = timezone.now()
+    capabilities, _ = DecisionCapability.objects.filter(
+        expires_at__lt=now - CAPABILITY_KEPT
+    ).delete()
+    cutoff = now - RETENTION
     old = PendingAction.objects.filter(created_at__lt=cutoff).exclude(
         status=PendingAction.Status.PENDING
     )
     # Committed actions still inside their undo window are kept so that undo keeps working.
     old = old.exclude(status=PendingAction.Status.COMMITTED, undo_until__gt=timezone.now())
     deleted, _ = old.delete()
-    return deleted
+    return capabilities + deleted

@@ -63,6 +63,11 @@ class Forbidden(AppError):
     status = 403
 
 
+class UnsupportedMediaType(AppError):
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    status = 415
+
+
 class RateLimited(AppError):
     code = "RATE_LIMITED"
     status = 429
@@ -103,7 +108,7 @@ STATUS_CODES: dict[int, str] = {
     405: "METHOD_NOT_ALLOWED",
     409: Conflict.code,
     413: "TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
+    415: UnsupportedMediaType.code,
     422: ValidationFailed.code,
     429: RateLimited.code,
     503: ServiceUnavailable.code,

@@ -23,8 +23,9 @@ import datetime as dt
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import requests
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -177,20 +178,47 @@ def push_deliveries_create(
     return [] if hold else [d.pk for d in deliveries]
 
 
-def _payload(notification: Notification) -> str:
+# --- what a push carries ----------------------------------------------------------------------
+
+# What an app above adds to the push of a notification of its own (by the source's kind, the
+# part before ":"): extra fields of the JSON the service worker reads. Approvals adds its
+# Approve and Reject actions (approvals/push_decision.py). Notifications sit below those apps,
+# so they register here (in their AppConfig.ready) instead of being imported.
+PayloadExtra = Callable[[Notification, PushDelivery | None], dict[str, Any]]
+_PAYLOAD_EXTRAS: dict[str, PayloadExtra] = {}
+
+
+def register_payload_extra(kind: str, extra: PayloadExtra) -> None:
+    """Let ``extra`` add fields to the push of every notification whose source is ``kind:…``:
+    called as each delivery is sent, outside any transaction; it cannot replace the usual ones."""
+    _PAYLOAD_EXTRAS[kind] = extra
+
+
+def _payload(notification: Notification, delivery: PushDelivery | None = None) -> str:
     body = notification.body
     if len(body) > PAYLOAD_BODY:
         body = body[: PAYLOAD_BODY - 1] + "…"
-    return json.dumps(
-        {
-            "id": notification.pk,
-            "title": notification.title,
-            "body": body,
-            "kind": notification.kind,
-            "url": notification.opens() or "/notifications/",
-        },
-        ensure_ascii=False,
-    )
+    payload: dict[str, Any] = {
+        "id": notification.pk,
+        "title": notification.title,
+        "body": body,
+        "kind": notification.kind,
+        "url": notification.opens() or "/notifications/",
+    }
+    return json.dumps(_extra(notification, delivery) | payload, ensure_ascii=False)
+
+
+def _extra(notification: Notification, delivery: PushDelivery | None) -> dict[str, Any]:
+    """The registered extra fields; none when the extra fails (the notification still goes
+    out, plain: it tells the owner, and the page it opens can do the rest)."""
+    extra = _PAYLOAD_EXTRAS.get(notification.source.partition(":")[0])
+    if extra is None:
+        return {}
+    try:
+        return extra(notification, delivery)
+    except Exception:
+        log.exception("The push of notification %s goes without its extras", notification.pk)
+        return {}
 
 
 def _record(delivery: PushDelivery, now: dt.datetime, **fields: object) -> None:
@@ -247,7 +275,7 @@ def _post(delivery: PushDelivery, target: Target) -> tuple[int | None, str]:
                     "endpoint": subscription.endpoint,
                     "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
                 },
-                data=_payload(delivery.notification),
+                data=_payload(delivery.notification, delivery),
                 vapid_private_key=vapid(),
                 vapid_claims={"sub": settings.TALORYS_VAPID_SUBJECT},
                 ttl=PUSH_TTL,

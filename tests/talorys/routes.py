@@ -25,6 +25,9 @@ PUBLIC_API = {
     ("GET", "/api/health"),
     ("POST", "/api/auth/login"),
     ("GET", "/api/auth/session"),
+    # Deciding from a Web Push notification: no session; the capability that only that push
+    # carried is the credential, and anything else is refused (tests/approvals/test_push_decision.py).
+    ("POST", "/api/approvals/{action_id}/push-decision"),
 }
 # /sw.js is the Web Push service worker: one static script with no data in it, which the browser
 # re-fetches for updates whether or not the session is still alive (talorys/notifications/views.py).
@@ -39,6 +42,8 @@ PUBLIC_PAGES = {
     "/manifest.webmanifest",
     "/calendar/1.ics",
 }
+# PUBLIC_API as the URLs a visitor requests (a path's parameters filled in).
+PUBLIC_API_URLS = {(method, re.sub(r"\{\w+\}", "1", path)) for method, path in PUBLIC_API}
 # The APIs' roots answer 404 to everyone: they exist only so that ninja can reverse its own URLs.
 NOTHING_HERE = {"/api/", "/v1/"}
 

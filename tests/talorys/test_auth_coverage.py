@@ -23,6 +23,7 @@ from tests.talorys.routes import (
     ALL_METHODS,
     NOTHING_HERE,
     PUBLIC_API,
+    PUBLIC_API_URLS,
     PUBLIC_PAGES,
     UNSAFE_METHODS,
     UrlRoute,
@@ -59,7 +60,7 @@ def route_problems(client: Client, route: UrlRoute) -> list[str]:
     problems = []
     answered = False
     for method in ALL_METHODS:
-        if (method, route.url.rstrip("/")) in PUBLIC_API:
+        if (method, route.url.rstrip("/")) in PUBLIC_API_URLS:
             answered = True
             continue
         response = send(client, method, route.url)

@@ -61,6 +61,7 @@ from tests.conftest import OWNER_PASSWORD
 from tests.talorys.routes import (
     NOTHING_HERE,
     PUBLIC_API,
+    PUBLIC_API_URLS,
     PUBLIC_PAGES,
     UNSAFE_METHODS,
     anonymous_rejection_problem,
@@ -87,7 +88,7 @@ _URL_ROUTES = [
     for route in url_routes(project_urls.urlpatterns)
     if route.url not in PUBLIC_PAGES | NOTHING_HERE
     and not route.url.startswith(("/static/", "/media/", "/v1/"))
-    and route.url.rstrip("/") not in _OPERATION_URLS | {path for _m, path in PUBLIC_API}
+    and route.url.rstrip("/") not in _OPERATION_URLS | {path for _m, path in PUBLIC_API_URLS}
 ]
 # The API's own views outside ninja's operations (the schema and the docs): owner_auth, GET.
 API_CALLS += [("GET", r.url, False) for r in _URL_ROUTES if r.url.startswith("/api/")]
