@@ -1,5 +1,6 @@
 """The whole path with real processes: celery beat ticks the dispatcher, a celery worker runs the
-reminder, both on Redis, against this test's PostgreSQL database."""
+reminder and delivers it to the owner's channel (Apprise, to a webhook receiver on 127.0.0.1),
+both on Redis, against this test's PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from django_celery_beat.models import PeriodicTask
 
 from automations.models import Automation, AutomationRun
 from automations.services.crud import automation_create
-from talorys.notifications.models import Notification
+from talorys.notifications.channels import channel_create
+from talorys.notifications.models import ChannelDelivery, Notification
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.subprocess]
@@ -42,7 +44,7 @@ def celery(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_reminder_fires_through_real_beat_and_worker(
-    needs_postgres, redis_url_for_tests, tmp_path
+    needs_postgres, redis_url_for_tests, tmp_path, webhook
 ):
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "talorys.settings",
@@ -51,6 +53,7 @@ def test_a_reminder_fires_through_real_beat_and_worker(
         "TALORYS_DATA_DIR": str(tmp_path),
         "TALORYS_DISPATCH_SECONDS": "1",
     }
+    channel_create(name="Webhook", url=f"json://127.0.0.1:{webhook.port}/hook")
     at = timezone.now() + dt.timedelta(seconds=4)
     automation = automation_create(
         name="Call Sam",
@@ -76,9 +79,9 @@ def test_a_reminder_fires_through_real_beat_and_worker(
 
         def fired() -> bool:
             assert all(p.poll() is None for p in processes), "a celery process died"
-            return Notification.objects.filter(source=f"automation:{automation.pk}").exists()
+            return bool(webhook.received)
 
-        wait_for(fired, "the reminder's notification", interval=0.5)
+        wait_for(fired, "the reminder's message on the channel", interval=0.5)
         time.sleep(2)  # time for any duplicate to show up
     finally:
         for process in processes:
@@ -107,3 +110,6 @@ def test_a_reminder_fires_through_real_beat_and_worker(
     # beat installed the dispatcher in the database scheduler (what the operator sees in admin).
     assert PeriodicTask.objects.filter(task="automations.tasks.dispatch_due").exists()
     assert Automation.objects.count() == 1
+    # Delivered once to the channel, by the worker, with its receipt.
+    assert webhook.messages() == ["About Friday"]
+    assert list(ChannelDelivery.objects.values_list("status", "attempts")) == [("sent", 1)]
