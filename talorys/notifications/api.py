@@ -150,7 +150,7 @@ def channel_delete(request: HttpRequest, channel_id: int) -> Status:
 
 
 @channels_router.post("/{int:channel_id}/test", response=ChannelTestOut)
-def channel_test(request: HttpRequest, channel_id: int) -> dict:
+async def channel_test(request: HttpRequest, channel_id: int) -> dict:
     """Send a test message now and say whether the service took it."""
-    error = channels.channel_test(channel_id=channel_id)
+    error = await channels.channel_test(channel_id=channel_id)
     return {"sent": not error, "error": error}

@@ -17,6 +17,7 @@ import re
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
+from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -223,14 +224,17 @@ def channel_outcome(channel_id: int, error: str) -> None:
         Channel.objects.filter(pk=channel_id).update(last_success_at=now, last_error="")
 
 
-def channel_test(*, channel_id: int) -> str:
-    """Send a test message now, from this request; "" when it arrived, else why not."""
-    channel = channel_get(channel_id=channel_id)
-    error = apprise_send(
+async def channel_test(*, channel_id: int) -> str:
+    """Send a test message now; "" when it arrived, else why not.
+
+    Async, with the send in a thread of its own: an SMTP server may take 15 s to answer, and the
+    one thread that every synchronous view of this process shares must not wait for it."""
+    channel = await sync_to_async(channel_get)(channel_id=channel_id)
+    error = await sync_to_async(apprise_send, thread_sensitive=False)(
         channel.url,
         title="Talorys test",
         body=f"This channel ({channel.name}) works: Talorys notifications will arrive here.",
         kind=Kind.INFO,
     )
-    channel_outcome(channel.pk, error)
+    await sync_to_async(channel_outcome)(channel.pk, error)
     return error
