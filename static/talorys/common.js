@@ -8,7 +8,7 @@ export function csrf() {
 }
 
 // JSON to and from /api/ with the session cookie and the CSRF header; an error answer
-// becomes an Error carrying the envelope's message and code.
+// becomes an Error carrying the envelope's message, code and details (a 422's fields).
 export async function api(path, options = {}) {
   const init = { credentials: "same-origin", headers: { "X-CSRFToken": csrf() }, ...options };
   if (init.body && typeof init.body !== "string") {
@@ -20,6 +20,7 @@ export async function api(path, options = {}) {
   if (!response.ok) {
     const err = new Error(body && body.error ? body.error.message : response.statusText);
     err.code = body && body.error ? body.error.code : String(response.status);
+    err.details = body && body.error ? body.error.details : undefined;
     throw err;
   }
   return body;

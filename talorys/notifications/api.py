@@ -16,6 +16,7 @@ from talorys.notifications import channels, push, selectors, services
 from talorys.notifications.models import Channel, Notification, PushSubscription
 from talorys.notifications.schemas import (
     ChannelIn,
+    ChannelKindOut,
     ChannelOut,
     ChannelPatch,
     ChannelTestOut,
@@ -126,6 +127,12 @@ channels_router = Router(tags=["channels"], auth=owner_session_auth)
 @paginate(Pagination)
 def channel_list(request: HttpRequest) -> QuerySet[Channel]:
     return channels.channel_list()
+
+
+@channels_router.get("/kinds", response=list[ChannelKindOut])
+def channel_kinds(request: HttpRequest) -> list[dict]:
+    """The kinds of notification a channel may get, in the settings page's words and order."""
+    return [{"kind": kind, "label": label} for kind, label in channels.KIND_LABELS.items()]
 
 
 @channels_router.post("", response={201: ChannelOut})

@@ -90,6 +90,11 @@ class ChannelOut(Schema):
         return masked(channel.url)
 
 
+class ChannelKindOut(Schema):
+    kind: str
+    label: str = Field(description="What the settings page calls it.")
+
+
 class ChannelTestOut(Schema):
     sent: bool
     error: str = Field(description="Why it did not arrive; empty when it did.")

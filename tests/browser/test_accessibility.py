@@ -75,6 +75,8 @@ def seed(url: str) -> dict:
                 "schedule": {"type": "daily", "time": "07:30"},
             },
         )
+        # A channel (nothing listens on port 9; nothing is sent while the pages are scanned).
+        client.post("/api/channels", json={"name": "Phone", "url": "ntfy://127.0.0.1:9/talorys"})
         return {"project": project, "task": task, "note": note}
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.notifications.models import Channel
+from talorys.notifications.models import Channel, Notification
 from tests.automations.conftest import Receiver
 
 SECRET = "s3cr3t-b0t-t0ken-4242"
@@ -138,3 +139,10 @@ def test_a_backup_leaves_channels_out(api):
     api.post("/api/channels", {"name": "Telegram", "url": TELEGRAM})
     exported = b"".join(api.get("/api/backup/export").streaming_content).decode()
     assert "Telegram" not in exported and SECRET not in exported
+
+
+def test_the_kinds_a_channel_may_get_are_listed_with_the_settings_page_s_words(api):
+    kinds = api.get("/api/channels/kinds").json()
+    assert {kind["kind"] for kind in kinds} == set(Notification.Kind.values)
+    assert {"kind": "error", "label": "Failures"} in kinds
+    assert Client().get("/api/channels/kinds").status_code in (401, 403)  # no session

@@ -2,7 +2,9 @@
 ``owner_settings_update`` (the service PATCH /api/settings uses: all or nothing, the same
 checks and bounds); push on this device; the API tokens (the accounts services, as
 /api/auth/tokens); the calendar feed's URL, and a new one (talorys/owner/services/calendar.py).
-Test connection is a button calling POST /api/settings/test-connection."""
+Test connection is a button calling POST /api/settings/test-connection. The notification
+channels' card is filled by static/talorys/js/settings-channels.js from /api/channels: this
+view may not import talorys.notifications (the layers in pyproject.toml)."""
 
 from __future__ import annotations
 
