@@ -42,10 +42,11 @@ def postgres_url() -> str | None:
 
 @cache
 def redis_url() -> str | None:
-    # Each pytest-xdist worker has a database of its own (gw0: 15, gw1: 14, ...): a test flushes
-    # the one it uses.
+    # Each pytest-xdist worker has a database of its own (gw0: 15, gw1: 14, ...; from
+    # TALORYS_TEST_REDIS_DB down when it is set): a test flushes the one it uses.
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-    url = os.environ.get("TALORYS_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{15 - worker}")
+    first = int(os.environ.get("TALORYS_TEST_REDIS_DB", "15"))
+    url = os.environ.get("TALORYS_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{first - worker}")
     try:
         import redis
 
