@@ -16,7 +16,8 @@ TOKYO = ZoneInfo("Asia/Tokyo")
 
 
 def at(zone: ZoneInfo, *parts: int) -> dt.datetime:
-    return dt.datetime(*parts, tzinfo=zone)
+    year, month, day, hour, minute = parts
+    return dt.datetime(year, month, day, hour, minute, tzinfo=zone)
 
 
 def test_tomorrow_at_nine_read_at_half_past_eleven_at_night_is_the_next_day() -> None:
