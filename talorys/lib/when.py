@@ -85,15 +85,20 @@ class Understood:
         return self.due is not None or self.schedule is not None
 
 
-def understand(text: str, *, zone: ZoneInfo, now: dt.datetime | None = None) -> Understood:
+def understand(
+    text: str, *, zone: ZoneInfo, now: dt.datetime | None = None, titled: bool = True
+) -> Understood:
     """Read ``text`` in ``zone`` at ``now`` (default: the current time). Never raises for
-    words it cannot read: they stay in the title and nothing is dated."""
+    words it cannot read: they stay in the title and nothing is dated.
+
+    ``titled``: the words name a thing to do, and date words alone ("tomorrow 9am") are that
+    thing's title, not a date. A due field passes False: there the words are only a date."""
     text = " ".join((text or "").split())
     now = (now or dt.datetime.now(dt.UTC)).astimezone(zone)
-    repeating = _every(text, now)
+    repeating = _every(text, now, titled)
     if repeating is not None:
         return repeating
-    return _once(text, zone, now)
+    return _once(text, zone, now, titled)
 
 
 def _clock(match: re.Match[str]) -> dt.time:
@@ -153,7 +158,7 @@ def _candidate(text: str, zone: ZoneInfo, now: dt.datetime) -> tuple[str, dt.dat
     return None
 
 
-def _once(text: str, zone: ZoneInfo, now: dt.datetime) -> Understood:
+def _once(text: str, zone: ZoneInfo, now: dt.datetime, titled: bool) -> Understood:
     candidate = _candidate(text, zone, now)
     clock = _find_time(text)
     if candidate is None and clock is None:
@@ -182,7 +187,7 @@ def _once(text: str, zone: ZoneInfo, now: dt.datetime) -> Understood:
         due = aware(now.date(), at, zone)
         if due <= now:
             due = aware(now.date() + dt.timedelta(days=1), at, zone)
-    return _dated(text, spans, due, now)
+    return _dated(text, spans, due, now, titled)
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -190,14 +195,14 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def _dated(
-    text: str, spans: list[tuple[int, int]], due: dt.datetime, now: dt.datetime
+    text: str, spans: list[tuple[int, int]], due: dt.datetime, now: dt.datetime, titled: bool
 ) -> Understood:
     title = _cut(text, *spans)
     try:
         due = date_in_range(due)
     except ValueError:
         return Understood(title=text)
-    if not title:  # "tomorrow 9am" alone: the words are the title, nothing is dated
+    if titled and not title:  # "tomorrow 9am" alone: the words are the title, not a date
         return Understood(title=text)
     return Understood(title=title, due=due, said=f"Due {shown(due, now)}")
 
@@ -209,7 +214,7 @@ def shown(at: dt.datetime, now: dt.datetime) -> str:
     return f"{local:%a} {local.day} {local:%b}{year}, {local:%H:%M}"
 
 
-def _every(text: str, now: dt.datetime) -> Understood | None:
+def _every(text: str, now: dt.datetime, titled: bool) -> Understood | None:
     match = _EVERY.search(text)
     if match is None:
         return None
@@ -222,7 +227,7 @@ def _every(text: str, now: dt.datetime) -> Understood | None:
     schedule, said = _schedule(match, now, f"{at:%H:%M}")
     title = _cut(text, *spans)
     title = re.sub(r"^remind me\s+(?:to\s+)?", "", title, flags=re.I).strip()
-    if not title:
+    if titled and not title:
         return Understood(title=text)
     return Understood(title=title, schedule=schedule, said=said)
 
