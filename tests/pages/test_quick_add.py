@@ -15,7 +15,7 @@ from django.utils import timezone
 from automations.models import Automation
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
-from talorys.workspace.models import Project, Task
+from talorys.workspace.models import Note, Project, Task
 
 PARIS = ZoneInfo("Europe/Paris")
 
@@ -155,3 +155,29 @@ def test_due_in_words_refused_changes_nothing_and_keeps_the_words(signed_in, wor
     assert (task.title, task.due_at) == ("Call Ana", None)
     assert field(response, "due_words") == words
     assert field(response, "title") == "Call Ana soon"
+
+
+def test_refused_project_and_note_forms_keep_what_was_typed(signed_in):
+    response = signed_in.post(
+        "/projects/", {"name": "  ", "description": "Things for the house"}, follow=True
+    )
+    assert field(response, "description") == "Things for the house"
+    assert not Project.objects.exists()
+    project = Project.objects.create(name="Home")
+    typed = {"name": "x" * (Project.NAME_MAX + 1), "description": "new", "version": 1}
+    response = signed_in.post(f"/projects/{project.pk}/", typed, follow=True)
+    assert field(response, "name") == typed["name"]
+    assert ">new</textarea>" in response.text
+
+    note = services.note_create(title="Groceries")
+    draft = "eggs " * (Note.CONTENT_MAX // 5) + "and bread"
+    response = signed_in.post(
+        f"/notes/{note.pk}/", {"content": draft, "version": note.version}, follow=True
+    )
+    assert f">{draft}</textarea>" in response.text
+    response = signed_in.post(
+        f"/notes/{note.pk}/rename/", {"title": "y" * 301, "next": f"/notes/{note.pk}/"}, follow=True
+    )
+    assert field(response, "title") == "y" * 301
+    note.refresh_from_db()
+    assert note.title == "Groceries"
