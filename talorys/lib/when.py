@@ -224,36 +224,49 @@ def _every(text: str, now: dt.datetime, titled: bool) -> Understood | None:
     if clock is not None:
         at, span = clock
         spans.append(span)
-    schedule, said = _schedule(match, now, f"{at:%H:%M}")
+    schedule = _schedule(match, now, f"{at:%H:%M}")
     title = _cut(text, *spans)
     title = re.sub(r"^remind me\s+(?:to\s+)?", "", title, flags=re.I).strip()
     if titled and not title:
         return Understood(title=text)
-    return Understood(title=title, schedule=schedule, said=said)
+    return Understood(title=title, schedule=schedule, said=schedule_said(schedule))
 
 
-def _schedule(match: re.Match[str], now: dt.datetime, time: str) -> tuple[dict[str, Any], str]:
+_KEYS = tuple(name[:3] for name in WEEKDAYS)
+
+
+def _schedule(match: re.Match[str], now: dt.datetime, time: str) -> dict[str, Any]:
     what = (match["what"] or "day").lower()
     if what == "day":
-        return {"type": "daily", "time": time}, f"Every day at {time}"
-    if what == "weekday":
-        days = ["mon", "tue", "wed", "thu", "fri"]
-        return {"type": "weekly", "days": days, "time": time}, f"Every weekday at {time}"
-    if what == "weekend":
-        return {"type": "weekly", "days": ["sat", "sun"], "time": time}, f"Every weekend at {time}"
+        return {"type": "daily", "time": time}
     if what.startswith("month"):
         day = int(match["mday"]) if match["mday"] else now.day
-        day = min(max(day, 1), 31)
-        return {"type": "monthly", "day": day, "time": time}, (
-            f"Every month on the {_ordinal(day)} at {time}"
-        )
-    if what == "week":
-        days = [WEEKDAYS[now.weekday()][:3]]
+        return {"type": "monthly", "day": min(max(day, 1), 31), "time": time}
+    if what == "weekday":
+        days = list(_KEYS[:5])
+    elif what == "weekend":
+        days = list(_KEYS[5:])
+    elif what == "week":
+        days = [_KEYS[now.weekday()]]
     else:
         days = [_DAY_KEYS[_full_day(word)] for word in re.findall(_WEEKDAY_RE, what, re.I)]
-    days = sorted(set(days), key=[d[:3] for d in WEEKDAYS].index)
-    names = " and ".join(WEEKDAYS[[d[:3] for d in WEEKDAYS].index(d)].title() for d in days)
-    return {"type": "weekly", "days": days, "time": time}, f"Every {names} at {time}"
+    return {"type": "weekly", "days": sorted(set(days), key=_KEYS.index), "time": time}
+
+
+def schedule_said(schedule: dict[str, Any]) -> str:
+    """A schedule this module made, in words: "Every Monday and Thursday at 18:00"."""
+    time = schedule.get("time", "")
+    if schedule.get("type") == "daily":
+        return f"Every day at {time}"
+    if schedule.get("type") == "monthly":
+        return f"Every month on the {_ordinal(int(schedule['day']))} at {time}"
+    days = list(schedule.get("days") or [])
+    if days == list(_KEYS[:5]):
+        return f"Every weekday at {time}"
+    if days == list(_KEYS[5:]):
+        return f"Every weekend at {time}"
+    names = " and ".join(WEEKDAYS[_KEYS.index(day)].title() for day in days)
+    return f"Every {names} at {time}"
 
 
 def _full_day(word: str) -> str:
