@@ -153,7 +153,8 @@ def _candidate(text: str, zone: ZoneInfo, now: dt.datetime) -> tuple[str, dt.dat
     except (ValueError, OverflowError):  # e.g. "31/02", a year past 9999
         return None
     for words, when in found:
-        if _DAY_WORD.search(words) or _TIME_RE.search(words):
+        # Only words found as they stand in the text: they are cut from the title.
+        if words in text and (_DAY_WORD.search(words) or _TIME_RE.search(words)):
             return words, when.replace(tzinfo=None)
     return None
 

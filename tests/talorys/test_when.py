@@ -167,3 +167,22 @@ def test_a_repeating_schedule_is_one_automations_accepts() -> None:
         got = understand(text, zone=PARIS, now=at(PARIS, 2026, 12, 2, 12, 0))
         assert got.schedule is not None
         schedule_parse(got.schedule)
+
+
+def test_a_repeated_autumn_time_is_its_first_occurrence() -> None:
+    # 25 Oct 2026: Paris goes through 02:00-03:00 twice; 02:30 is the summer-time one.
+    got = understand("call tomorrow 2:30am", zone=PARIS, now=at(PARIS, 2026, 10, 24, 12, 0))
+    assert got.due is not None
+    assert got.due.utcoffset() == dt.timedelta(hours=2)
+    assert got.due.astimezone(dt.UTC) == dt.datetime(2026, 10, 25, 0, 30, tzinfo=dt.UTC)
+
+
+def test_new_years_eve_at_half_past_eleven_names_the_year() -> None:
+    got = understand("Buy Bread TOMORROW 9AM", zone=TOKYO, now=at(TOKYO, 2026, 12, 31, 23, 30))
+    assert (got.title, got.due) == ("Buy Bread", at(TOKYO, 2027, 1, 1, 9, 0))
+    assert got.said == "Due Fri 1 Jan 2027, 09:00"
+
+
+def test_a_due_field_reads_date_words_alone() -> None:
+    got = understand("tomorrow 9am", zone=PARIS, now=at(PARIS, 2026, 12, 2, 12, 0), titled=False)
+    assert (got.title, got.due) == ("", at(PARIS, 2026, 12, 3, 9, 0))
