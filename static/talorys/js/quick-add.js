@@ -8,7 +8,7 @@
 // caught up) the server shows what it read first, and Add adds it (automations/quick_add.py).
 const ENDPOINT = "/tasks/understand/";
 
-function watch(input, hint, onRead) {
+function watch(input, onRead) {
   let timer = null;
   let asked = 0;
 
@@ -34,11 +34,14 @@ function watch(input, hint, onRead) {
     }
   }
 
-  input.addEventListener("input", () => {
+  function later() {
     clearTimeout(timer);
     timer = setTimeout(read, 250);
-  });
+  }
+
+  input.addEventListener("input", later);
   if (input.value) read();
+  return later;
 }
 
 function setUpQuickAdd(form) {
@@ -48,18 +51,20 @@ function setUpQuickAdd(form) {
   const seen = document.getElementById("new-seen");
   const due = document.getElementById("new-due");
   if (!input || !hint || !row || !seen) return;
-  watch(input, hint, (text, body) => {
+  const reread = watch(input, (text, body) => {
+    // A date in the Due field wins: the words are then added as typed.
     const said = due && due.value ? "" : body.said || "";
     hint.textContent = said;
     row.hidden = !said;
     seen.value = said ? text : "";
   });
+  if (due) due.addEventListener("input", reread);
 }
 
 function setUpDueWords(input) {
   const hint = document.getElementById(input.getAttribute("aria-describedby"));
   if (!hint) return;
-  watch(input, hint, (text, body) => {
+  watch(input, (text, body) => {
     hint.textContent = text.trim() && !body.said ? "Not a date we can read yet." : body.said || "";
   });
 }
