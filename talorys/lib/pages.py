@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from talorys.lib.errors import AppError, ValidationFailed
+from talorys.lib.kept import keep_typed
 
 PER_PAGE = 50
 T = TypeVar("T")
@@ -63,12 +64,14 @@ def run_action(
 ) -> HttpResponse:
     """Call ``action``; say ``done`` (or the error) above the page at ``next`` or ``back``.
 
-    Both answers are a 303 to the page, where the message is shown once."""
+    Both answers are a 303 to the page, where the message is shown once; a refused form's
+    fields are kept for that page (talorys/lib/kept.py), so nothing typed is lost."""
     target = back_to(request, back)
     try:
         result = action()
     except AppError as err:
         messages.error(request, err.message)
+        keep_typed(request, target)
     else:
         if done:
             messages.success(request, done(result) if callable(done) else done)

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from talorys.workspace.views import notes, projects, tasks
+from talorys.workspace.views import notes, projects, tasks, when
 
 urlpatterns = [
     path("tasks/", tasks.task_list, name="tasks"),
+    path("tasks/understand/", when.task_understand, name="task-understand"),
     path("tasks/<int:task_id>/", tasks.task_detail, name="task"),
     path("tasks/<int:task_id>/complete/", tasks.task_complete, name="task-complete"),
     path("tasks/<int:task_id>/reopen/", tasks.task_reopen, name="task-reopen"),

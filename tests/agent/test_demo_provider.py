@@ -365,10 +365,6 @@ async def test_a_refused_reminder_is_reported():
         ("remind me to call mom at 13pm", "“at 13pm” is not a time of day."),
         ("remind me to call mom in 0 minutes", "That is not a time in the future."),
         ("remind me to call mom in 999999 days", "That is more than a year ahead."),
-        (
-            "remind me to call mom every day at 9",
-            "The demo only sets one-time reminders, not repeating ones.",
-        ),
     ],
 )
 async def test_a_time_it_cannot_read_gets_an_explanation_and_no_call(text, explanation):

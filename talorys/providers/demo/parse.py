@@ -54,6 +54,8 @@ _PATTERNS: list[tuple[str, str]] = [
     ("create_note", rf"^(?:create|make|add|write) {_NOTE}(?P<what>.+)$"),
     ("create_task", rf"^(?:add|create) {_TASK}(?P<what>.+)$"),
     ("create_task", r"^add (?P<what>.+?) to my (?:tasks|task list|to-?do list|list)$"),
+    # "add buy milk tomorrow 9am", as quick add takes it (dates.py reads the date).
+    ("create_task", r"^add (?P<what>.+)$"),
 ]
 _COMPILED = [(intent, re.compile(pattern, re.IGNORECASE)) for intent, pattern in _PATTERNS]
 

@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from talorys.providers.base import ChatMessage, ProviderEvent, ToolChoice
+from talorys.providers.demo.dates import task_added, task_step
 from talorys.providers.demo.events import call, say, tool_call
 from talorys.providers.demo.facts import fact_memory, remembered
-from talorys.providers.demo.parse import HELP, DemoRequest, capitalised, parse_request
+from talorys.providers.demo.parse import HELP, DemoRequest, parse_request
 from talorys.providers.demo.reminders import reminder_set, timed_reminder
 from talorys.providers.demo.times import owner_clock
 from talorys.providers.demo.turn import Done, current_turn, field, items
@@ -78,11 +79,12 @@ def _begin(
     """The first step of a request: the tool call it starts with."""
     if request.intent == "timed_reminder":
         return timed_reminder(request, usable, number, clock)
+    if request.intent == "create_task":
+        return task_step(request.what, usable, number, clock)
     tool = _FIRST_TOOL[request.intent]
     if tool not in usable:
         return say(f"I can't use the {tool} tool right now, so I couldn't do that.")
     arguments: dict[str, Any] = {
-        "create_task": {"title": capitalised(request.what)},
         # "remember that ..." and a fact told outright are filed alike (facts.py).
         "remember": dict(zip(("text", "category"), fact_memory(request.what), strict=True)),
         "list_tasks": {"status": "open"},
@@ -106,7 +108,7 @@ def _continue(
     arguments = (last.call.arguments if last.call else None) or {}
     data = last.data if isinstance(last.data, dict) else {}
     if last.tool == "create_task":
-        return say(f"Added the task “{field(data, 'task', 'title') or arguments.get('title')}”.")
+        return say(task_added(data, arguments, clock))
     if last.tool == "remember":
         return say(remembered(data, arguments))
     if last.tool == "create_note":

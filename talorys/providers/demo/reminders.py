@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any
 
 from talorys.providers.base import ProviderEvent, ToolCall
+from talorys.providers.demo.dates import read, routine_call, routine_set
 from talorys.providers.demo.events import call, say, tool_call
 from talorys.providers.demo.parse import DemoRequest, capitalised
 from talorys.providers.demo.times import NoTime, reminder_time, spoken
@@ -47,6 +48,9 @@ def timed_reminder(
         )
     if clock is None:
         return say(f"I don't know your local time, so I haven't set “{what}” {request.when}.")
+    repeating = read(f"{what} {request.when}", clock)
+    if repeating is not None and repeating.schedule is not None:
+        return call(routine_call(repeating, number))
     try:
         return call(timed_reminder_call(request, clock, number))
     except NoTime as exc:
@@ -57,6 +61,8 @@ def reminder_set(
     what: str, data: dict[str, Any], arguments: dict[str, Any], clock: dt.datetime | None
 ) -> str:
     schedule = arguments.get("schedule")
+    if isinstance(schedule, dict) and schedule.get("type") in ("daily", "weekly", "monthly"):
+        return routine_set(what, schedule)
     when = field(data, "automation", "next_run_at") or (
         schedule.get("at") if isinstance(schedule, dict) else None
     )

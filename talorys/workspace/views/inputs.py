@@ -8,8 +8,10 @@ from zoneinfo import ZoneInfo
 
 from django.http import HttpRequest
 
+from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import form_text
 from talorys.lib.validation import local_datetime
+from talorys.lib.when import understand
 
 
 def owner_zone_of(request: HttpRequest) -> ZoneInfo:
@@ -20,3 +22,51 @@ def owner_zone_of(request: HttpRequest) -> ZoneInfo:
 def form_when(request: HttpRequest, name: str, *, label: str) -> dt.datetime | None:
     """A ``datetime-local`` field, a wall-clock time in the owner's zone."""
     return local_datetime(form_text(request, name), owner_zone_of(request), field=label)
+
+
+def form_due_words(request: HttpRequest, name: str, *, label: str) -> dt.datetime | None:
+    """A due date in words ("tomorrow 9am", "fri 17:30") read in the owner's zone
+    (talorys/lib/when.py); None when empty. A repeating phrase, or words that are not all a
+    date, are refused: a task is due once, and a half-read date would be a wrong one."""
+    words = form_text(request, name)
+    if not words:
+        return None
+    got = understand(words, zone=owner_zone_of(request), titled=False)
+    shown = words if len(words) <= 40 else words[:39] + "…"
+    if got.schedule is not None:
+        raise ValidationFailed(
+            f"{label}: “{shown}” repeats, and a task is due once. To be reminded each time, "
+            "type it in the tasks page's New task field, e.g. “water plants every monday”: "
+            "that makes a reminder routine."
+        )
+    if got.due is None or got.title:
+        raise ValidationFailed(
+            f"{label}: “{shown}” is not a date we can read; write it like “tomorrow 9am” "
+            "or “fri 17:30”, or pick it in the Due field."
+        )
+    return got.due
+
+
+def understood(words: str, zone: ZoneInfo, *, due: bool = False) -> dict[str, object]:
+    """What quick add (or, ``due``, the Due in words field) reads in ``words``, as the hint
+    under the field says it: the title left, the date in words, and whether it repeats."""
+    got = understand(words, zone=zone, titled=not due)
+    said = got.said
+    if due and (got.title or not got.dated):  # words that are not all a date: not read
+        said = ""
+    elif due and got.schedule is not None:
+        said = f"{said}: that repeats, and a task is due once"
+    elif got.schedule is not None:
+        said = f"{said}: makes a reminder routine “{got.title}”, not a task"
+    elif got.due is not None:
+        said = f"{said} · adds “{got.title}”"
+    return {
+        "title": got.title,
+        "said": said,
+        "repeats": got.schedule is not None,
+        "due": got.due.isoformat() if got.due else None,
+    }
+
+
+def understood_hint(words: str, zone: ZoneInfo, *, due: bool = False) -> str:
+    return str(understood(words, zone, due=due)["said"]) if words else ""

@@ -17,6 +17,7 @@ from talorys.history.refusals import change_revert_refusals
 from talorys.history.selectors import change_list
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.kept import typed
 from talorys.lib.markdown import render_markdown
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
@@ -43,6 +44,7 @@ def note_list(request: HttpRequest) -> HttpResponse:
             "q": q,
             "query_max": QUERY_MAX,
             "problem": page_problem(request),
+            "typed": typed(request),
             "title_max": Note.TITLE_MAX,
         },
     )
@@ -171,10 +173,21 @@ def note_detail(request: HttpRequest, note_id: int) -> HttpResponse:
             return response
         # Changed since the page was opened (by the model, or in another tab): the owner's text
         # is kept, over the current note and its version, so that saving again is a choice.
+        typed(request)  # shown here and now, not again on the next visit
         response = _note_page(request, _note(note_id), draft=draft, stale_draft=True)
         response.status_code = 409
         return response
-    return _note_page(request, _note(note_id))
+    return _note_page(request, _note(note_id), **_kept(request))
+
+
+def _kept(request: HttpRequest) -> dict[str, str]:
+    """What a refused save (the content) or rename (the title) held, back in its field."""
+    kept = typed(request)
+    return {
+        name: kept[field]
+        for name, field in (("draft", "content"), ("rename_title", "title"))
+        if field in kept
+    }
 
 
 @owner_page("POST")

@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
+from talorys.lib.kept import typed
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
@@ -37,6 +38,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
             "q": q,
             "query_max": QUERY_MAX,
             "problem": page_problem(request),
+            "typed": typed(request),
             "name_max": Project.NAME_MAX,
             "description_max": Project.DESCRIPTION_MAX,
         },
@@ -70,6 +72,8 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "workspace/projects_detail.html",
         {
             "project": found,
+            # The project's fields, or what the owner typed into a refused save.
+            "values": {"name": found.name, "description": found.description} | typed(request),
             "name_max": Project.NAME_MAX,
             "description_max": Project.DESCRIPTION_MAX,
         },

@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from talorys.accounts.auth import request_actor
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.kept import typed
 from talorys.lib.pages import (
     form_text,
     form_version,
@@ -27,7 +28,12 @@ from talorys.lib.pages import (
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project, Task
-from talorys.workspace.views.inputs import form_when, owner_zone_of
+from talorys.workspace.views.inputs import (
+    form_due_words,
+    form_when,
+    owner_zone_of,
+    understood_hint,
+)
 
 # The list's status filter: a task's status, or every task.
 STATUS_FILTERS = {"open": "Open", "done": "Done", "all": "All"}
@@ -107,6 +113,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
         )
     projects = _projects()
     filters, problems = _filters(request, projects)
+    quick = _quick_values(request, filters)
     tasks = selectors.task_list(
         status=None if filters["status"] == "all" else filters["status"],
         project_id=filters["project_id"],
@@ -127,8 +134,19 @@ def task_list(request: HttpRequest) -> HttpResponse:
             "due_filters": selectors.TASK_DUE_LABELS,
             "now": timezone.now(),
             "title_max": Task.TITLE_MAX,
+            "quick": quick,
+            "quick_hint": understood_hint(quick["title"], owner_zone_of(request))
+            if quick["seen"] and not quick["literal"]
+            else "",
         },
     )
+
+
+def _quick_values(request: HttpRequest, filters: dict[str, Any]) -> dict[str, str]:
+    """Quick add's fields: empty (in the filtered project), or what a refused add held, with
+    ``seen`` when the page is asking the owner to confirm what it read (automations/quick_add.py)."""
+    empty = {"title": "", "project_id": str(filters["project_id"] or ""), "due_at": ""}
+    return {"seen": "", "literal": ""} | empty | typed(request)
 
 
 def _task(task_id: int) -> Task:
@@ -148,7 +166,26 @@ def _changes(request: HttpRequest) -> dict[str, Any]:
         "project_id": lambda: whole_number(request.POST, "project_id", label="Project"),
         "due_at": lambda: form_when(request, "due_at", label="Due"),
     }
-    return {name: read() for name, read in readers.items() if name in request.POST}
+    changes = {name: read() for name, read in readers.items() if name in request.POST}
+    # "Due in words" (talorys/lib/when.py), when filled, says the due date instead of the picker.
+    if words := form_due_words(request, "due_words", label="Due in words"):
+        changes["due_at"] = words
+    return changes
+
+
+def _form_values(request: HttpRequest, task: Task) -> dict[str, str]:
+    """The edit form's fields: the task's, or what the owner typed into a refused save."""
+    due = task.due_at.astimezone(owner_zone_of(request)) if task.due_at else None
+    values = {
+        "title": task.title,
+        "details": task.details,
+        "project_id": str(task.project_id or ""),
+        "due_at": f"{due:%Y-%m-%dT%H:%M}" if due else "",
+        "due_words": "",
+        "priority": str(task.priority),
+        "status": task.status,
+    }
+    return values | typed(request)
 
 
 @owner_page("GET", "POST")
@@ -165,11 +202,14 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
             back=f"/tasks/{task_id}/",
             done="Task saved.",
         )
+    task = _task(task_id)
     return render(
         request,
         "workspace/tasks_detail.html",
         {
-            "task": _task(task_id),
+            "task": task,
+            "values": (values := _form_values(request, task)),
+            "due_hint": understood_hint(values["due_words"], owner_zone_of(request), due=True),
             "projects": _projects(),
             "statuses": Task.Status.choices,
             "priorities": Task.Priority.choices,

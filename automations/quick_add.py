@@ -1,0 +1,97 @@
+"""``POST /tasks/quick-add/``: the tasks page's quick add, in the owner's words.
+
+"buy milk tomorrow 9am" adds the task "buy milk" due then; "water plants every monday" makes a
+reminder routine instead, since a task is done once and a routine repeats. The words are read by
+talorys/lib/when.py, in the owner's zone. This view lives in automations because a repeating
+phrase creates an automation, and the workspace sits below automations (pyproject.toml
+[tool.importlinter]): a workspace view may not call this app, this app may call the workspace.
+
+The page shows what it read before anything is added. With scripts, a hint under the field says
+it as the owner types (static/talorys/js/quick-add.js), and the script marks the form ``seen``
+with the words the hint was for. Without scripts, or when Add was pressed before the hint caught
+up, the first press only shows what was read, with the words kept in the field: pressing Add
+again adds it. "Keep the words as typed" (or a date in the Due field) adds the words as they
+are. Words with no date add at once, as before.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html
+
+from automations.models import Automation
+from automations.services import crud
+from talorys.accounts.auth import request_actor
+from talorys.lib.kept import keep_typed
+from talorys.lib.pages import back_to, form_text, owner_page, run_action, whole_number
+from talorys.lib.when import Understood, understand
+from talorys.workspace import services
+from talorys.workspace.views.inputs import form_when, owner_zone_of, understood_hint
+
+TASKS = "/tasks/"
+
+
+def _see_other(target: str) -> HttpResponse:
+    response = HttpResponseRedirect(target)
+    response.status_code = 303
+    return response
+
+
+@owner_page("POST")
+def quick_add(request: HttpRequest) -> HttpResponse:
+    text = form_text(request, "title")
+    zone = owner_zone_of(request)
+    literal = request.POST.get("literal") == "1" or bool(form_text(request, "due_at"))
+    got = Understood(title=text) if literal else understand(text, zone=zone)
+    if got.dated and request.POST.get("seen") != text:
+        target = back_to(request, TASKS)
+        keep_typed(request, target, seen=text)
+        messages.info(
+            request,
+            f"Read “{text}” as: {understood_hint(text, zone)}. Press Add to add it, or tick "
+            "“Keep the words as typed”.",
+        )
+        return _see_other(target)
+    if got.schedule is not None:
+        return _reminder(request, got)
+    return run_action(
+        request,
+        lambda: services.task_create(
+            title=got.title,
+            project_id=whole_number(request.POST, "project_id", label="Project"),
+            due_at=got.due or form_when(request, "due_at", label="Due"),
+            actor=request_actor(request),
+        ),
+        back=TASKS,
+        done=lambda task: (
+            f"Task “{task.title}” added"
+            + (f", {got.said[0].lower()}{got.said[1:]}." if got.due else ".")
+        ),
+    )
+
+
+def _reminder(request: HttpRequest, got: Understood) -> HttpResponse:
+    """A repeating phrase: a reminder routine named and saying the words without the date."""
+
+    def done(automation: Automation) -> str:
+        return format_html(
+            'Reminder routine “{}” made, {}: a routine, not a task. <a href="/automations/{}/">'
+            "Open it</a> to change or pause it.",
+            automation.name,
+            got.said[0].lower() + got.said[1:],
+            automation.pk,
+        )
+
+    return run_action(
+        request,
+        lambda: crud.automation_create(
+            name=got.title,
+            kind=Automation.Kind.REMINDER,
+            schedule=got.schedule or {},
+            message=got.title,
+            actor=request_actor(request),
+        ),
+        back=TASKS,
+        done=done,
+    )

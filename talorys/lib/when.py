@@ -1,0 +1,279 @@
+"""Dates in the owner's words: "buy milk tomorrow 9am", "call Sam friday 5pm", "every monday".
+
+One reader for every place that takes a task in words: the tasks page's quick add and the task
+form's due field (talorys/workspace/views/), the quick add that turns a repeating phrase into a
+reminder routine (automations/quick_add.py) and the demo model (talorys/providers/demo/). It
+lives in lib because all three use it and lib imports no app: it returns a task's title and due
+instant, or a schedule dict in the shape automations/schedules.py validates, never a model.
+
+One-off dates are read by ``dateparser`` (a maintained parser with its own locale data) in the
+owner's zone, preferring the future. dateparser also reads lone words such as "may" (in "I may
+call Sam") or "march" as dates, so a match counts only when it holds a day or time word: a
+weekday, today/tomorrow/tonight, "next week", "in 3 days", a clock time, or a month WITH a day
+number. Repeating phrases ("every monday", "every weekday 9am", "every month on the 1st") are
+read here, since dateparser reads no recurrences.
+
+Wall times are made aware the way schedules make them (``fold=0``): a time in a daylight-saving
+gap is shifted by the gap, a repeated time is its first occurrence. A day without a time is at
+09:00 (DEFAULT_TIME), the hour a reminder of the day is useful.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from dateparser.search import search_dates
+
+from talorys.lib.validation import date_in_range
+
+DEFAULT_TIME = dt.time(9, 0)
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_KEYS = {name: name[:3] for name in WEEKDAYS}
+_WEEKDAY_RE = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?"
+_MONTHS = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+# A clock time: "9am", "9 pm", "17:30", "at 8", "noon", "midnight" (a bare number needs "at").
+_TIME = (
+    r"(?:at\s+)?(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<half>[ap])\.?m\.?\b"
+    r"|(?:at\s+)?(?P<hour24>\d{1,2}):(?P<minute24>\d{2})\b"
+    r"|at\s+(?P<bare>\d{1,2})\b(?![:./-])"
+    r"|(?:at\s+)?(?P<word>noon|midnight)\b"
+)
+_TIME_RE = re.compile(rf"(?<![\w:]){_TIME}", re.IGNORECASE)
+# What makes a dateparser match a date rather than a word that looks like one.
+_DAY_WORD = re.compile(
+    rf"\b(?:today|tonight|tomorrow|{_WEEKDAY_RE}|next\s+(?:week|month|year)|"
+    rf"in\s+\d+\s+(?:min(?:ute)?s?|h(?:ou)?rs?|days?|weeks?|months?))\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b"
+    rf"|\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    r"|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b",
+    re.IGNORECASE,
+)
+_EXACT = re.compile(r"\bin\s+(?P<n>\d+)\s+(?P<unit>min(?:ute)?s?|h(?:ou)?rs?)\b", re.IGNORECASE)
+# Words left dangling at the end of a title once the date is gone ("call mom on").
+_DANGLING = re.compile(r"(?:[\s,;:-]+(?:on|at|by|due|for|from|in|the))+[\s,;:-]*$", re.I)
+_EVERY = re.compile(
+    r"\b(?:every|each)\s+(?P<what>day|weekday|weekend|week|month"
+    r"(?:\s+on\s+the\s+(?P<mday>\d{1,2})(?:st|nd|rd|th)?)?"
+    rf"|(?P<days>{_WEEKDAY_RE}(?:\s*(?:,|and|&)\s*{_WEEKDAY_RE})*))\b"
+    rf"|\bdaily\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Understood:
+    """What the words say: the title without the date words, and when.
+
+    ``due`` for a one-off date (aware), ``schedule`` for a repeating phrase (a dict for
+    automations/schedules.py), neither when the text names no date. ``said`` is what the page
+    shows the owner before adding: "Due Thu 3 Dec, 09:00", "Every Monday at 09:00"."""
+
+    title: str
+    due: dt.datetime | None = None
+    schedule: dict[str, Any] | None = None
+    said: str = ""
+
+    @property
+    def dated(self) -> bool:
+        return self.due is not None or self.schedule is not None
+
+
+def understand(
+    text: str, *, zone: ZoneInfo, now: dt.datetime | None = None, titled: bool = True
+) -> Understood:
+    """Read ``text`` in ``zone`` at ``now`` (default: the current time). Never raises for
+    words it cannot read: they stay in the title and nothing is dated.
+
+    ``titled``: the words name a thing to do, and date words alone ("tomorrow 9am") are that
+    thing's title, not a date. A due field passes False: there the words are only a date."""
+    text = " ".join((text or "").split())
+    now = (now or dt.datetime.now(dt.UTC)).astimezone(zone)
+    repeating = _every(text, now, titled)
+    if repeating is not None:
+        return repeating
+    return _once(text, zone, now, titled)
+
+
+def _clock(match: re.Match[str]) -> dt.time:
+    """The time of day a _TIME match names; ValueError when it is not one (25:00, 13pm)."""
+    if match["word"]:
+        return dt.time(12) if match["word"].lower() == "noon" else dt.time(0)
+    if match["half"]:
+        hour, minute = int(match["hour"]), int(match["minute"] or 0)
+        if not 1 <= hour <= 12:
+            raise ValueError("not a time of day")
+        return dt.time(hour % 12 + (12 if match["half"].lower() == "p" else 0), minute)
+    if match["hour24"]:
+        return dt.time(int(match["hour24"]), int(match["minute24"]))
+    return dt.time(int(match["bare"]))
+
+
+def _find_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
+    for match in _TIME_RE.finditer(text):
+        try:
+            return _clock(match), match.span()
+        except ValueError:
+            continue
+    return None
+
+
+def _cut(text: str, *spans: tuple[int, int]) -> str:
+    """``text`` without the spans, tidied into a title."""
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + " " + text[end:]
+    text = " ".join(text.split())
+    text = _DANGLING.sub("", text)
+    text = re.sub(r"^(?:(?:on|at|by|due)\b[\s,]*)+", "", text, flags=re.I)
+    return text.strip(" ,;:-")
+
+
+def aware(day: dt.date, at: dt.time, zone: ZoneInfo) -> dt.datetime:
+    """The wall time in ``zone`` as schedules read it: fold=0, a gap shifts by its length."""
+    wall = dt.datetime.combine(day, at).replace(tzinfo=zone, fold=0)
+    return wall.astimezone(dt.UTC).astimezone(zone)
+
+
+def _candidate(text: str, zone: ZoneInfo, now: dt.datetime) -> tuple[str, dt.datetime] | None:
+    """dateparser's first match that holds a day or time word, as (words, naive wall time)."""
+    settings = {
+        "PREFER_DATES_FROM": "future",
+        "TIMEZONE": zone.key,
+        "RETURN_AS_TIMEZONE_AWARE": True,
+        "RELATIVE_BASE": now.replace(tzinfo=None),
+    }
+    try:
+        found = search_dates(text, languages=["en"], settings=settings) or []
+    except (ValueError, OverflowError):  # e.g. "31/02", a year past 9999
+        return None
+    for words, when in found:
+        # Only words found as they stand in the text: they are cut from the title.
+        if words in text and (_DAY_WORD.search(words) or _TIME_RE.search(words)):
+            return words, when.replace(tzinfo=None)
+    return None
+
+
+def _once(text: str, zone: ZoneInfo, now: dt.datetime, titled: bool) -> Understood:
+    candidate = _candidate(text, zone, now)
+    clock = _find_time(text)
+    if candidate is None and clock is None:
+        return Understood(title=text)
+    spans: list[tuple[int, int]] = []
+    if candidate is not None:
+        words, wall = candidate
+        start = text.find(words)
+        spans.append((start, start + len(words)))
+        exact = _EXACT.search(words)
+        if exact is not None:
+            minutes = int(exact["n"]) * (60 if exact["unit"].lower().startswith("h") else 1)
+            due = (now.astimezone(dt.UTC) + dt.timedelta(minutes=minutes)).astimezone(zone)
+        elif _TIME_RE.search(words):
+            due = aware(wall.date(), wall.time(), zone)
+        else:
+            at = DEFAULT_TIME
+            if clock is not None and not _overlaps(clock[1], spans[0]):
+                at, span = clock
+                spans.append(span)
+            due = aware(wall.date(), at, zone)
+    else:
+        assert clock is not None
+        at, span = clock
+        spans.append(span)
+        due = aware(now.date(), at, zone)
+        if due <= now:
+            due = aware(now.date() + dt.timedelta(days=1), at, zone)
+    return _dated(text, spans, due, now, titled)
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _dated(
+    text: str, spans: list[tuple[int, int]], due: dt.datetime, now: dt.datetime, titled: bool
+) -> Understood:
+    title = _cut(text, *spans)
+    try:
+        due = date_in_range(due)
+    except ValueError:
+        return Understood(title=text)
+    if titled and not title:  # "tomorrow 9am" alone: the words are the title, not a date
+        return Understood(title=text)
+    return Understood(title=title, due=due, said=f"Due {shown(due, now)}")
+
+
+def shown(at: dt.datetime, now: dt.datetime) -> str:
+    """A date as the hint says it: "Thu 3 Dec, 09:00", with the year when it is not this one."""
+    local = at.astimezone(now.tzinfo)
+    year = f" {local.year}" if local.year != now.year else ""
+    return f"{local:%a} {local.day} {local:%b}{year}, {local:%H:%M}"
+
+
+def _every(text: str, now: dt.datetime, titled: bool) -> Understood | None:
+    match = _EVERY.search(text)
+    if match is None:
+        return None
+    spans = [match.span()]
+    clock = _find_time(text)
+    at = DEFAULT_TIME
+    if clock is not None:
+        at, span = clock
+        spans.append(span)
+    schedule = _schedule(match, now, f"{at:%H:%M}")
+    title = _cut(text, *spans)
+    title = re.sub(r"^remind me\s+(?:to\s+)?", "", title, flags=re.I).strip()
+    if titled and not title:
+        return Understood(title=text)
+    return Understood(title=title, schedule=schedule, said=schedule_said(schedule))
+
+
+_KEYS = tuple(name[:3] for name in WEEKDAYS)
+
+
+def _schedule(match: re.Match[str], now: dt.datetime, time: str) -> dict[str, Any]:
+    what = (match["what"] or "day").lower()
+    if what == "day":
+        return {"type": "daily", "time": time}
+    if what.startswith("month"):
+        day = int(match["mday"]) if match["mday"] else now.day
+        return {"type": "monthly", "day": min(max(day, 1), 31), "time": time}
+    if what == "weekday":
+        days = list(_KEYS[:5])
+    elif what == "weekend":
+        days = list(_KEYS[5:])
+    elif what == "week":
+        days = [_KEYS[now.weekday()]]
+    else:
+        days = [_DAY_KEYS[_full_day(word)] for word in re.findall(_WEEKDAY_RE, what, re.I)]
+    return {"type": "weekly", "days": sorted(set(days), key=_KEYS.index), "time": time}
+
+
+def schedule_said(schedule: dict[str, Any]) -> str:
+    """A schedule this module made, in words: "Every Monday and Thursday at 18:00"."""
+    time = schedule.get("time", "")
+    if schedule.get("type") == "daily":
+        return f"Every day at {time}"
+    if schedule.get("type") == "monthly":
+        return f"Every month on the {_ordinal(int(schedule['day']))} at {time}"
+    days = list(schedule.get("days") or [])
+    if days == list(_KEYS[:5]):
+        return f"Every weekday at {time}"
+    if days == list(_KEYS[5:]):
+        return f"Every weekend at {time}"
+    names = " and ".join(WEEKDAYS[_KEYS.index(day)].title() for day in days)
+    return f"Every {names} at {time}"
+
+
+def _full_day(word: str) -> str:
+    return next(name for name in WEEKDAYS if name.startswith(word.lower()[:3]))
+
+
+def _ordinal(day: int) -> str:
+    suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{day}{suffix}"

@@ -1,0 +1,81 @@
+"""The demo's tasks and reminders in the owner's words, read by the same reader as the tasks
+page's quick add (talorys/lib/when.py): "add buy milk tomorrow 9am" is a task due then, and
+"remind me every monday to water plants" (or "add water plants every monday") a reminder
+routine, as quick add makes one. The owner's zone and clock are the system prompt's clock line
+(times.py, owner_clock); without it nothing is read as a date."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from talorys.lib.when import Understood, schedule_said, shown, understand
+from talorys.providers.base import ProviderEvent, ToolCall
+from talorys.providers.demo.events import call, say, tool_call
+from talorys.providers.demo.parse import capitalised
+from talorys.providers.demo.turn import field
+
+# Automation.NAME_MAX (automations/models.py): the provider layer cannot import it.
+_NAME_CHARS = 200
+
+
+def read(text: str, clock: dt.datetime | None) -> Understood | None:
+    """``text`` read at the owner's clock, or None when the demo does not know their zone."""
+    if clock is None or not isinstance(clock.tzinfo, ZoneInfo):
+        return None
+    return understand(text, zone=clock.tzinfo, now=clock)
+
+
+def routine_call(got: Understood, number: int) -> ToolCall:
+    """The create_automation call for a repeating reminder."""
+    what = capitalised(got.title)
+    name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
+    arguments = {
+        "name": name,
+        "kind": "reminder",
+        "message": "" if name == what else what,
+        "schedule": got.schedule,
+    }
+    return tool_call(number, "create_automation", arguments)
+
+
+def task_step(
+    what: str, usable: set[str], number: int, clock: dt.datetime | None
+) -> list[ProviderEvent]:
+    """ "add buy milk tomorrow 9am": create_task with its due date; a repeating phrase makes a
+    reminder routine instead (a task is done once)."""
+    got = read(what, clock)
+    if got is not None and got.schedule is not None:
+        if "create_automation" not in usable:
+            return say(
+                f"“{what}” repeats, and I can't schedule reminders here. Say it without "
+                "“every …” and I'll add it as a task."
+            )
+        return call(routine_call(got, number))
+    if "create_task" not in usable:
+        return say("I can't use the create_task tool right now, so I couldn't do that.")
+    arguments: dict[str, Any] = {"title": capitalised(got.title if got else what)}
+    if got is not None and got.due is not None:
+        arguments["due_at"] = got.due.isoformat(timespec="seconds")
+    return call(tool_call(number, "create_task", arguments))
+
+
+def task_added(data: dict[str, Any], arguments: dict[str, Any], clock: dt.datetime | None) -> str:
+    title = field(data, "task", "title") or arguments.get("title")
+    due = field(data, "task", "due_at") or arguments.get("due_at")
+    try:
+        at = dt.datetime.fromisoformat(str(due)) if due else None
+    except ValueError:
+        at = None
+    if at is None or clock is None:
+        return f"Added the task “{title}”."
+    return f"Added the task “{title}”, due {shown(at, clock)}."
+
+
+def routine_set(what: str, schedule: dict[str, Any]) -> str:
+    said = schedule_said(schedule)
+    return (
+        f"I'll remind you to {what} {said[0].lower()}{said[1:]}: a reminder routine, which you "
+        "can pause or change on the Automations page."
+    )
