@@ -444,8 +444,18 @@ window.addEventListener("popstate", () => {
   else newChat({ push: false });
 });
 
+// The demo notice, unless the owner dismissed it in this tab's session.
+const DEMO_DISMISSED = "talorys-demo-banner-dismissed";
+function demoDismissed() {
+  try { return sessionStorage.getItem(DEMO_DISMISSED) === "1"; } catch (e) { return false; }
+}
+$("demo-dismiss").addEventListener("click", () => {
+  $("demo-banner").hidden = true;
+  try { sessionStorage.setItem(DEMO_DISMISSED, "1"); } catch (e) { /* storage off: this page only */ }
+  input.focus();
+});
 api("/api/settings")
-  .then((s) => ($("demo-banner").hidden = s.provider !== "demo"))
+  .then((s) => ($("demo-banner").hidden = s.provider !== "demo" || demoDismissed()))
   .catch(() => {});
 list.init({ onOpen: (id) => open(id), active: conversationId });
 head.init({
