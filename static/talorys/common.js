@@ -71,6 +71,52 @@ export function addCopyButtons(root) {
   });
 }
 
+// --- Undo where the action happens ----------------------------------------------------------
+
+export const UNDO_MS = 10000; // how long "Moved to the bin — Undo" stays
+
+// A toast "<text> — Undo" for an item a script moved to the bin: Undo restores it through
+// /api/bin/<kind>/<id>/restore (the bin's own restore), then calls ``onRestored``.
+export function undoToast(text, { kind, id, onRestored = () => {} }) {
+  const box = document.getElementById("toasts");
+  if (!box) return null;
+  const toast = el("div", "toast undo-toast");
+  toast.setAttribute("role", "status");
+  const said = el("span", "", `${text} — `);
+  const undo = el("button", "secondary small", "Undo");
+  undo.type = "button";
+  undo.addEventListener("click", async () => {
+    undo.disabled = true;
+    try {
+      await api(`/api/bin/${encodeURIComponent(kind)}/${Number(id)}/restore`, { method: "POST" });
+      toast.remove();
+      onRestored();
+    } catch (err) {
+      said.textContent = `${err.message} `;
+      undo.disabled = false;
+    }
+  });
+  toast.append(said, undo);
+  box.append(toast);
+  leaveAfter(toast, UNDO_MS);
+  return toast;
+}
+
+// Removes ``node`` after ``ms``, but not while the pointer or the focus is in it (then later).
+function leaveAfter(node, ms) {
+  const go = () => {
+    if (node.matches(":hover, :focus-within")) setTimeout(go, 1000);
+    else node.remove();
+  };
+  setTimeout(go, ms);
+}
+
+// A page's message with an Undo form (templates/base.html, talorys/lib/undo.py) goes after the
+// same few seconds as the toast.
+function fadeUndoMessages() {
+  document.querySelectorAll(".flash li.undoable").forEach((li) => leaveAfter(li, UNDO_MS));
+}
+
 // The header's two pop-ups, the menu drawer and the bell's panel, never show together: the
 // one that opens says so with "talorys:popup" (detail: its name), and the other closes.
 export function announcePopup(name) {
@@ -127,6 +173,7 @@ function setUpHeader() {
     if (ask && !window.confirm(ask)) e.preventDefault();
   });
   foldOnPhones();
+  fadeUndoMessages();
   addCopyButtons(document);
   document.querySelectorAll("time[data-when]").forEach((t) => (t.textContent = when(t.getAttribute("datetime"))));
 }
