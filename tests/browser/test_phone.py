@@ -106,6 +106,7 @@ def test_settings_and_the_api_docs_fit_a_phone(signed_in_phone, live_server_url)
     page.goto(f"{live_server_url}/api/docs")
     first = page.locator(".opblock-summary").first
     expect(first).to_be_visible()
+    assert first.bounding_box()["height"] < 80  # the path and its summary, not a tall box
     first.click()
     expect(page.get_by_role("button", name="Try it out").first).to_be_visible()
     # Nothing reaches past the screen's right edge (the page cannot just hide it).
