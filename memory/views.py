@@ -15,6 +15,7 @@ from talorys.history.changes import change_revert
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, run_action, whole_number
 from talorys.lib.search import QUERY_MAX
+from talorys.lib.undo import say_binned
 from talorys.lib.validation import day_in_range
 
 LIST = "/memories/"
@@ -133,14 +134,13 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
 
 @owner_page("POST")
 def memory_delete(request: HttpRequest, memory_id: int) -> HttpResponse:
-    return run_action(
-        request,
-        lambda: services.memory_delete(
+    def delete() -> None:
+        services.memory_delete(
             memory_id=memory_id, source=Memory.Source.OWNER, actor=request_actor(request)
-        ),
-        back=LIST,
-        done="Memory moved to the bin.",
-    )
+        )
+        say_binned(request, "Memory moved to the bin.", kind="memory", pk=memory_id)
+
+    return run_action(request, delete, back=LIST)
 
 
 @owner_page("POST")

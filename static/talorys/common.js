@@ -72,16 +72,93 @@ export function addCopyButtons(root) {
   });
 }
 
+// --- Undo where the action happens ----------------------------------------------------------
+
+export const UNDO_MS = 10000; // how long "Moved to the bin — Undo" stays
+
+// A toast "<text> — Undo" for an item a script moved to the bin: Undo restores it through
+// /api/bin/<kind>/<id>/restore (the bin's own restore), then calls ``onRestored``.
+export function undoToast(text, { kind, id, onRestored = () => {} }) {
+  const box = document.getElementById("toasts");
+  if (!box) return null;
+  const toast = el("div", "toast undo-toast");
+  toast.setAttribute("role", "status");
+  const said = el("span", "", `${text} — `);
+  const undo = el("button", "secondary small", "Undo");
+  undo.type = "button";
+  undo.addEventListener("click", async () => {
+    undo.disabled = true;
+    try {
+      await api(`/api/bin/${encodeURIComponent(kind)}/${Number(id)}/restore`, { method: "POST" });
+      toast.remove();
+      onRestored();
+    } catch (err) {
+      said.textContent = `${err.message} `;
+      undo.disabled = false;
+    }
+  });
+  toast.append(said, undo);
+  box.append(toast);
+  leaveAfter(toast, UNDO_MS);
+  return toast;
+}
+
+// Removes ``node`` after ``ms``, but not while the pointer or the focus is in it (then later).
+function leaveAfter(node, ms) {
+  const go = () => {
+    if (node.matches(":hover, :focus-within")) setTimeout(go, 1000);
+    else node.remove();
+  };
+  setTimeout(go, ms);
+}
+
+// A page's message with an Undo form (templates/base.html, talorys/lib/undo.py) goes after the
+// same few seconds as the toast.
+function fadeUndoMessages() {
+  document.querySelectorAll(".flash li.undoable").forEach((li) => leaveAfter(li, UNDO_MS));
+}
+
+// The header's two pop-ups, the menu drawer and the bell's panel, never show together: the
+// one that opens says so with "talorys:popup" (detail: its name), and the other closes.
+export function announcePopup(name) {
+  document.dispatchEvent(new CustomEvent("talorys:popup", { detail: name }));
+}
+
+// The menu drawer (a phone's pages): the button toggles it; Esc closes it and gives the focus
+// back to the button.
+function setUpMenu(menu, nav) {
+  const setOpen = (open) => {
+    nav.classList.toggle("open", open);
+    menu.setAttribute("aria-expanded", String(open));
+    if (open) announcePopup("menu");
+  };
+  const isOpen = () => menu.getAttribute("aria-expanded") === "true";
+  menu.addEventListener("click", () => setOpen(!isOpen()));
+  document.addEventListener("talorys:popup", (e) => {
+    if (e.detail !== "menu" && isOpen()) setOpen(false);
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !isOpen()) return;
+    setOpen(false);
+    menu.focus();
+  });
+}
+
+// <details data-narrow-closed open>: open at desktop width, folded on a phone (where its summary
+// shows; a page's CSS hides it wider), opened again when the window grows past a phone's.
+const NARROW = window.matchMedia("(max-width: 760px)");
+function foldOnPhones() {
+  const folds = document.querySelectorAll("details[data-narrow-closed]");
+  const fit = () => folds.forEach((d) => { d.open = !NARROW.matches; });
+  fit();
+  if (folds.length) NARROW.addEventListener("change", fit);
+}
+
 // A module runs once the document is parsed, so the header is there.
 function setUpHeader() {
   const menu = document.getElementById("menu-button");
   const nav = document.getElementById("main-nav");
-  if (menu && nav) {
-    menu.addEventListener("click", () => {
-      const open = nav.classList.toggle("open");
-      menu.setAttribute("aria-expanded", String(open));
-    });
-  }
+  if (menu && nav) setUpMenu(menu, nav);
   const theme = document.getElementById("theme-toggle");
   if (theme) {
     theme.addEventListener("click", () => {
@@ -96,6 +173,8 @@ function setUpHeader() {
     const ask = (button && button.dataset.confirm) || e.target.dataset.confirm;
     if (ask && !window.confirm(ask)) e.preventDefault();
   });
+  foldOnPhones();
+  fadeUndoMessages();
   addCopyButtons(document);
   document.querySelectorAll("time[data-when]").forEach((t) => (t.textContent = when(t.getAttribute("datetime"))));
 }

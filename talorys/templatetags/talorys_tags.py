@@ -1,4 +1,5 @@
-"""Template tags of the owner's pages: ``{{ text|markdown }}`` and ``{% main_nav %}``."""
+"""Template tags of the owner's pages: ``{{ text|markdown }}``, ``{% main_nav %}`` and
+``{{ message|undo_target }}``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from talorys.lib.markdown import render_markdown
+from talorys.lib.undo import UndoTarget, undo_target
 
 register = template.Library()
 
@@ -18,6 +20,12 @@ register = template.Library()
 def markdown_filter(text: str | None) -> SafeString:
     """Markdown as sanitised HTML (talorys/lib/markdown.py), safe to insert as it is."""
     return mark_safe(render_markdown(text or ""))  # nh3 has sanitised it
+
+
+@register.filter(name="undo_target")
+def undo_target_filter(message: Any) -> UndoTarget | None:
+    """The binned item a flash message's Undo restores (talorys/lib/undo.py), if it has one."""
+    return undo_target(getattr(message, "extra_tags", None))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 // The head of the chat's thread: the conversation's title, renamed in place (PATCH), and
-// Delete, which moves the conversation to the bin. Titles go in with textContent.
-import { api } from "../common.js";
+// Delete, which moves the conversation to the bin (with an Undo toast). Titles go in with textContent.
+import { api, undoToast } from "../common.js";
 
 const $ = (id) => document.getElementById(id);
 const heading = $("thread-title");
@@ -12,6 +12,7 @@ let id = null;
 let title = "";
 let onDeleted = () => {};
 let onRenamed = () => {};
+let onRestored = () => {};
 
 function show() {
   heading.textContent = id ? title || `Conversation ${id}` : "New chat";
@@ -57,7 +58,8 @@ $("delete").addEventListener("click", async () => {
   try {
     await api(`/api/conversations/${deleted}`, { method: "DELETE" });
     onDeleted(deleted);
-    status.textContent = "Moved to the bin.";
+    status.textContent = "";
+    undoToast("Moved to the bin", { kind: "conversation", id: deleted, onRestored: () => onRestored(deleted) });
   } catch (err) {
     status.textContent = err.message;
   }
@@ -67,6 +69,7 @@ export const head = {
   init(options) {
     onDeleted = options.onDeleted;
     onRenamed = options.onRenamed;
+    onRestored = options.onRestored;
   },
   set,
   title: () => title,

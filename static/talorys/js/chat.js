@@ -152,6 +152,13 @@ async function open(id, { push = true } = {}) {
   }
 }
 
+// The open conversation went to the bin (here, or in another window: the sync may come first):
+// its URL is left for the new chat's, in place, so Back does not return to it.
+function leaveDeleted() {
+  newChat({ push: false });
+  history.replaceState({}, "", "/");
+}
+
 function newChat({ push = true } = {}) {
   ++opening;
   conversationId = null;
@@ -433,7 +440,7 @@ window.addEventListener("talorys:sync", ({ detail }) => {
   if (detail.conversation_id !== conversationId) return;
   if (detail.change === "renamed") head.set(conversationId, detail.title);
   else if (detail.change === "deleted" && !busy()) {
-    newChat();
+    leaveDeleted();
     status.textContent = "That conversation was moved to the bin (in another window).";
   } else if (!busy()) reconcile(conversationId, null); // a message sent, a reply ended elsewhere
 });
@@ -444,15 +451,29 @@ window.addEventListener("popstate", () => {
   else newChat({ push: false });
 });
 
+// The demo notice, unless the owner dismissed it in this tab's session.
+const DEMO_DISMISSED = "talorys-demo-banner-dismissed";
+function demoDismissed() {
+  try { return sessionStorage.getItem(DEMO_DISMISSED) === "1"; } catch (e) { return false; }
+}
+$("demo-dismiss").addEventListener("click", () => {
+  $("demo-banner").hidden = true;
+  try { sessionStorage.setItem(DEMO_DISMISSED, "1"); } catch (e) { /* storage off: this page only */ }
+  input.focus();
+});
 api("/api/settings")
-  .then((s) => ($("demo-banner").hidden = s.provider !== "demo"))
+  .then((s) => ($("demo-banner").hidden = s.provider !== "demo" || demoDismissed()))
   .catch(() => {});
 list.init({ onOpen: (id) => open(id), active: conversationId });
 head.init({
   onRenamed: () => list.refresh(),
   onDeleted: (id) => {
-    if (id === conversationId) newChat();
+    if (id === conversationId) leaveDeleted();
     list.refresh();
+  },
+  onRestored: (id) => {
+    list.refresh();
+    if (conversationId === null && !busy()) open(id);
   },
 });
 live = reconnectingSocket("/ws/chat/", { onOpen, onMessage: onEvent, onClose, onSessionEnded, maxDelayMs: 15000 });

@@ -1,7 +1,7 @@
 // Notifications on every owner page: a toast for each new one (live over /ws/notifications/),
 // the unread count in the header, the latest ones with "Mark read", and Web Push on this device
 // through the service worker at /sw.js. Text is inserted with textContent, never as HTML.
-import { api, el } from "../common.js";
+import { announcePopup, api, el } from "../common.js";
 import { reconnectingSocket } from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
@@ -99,11 +99,17 @@ async function loadList() {
 function setOpen(open) {
   panel.hidden = !open;
   button.setAttribute("aria-expanded", String(open));
-  if (open) loadList();
+  if (open) {
+    announcePopup("notifications"); // the menu drawer closes: never one over the other
+    loadList();
+  }
 }
 
 function setUpPanel() {
   button.addEventListener("click", () => setOpen(panel.hidden));
+  document.addEventListener("talorys:popup", (e) => {
+    if (e.detail !== "notifications" && !panel.hidden) setOpen(false);
+  });
   document.addEventListener("click", (e) => {
     if (!panel.hidden && !$("notifications").contains(e.target)) setOpen(false);
   });

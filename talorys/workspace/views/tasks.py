@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -26,6 +26,7 @@ from talorys.lib.pages import (
     whole_number,
 )
 from talorys.lib.search import QUERY_MAX
+from talorys.lib.undo import say_binned
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project, Task
 from talorys.workspace.views.inputs import (
@@ -54,18 +55,20 @@ def bin_and_say(
     request: HttpRequest,
     *,
     kind: str,
-    get: Callable[[], object],
+    get: Callable[[], Model],
     delete: Callable[[], object],
     back: str,
 ) -> HttpResponse:
-    """Delete through the kind's service (``get`` first, for the title), and say where it went."""
+    """Delete through the kind's service (``get`` first, for the title), and say where it went,
+    with an Undo that restores it (talorys/lib/undo.py)."""
 
-    def act() -> str:
-        title = str(get())
+    def act() -> None:
+        item = get()
         delete()
-        return binned_message(kind, title)
+        text = binned_message(kind, str(item))
+        say_binned(request, text, kind=kind.lower(), pk=item.pk)
 
-    return run_action(request, act, back=back, done=lambda said: said)
+    return run_action(request, act, back=back)
 
 
 def _projects() -> list[Project]:
