@@ -4,8 +4,6 @@
 // its top, each field's errors beside it in a box marked .invalid), or the page redirected and
 // the message above it names the form's input (templates/_flash.html, data-field; the server's
 // say_error in talorys/lib/pages.py): that message is moved to the top of the form it is about.
-import { el } from "../common.js";
-
 const CONTROLS = "input:not([type=hidden]):not([disabled]), select:not([disabled]), textarea:not([disabled])";
 
 function describe(control, ids) {
@@ -41,15 +39,12 @@ function namedControl(name) {
   return null;
 }
 
-function placeMessage(item) {
-  const control = namedControl(item.dataset.field);
+function placeMessage(problem) {
+  const control = namedControl(problem.dataset.field);
   if (!control) return false;
-  const problem = el("p", "form-problems", item.textContent);
-  problem.id = item.id;
-  problem.dataset.field = item.dataset.field;
+  problem.className = "form-problems";
   problem.setAttribute("role", "alert");
   problem.tabIndex = -1;
-  item.remove();
   control.form.before(problem);
   describe(control, [problem.id]);
   control.focus();
@@ -59,7 +54,7 @@ function placeMessage(item) {
 function showRefusals() {
   const summary = document.querySelector("main .form-problems");
   if (summary && refusedForm(summary)) return;
-  const named = document.querySelector(".flash li.error[data-field]");
+  const named = document.querySelector(".flash-errors .error[data-field]");
   if (named) placeMessage(named);
 }
 
