@@ -4,14 +4,14 @@ owner's time zone), turned into the schedule spec the API and the services take.
 The form only gathers the fields each kind needs and says which are missing; whether a schedule
 is valid is automations/schedules.py's to say (``schedule_parse``), and whether it can be armed
 (a ``once`` in the past) the services'. Their messages name the spec's field
-("schedule.days: ..."); ``place_error`` puts each next to the field the owner filled in.
+("schedule.days: ..."); ``place_error`` puts each next to the field the owner filled in, in
+the page's words (talorys/lib/wording.py: "Day of the month must be 1 or more.").
 The owner's pages (automations/views.py) and the admin (automations/admin.py) share it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,6 +20,7 @@ from django import forms
 from automations.models import Automation
 from automations.schedules import WEEKDAYS, Once, schedule_dump, schedule_parse
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.wording import plain_parts
 from talorys.owner.services.settings import owner_zone
 
 SCHEDULE_TYPES = [
@@ -62,10 +63,6 @@ FIELD_OF = {
     "day": "schedule_day",
     "expression": "schedule_cron",
 }
-_SCHEDULE_MESSAGE = re.compile(r"schedule(?:\.(\w+))?: ")
-_FIELD_MESSAGE = re.compile(r"[a-z_]+")
-# schedules.py joins its messages with "; ", and a message may hold one itself.
-_PARTS = re.compile(r"; (?=schedule[.:])")
 
 
 def schedule_initial(schedule: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
@@ -159,17 +156,19 @@ class ScheduleForm(forms.Form):
 
     def place_error(self, message: str) -> None:
         """Show a message of the schedules or a service next to the field it is about."""
-        for part in _PARTS.split(message):
-            field: str | None = None
-            match = _SCHEDULE_MESSAGE.match(part)
-            if match:
-                field = FIELD_OF.get(match.group(1) or "")
-                part = part[match.end() :]
-                part = part[:1].upper() + part[1:]
-            else:
-                word = _FIELD_MESSAGE.match(part)
-                field = word.group() if word and word.group() in self.fields else None
-            self.add_error(field, part)
+        labels = {name: str(field.label) for name, field in self.fields.items()}
+        for spec_key, form_name in FIELD_OF.items():
+            labels[f"schedule.{spec_key}" if spec_key else "schedule"] = labels[form_name]
+        for part in plain_parts(message, labels):
+            self.add_error(self._field_of(part.field), part.text)
+
+    def _field_of(self, name: str | None) -> str | None:
+        """The form's field a message names ("schedule.day", "name"), None for the form."""
+        if name is None:
+            return None
+        if name == "schedule" or name.startswith("schedule."):
+            return FIELD_OF.get(name.removeprefix("schedule").removeprefix("."))
+        return name if name in self.fields else None
 
     def schedule_rows(self) -> list[dict[str, Any]]:
         """The schedule's fields after the kind, each with the kinds that read it and whether

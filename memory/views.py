@@ -19,6 +19,13 @@ from talorys.lib.undo import say_binned
 from talorys.lib.validation import day_in_range
 
 LIST = "/memories/"
+# The form's fields as the page labels them, for the services' messages that name them.
+LABELS = {
+    "text": "Memory",
+    "category": "Category",
+    "valid_from": "Holds since",
+    "valid_to": "Holds until",
+}
 
 
 def _date(request: HttpRequest, name: str) -> dt.date | None:
@@ -26,15 +33,14 @@ def _date(request: HttpRequest, name: str) -> dt.date | None:
     value = form_text(request, name)
     if not value:
         return None
-    label = name.replace("_", " ")
     try:
         day = dt.date.fromisoformat(value)
     except ValueError:
-        raise ValidationFailed(f"{label} is not a date (YYYY-MM-DD).") from None
+        raise ValidationFailed(f"{name} is not a date (YYYY-MM-DD).") from None
     try:
         return day_in_range(day)  # the API's bound (BoundedDate)
     except ValueError as err:
-        raise ValidationFailed(f"{label} {err}.") from None
+        raise ValidationFailed(f"{name} {err}.") from None
 
 
 def _id(request: HttpRequest, name: str) -> int:
@@ -59,6 +65,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
             ),
             back=LIST,
             done=lambda result: services.remembered_note(result, plain="Memory added."),
+            labels=LABELS,
         )
     q = (request.GET.get("q") or "").strip()[:QUERY_MAX]
     superseded = request.GET.get("show") == "superseded"
@@ -127,6 +134,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
             actor=request_actor(request),
             version=form_version(request),
         ),
+        labels=LABELS,
         back=f"{LIST}{memory_id}/",
         done=services.remembered_note,
     )

@@ -1,6 +1,7 @@
 // Helpers shared by the owner pages' scripts, and the header: the menu drawer, the theme
 // toggle, copy buttons on code. An ES module (base.html loads it on every page): a page's script
 // imports what it uses from here, and the header is set up once, however many import it.
+import { plainMessage } from "./js/wording.js";
 
 export function csrf() {
   const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
@@ -8,9 +9,12 @@ export function csrf() {
 }
 
 // JSON to and from /api/ with the session cookie and the CSRF header; an error answer
-// becomes an Error carrying the envelope's message, code and details (a 422's fields).
+// becomes an Error carrying the envelope's message in plain words (js/wording.js: a field as
+// the page would label it), its code (for the script, not for the owner) and details (a 422's
+// fields); `raw` is the envelope's message as the API said it.
 export async function api(path, options = {}) {
-  const init = { credentials: "same-origin", headers: { "X-CSRFToken": csrf() }, ...options };
+  const { labels, ...rest } = options;
+  const init = { credentials: "same-origin", headers: { "X-CSRFToken": csrf() }, ...rest };
   if (init.body && typeof init.body !== "string") {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(init.body);
@@ -18,7 +22,9 @@ export async function api(path, options = {}) {
   const response = await fetch(path, init);
   const body = response.status === 204 ? null : await response.json().catch(() => null);
   if (!response.ok) {
-    const err = new Error(body && body.error ? body.error.message : response.statusText);
+    const raw = body && body.error ? body.error.message : response.statusText;
+    const err = new Error(plainMessage(raw, labels));
+    err.raw = raw;
     err.code = body && body.error ? body.error.code : String(response.status);
     err.details = body && body.error ? body.error.details : undefined;
     throw err;

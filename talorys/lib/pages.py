@@ -3,12 +3,14 @@
 A page is an edge like an API handler: it validates, calls one service or selector and shapes
 the answer. Forms post back to the page (POST, redirect, GET), so a reload never re-sends one.
 A service's ``AppError`` becomes a message above the page and, because services change state
-in one transaction, a refused action has changed nothing.
+in one transaction, a refused action has changed nothing. The message is put in the page's
+words (talorys/lib/wording.py) and names the field it is about, so the page's script
+(static/talorys/js/form-errors.js) shows it at the top of that field's form and focuses it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -21,6 +23,7 @@ from django.views.decorators.http import require_http_methods
 
 from talorys.lib.errors import AppError, ValidationFailed
 from talorys.lib.kept import keep_typed
+from talorys.lib.wording import plain_parts
 
 PER_PAGE = 50
 T = TypeVar("T")
@@ -61,16 +64,19 @@ def run_action(
     *,
     back: str,
     done: str | Callable[[Any], str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> HttpResponse:
     """Call ``action``; say ``done`` (or the error) above the page at ``next`` or ``back``.
 
     Both answers are a 303 to the page, where the message is shown once; a refused form's
-    fields are kept for that page (talorys/lib/kept.py), so nothing typed is lost."""
+    fields are kept for that page (talorys/lib/kept.py), so nothing typed is lost. The error is
+    said in the page's words: ``labels`` names its fields as the page labels them (field_words
+    spells out the others)."""
     target = back_to(request, back)
     try:
         result = action()
     except AppError as err:
-        messages.error(request, err.message)
+        say_error(request, err.message, labels)
         keep_typed(request, target)
     else:
         if done:
@@ -78,6 +84,15 @@ def run_action(
     response = HttpResponseRedirect(target)
     response.status_code = 303
     return response
+
+
+def say_error(request: HttpRequest, message: str, labels: Mapping[str, str] | None = None) -> None:
+    """``message`` above the next page, in plain words; the field it names first (the form's
+    input of that name) is kept with it, for the page's script to focus."""
+    parts = plain_parts(message, labels)
+    field = next((part.field for part in parts if part.field), None)
+    text = " ".join(part.text for part in parts) or message
+    messages.error(request, text, extra_tags=field.rsplit(".", 1)[-1] if field else "")
 
 
 def form_text(request: HttpRequest, name: str) -> str:

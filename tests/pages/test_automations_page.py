@@ -161,7 +161,7 @@ def test_a_once_is_the_wall_clock_time_in_the_owner_zone(signed_in):
         (
             {"schedule_type": "once", "schedule_date": "2020-01-01", "schedule_time": "09:00"},
             "schedule_date",
-            "That time has passed",
+            "Date: That time has passed",
         ),
         (
             {"schedule_type": "weekly", "schedule_time": "09:00"},
@@ -171,14 +171,19 @@ def test_a_once_is_the_wall_clock_time_in_the_owner_zone(signed_in):
         (
             {"schedule_type": "monthly", "schedule_day": "32", "schedule_time": "09:00"},
             "schedule_day",
-            "less than or equal to 31",
+            "Day of the month must be 31 or less.",
+        ),
+        (
+            {"schedule_type": "monthly", "schedule_day": "-5", "schedule_time": "09:00"},
+            "schedule_day",
+            "Day of the month must be 1 or more.",
         ),
         ({"schedule_type": "daily", "schedule_time": "25:00"}, "schedule_time", "valid time"),
         ({"schedule_type": "daily", "schedule_time": ""}, "schedule_time", "Give a time"),
         (
             {"schedule_type": "once", "schedule_date": "2300-01-01", "schedule_time": "09:00"},
             "schedule_date",
-            "between 1900-01-01 and 2200-01-01",
+            "Date must be between 1900-01-01 and 2200-01-01",
         ),
     ],
 )
@@ -190,6 +195,7 @@ def test_bad_schedules_are_refused_at_their_field_and_create_nothing(
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert message in " ".join(errors.get(field, [])), errors
+    assert "Input should" not in str(errors) and "schedule." not in str(errors)
     assert "Water the plants" in response.content.decode()  # the form, as posted
     assert not Automation.objects.exists()
 
@@ -201,7 +207,8 @@ def test_a_prompt_without_its_prompt_is_refused_by_the_service(signed_in):
     )
 
     assert response.status_code == 400
-    assert "message must not be empty" in " ".join(response.context["form"].errors["message"])
+    said = " ".join(response.context["form"].errors["message"])
+    assert said == "Text or prompt is empty: fill it in."  # the page's label, not the API's name
     assert not Automation.objects.exists()
 
 

@@ -64,11 +64,11 @@ def test_the_owner_adds_a_memory_as_the_api_does(signed_in):
 @pytest.mark.parametrize(
     "form, message",
     [
-        ({"text": "  "}, "text must not be empty"),
-        ({"text": "x", "category": "gossip"}, "category must be one of"),
-        ({"text": "x", "valid_from": "soon"}, "valid from is not a date"),
+        ({"text": "  "}, "Memory is empty: fill it in."),
+        ({"text": "x", "category": "gossip"}, "Category must be one of"),
+        ({"text": "x", "valid_from": "soon"}, "Holds since is not a date"),
         ({"text": "x", "valid_from": "2025-02-01", "valid_to": "2025-01-01"}, "must not be after"),
-        ({"text": "x", "valid_to": "0001-01-01"}, "valid to must be between 1900-01-01"),
+        ({"text": "x", "valid_to": "0001-01-01"}, "Holds until must be between 1900-01-01"),
     ],
 )
 def test_a_bad_memory_is_refused_and_nothing_is_stored(signed_in, form, message):

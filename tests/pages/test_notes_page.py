@@ -39,7 +39,7 @@ def test_create_opens_the_new_note(signed_in):
     assert note.title == "Trip to Lisbon"
     assert response.status_code == 303 and response["Location"] == f"/notes/{note.pk}/#edit"
 
-    for title, message in [("  ", "title must not be empty."), ("x" * 301, "longer than 300")]:
+    for title, message in [("  ", "Title is empty: fill it in."), ("x" * 301, "longer than 300")]:
         response = signed_in.post("/notes/", {"title": title}, follow=True)
         assert message in flash(response)
     assert Note.objects.count() == 1
@@ -71,7 +71,7 @@ def test_save_and_bad_input(signed_in):
 
     too_long = "x" * (Note.CONTENT_MAX + 1)
     response = signed_in.post(f"/notes/{note.pk}/", {"content": too_long}, follow=True)
-    assert f"content is longer than {Note.CONTENT_MAX} characters." in flash(response)
+    assert f"Content is longer than {Note.CONTENT_MAX} characters: shorten it." in flash(response)
     note.refresh_from_db()
     assert note.content == "two"
 
@@ -105,7 +105,7 @@ def test_rename_and_delete_to_the_bin(signed_in):
     response = signed_in.post(f"/notes/{note.pk}/rename/", {"title": "Plan B"}, follow=True)
     assert "Renamed to “Plan B”." in flash(response)
     response = signed_in.post(f"/notes/{note.pk}/rename/", {"title": ""}, follow=True)
-    assert "title must not be empty." in flash(response)
+    assert "Title is empty: fill it in." in flash(response)
     note.refresh_from_db()
     assert note.title == "Plan B"
 

@@ -43,7 +43,7 @@ def test_create_and_bad_names_change_nothing(signed_in):
     assert "Project “Garden” added." in flash(response)
     assert list(Project.objects.values_list("name", "description")) == [("Garden", "Veg")]
 
-    for name, message in [("  ", "name must not be empty."), ("x" * 201, "longer than 200")]:
+    for name, message in [("  ", "Name is empty: fill it in."), ("x" * 201, "longer than 200")]:
         response = signed_in.post("/projects/", {"name": name}, follow=True)
         assert message in flash(response)
     assert Project.objects.count() == 1
@@ -60,7 +60,7 @@ def test_rename_and_describe(signed_in):
     assert (project.name, project.description) == ("Work", "Day job")
 
     response = signed_in.post(f"/projects/{project.pk}/", {"name": " "}, follow=True)
-    assert "name must not be empty." in flash(response)
+    assert "Name is empty: fill it in." in flash(response)
     project.refresh_from_db()
     assert project.name == "Work"
 

@@ -174,7 +174,7 @@ def test_limits_are_saved_within_the_model_s_bounds(signed_in):
         ("daily_ai_requests", "-5", "Chat requests a day must be between 0 and 1000000"),
         ("max_steps_per_turn", "0", "Model steps per reply must be between 1 and 50"),
         ("max_output_tokens", "many", "“many” is not a whole number"),
-        ("max_context_tokens", "", "Nothing is not a whole number"),
+        ("max_context_tokens", "", "Context tokens is empty: give a whole number."),
     ],
 )
 def test_a_bad_limit_says_why_and_changes_no_limit(signed_in, name, value, said):

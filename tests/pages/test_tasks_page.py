@@ -58,11 +58,11 @@ def test_quick_add_reads_the_due_time_in_the_owners_zone(signed_in):
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"title": "   "}, "title must not be empty."),
+        ({"title": "   "}, "Title is empty: fill it in."),
         ({"title": "x" * (Task.TITLE_MAX + 1)}, f"longer than {Task.TITLE_MAX} characters"),
         ({"title": "Call", "due_at": "next tuesday"}, "Due: “next tuesday” is not a date"),
         ({"title": "Call", "due_at": "2300-01-01T00:00"}, "Due must be between"),
-        ({"title": "Call", "project_id": "999"}, "project 999 does not exist"),
+        ({"title": "Call", "project_id": "999"}, "Project 999 does not exist"),
         ({"title": "Call", "project_id": "abc"}, "Project: “abc” is not an id."),
     ],
 )
@@ -188,11 +188,11 @@ def test_the_edit_page_changes_every_field(signed_in):
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"title": ""}, "title must not be empty."),
+        ({"title": ""}, "Title is empty: fill it in."),
         ({"due_at": "31/12/2026"}, "is not a date and time"),
-        ({"project_id": "12345"}, "project 12345 does not exist"),
-        ({"priority": "9"}, "priority must be 1 (low), 2 (normal) or 3 (high)."),
-        ({"status": "later"}, "status must be 'open' or 'done'."),
+        ({"project_id": "12345"}, "Project 12345 does not exist"),
+        ({"priority": "9"}, "Priority must be 1 (low), 2 (normal) or 3 (high)."),
+        ({"status": "later"}, "Status must be 'open' or 'done'."),
     ],
 )
 def test_bad_input_on_the_edit_page_changes_nothing(signed_in, fields, message):

@@ -4,9 +4,12 @@
 // server's sanitised rendering (talorys/lib/markdown.py); everything else is textContent.
 import { addCopyButtons, api, copyText, el, when } from "../common.js";
 import { approvalCard } from "./chat-approvals.js";
+import { plainMessage } from "./wording.js";
 
 
 const STATUS_WORDS = { ok: "done", error: "failed", refused: "refused", awaiting_approval: "waiting for you" };
+// The chat's fields as the owner knows them, for the API's messages that name them.
+export const LABELS = { text: "Your message" };
 const CHANGE_WORDS = { create: "Added", update: "Changed", delete: "Moved to the bin", restore: "Restored" };
 
 export function item(role) {
@@ -44,6 +47,9 @@ export function setHtml(li, source, html) {
 
 export function setStatus(li, status, error) {
   li.dataset.status = status;
+  // The failure's code: for the page's script (chat.js, whether Retry can mend it), not shown.
+  if (status === "error" && error && error.code) li.dataset.errorCode = error.code;
+  else delete li.dataset.errorCode;
   li.classList.toggle("streaming", status === "streaming");
   // Not "error": app.css's .error would colour the whole bubble.
   li.classList.toggle("failed", status === "error");
@@ -52,8 +58,7 @@ export function setStatus(li, status, error) {
   const note = part(li, "note");
   if (!note) return;
   if (status === "error") {
-    note.replaceChildren(el("strong", "", "Something went wrong: "), el("span", "reason", (error && error.message) || "the reply failed."));
-    if (error && error.code) note.appendChild(el("span", "muted code", ` (${error.code})`));
+    note.replaceChildren(el("strong", "", "Something went wrong: "), el("span", "reason", plainMessage((error && error.message) || "the reply failed.", LABELS)));
   } else if (status === "cancelled") {
     note.replaceChildren(el("strong", "", "Stopped"), el("span", "muted", " before the reply was finished."));
   } else {

@@ -7,9 +7,11 @@
 // chat-list.js, the title chat-head.js. Model and owner text go in with textContent only.
 import { api } from "../common.js";
 import * as bubbles from "./chat-messages.js";
+import { lengthGuard } from "./chat-composer.js";
 import { head } from "./chat-head.js";
 import { list } from "./chat-list.js";
 import { reconnectingSocket, showSessionEnded } from "./socket.js";
+import { plainMessage } from "./wording.js";
 
 const $ = (id) => document.getElementById(id);
 const root = $("chat");
@@ -23,6 +25,11 @@ const stopButton = $("cancel");
 const status = $("status");
 const jump = $("jump");
 const NEAR_BOTTOM_PX = 48;
+const length = lengthGuard(input, $("text-count"));
+// The failed replies a Retry can mend (agent/views.py RETRYABLE_CODES); a reply stopped or cut
+// off before it had a code can be asked again too.
+const retryable = new Set(root.dataset.retryable.split(" "));
+const canRetry = (li) => !li.dataset.errorCode || retryable.has(li.dataset.errorCode);
 
 let conversationId = Number(root.dataset.conversationId) || null;
 let live = null; // the socket (socket.js), from the page's start
@@ -83,8 +90,8 @@ function refreshActions() {
     const actions = [];
     const state = li.dataset.status;
     if (idle && li === last && li.dataset.role === "assistant") {
-      if (li.resend) actions.push({ label: "Retry", style: "primary", run: () => resend(li) });
-      else if (state === "error" || state === "cancelled") actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
+      if (li.resend && canRetry(li)) actions.push({ label: "Retry", style: "primary", run: () => resend(li) });
+      else if (state === "cancelled" || (state === "error" && !li.resend && canRetry(li))) actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
       else if (state === "complete") actions.push({ label: "Regenerate", run: () => send("", { regenerate: true }) });
     }
     if (idle && li === lastUser && li.dataset.id) {
@@ -198,6 +205,12 @@ async function reconcile(id, messageId) {
 
 function send(text, mode = {}) {
   if (!socketOpen() || busy()) return false;
+  const problem = length.problem(text);
+  if (problem) {
+    status.textContent = problem; // refused here: the API would refuse it
+    input.focus();
+    return false;
+  }
   const items = [...thread.children];
   const last = items[items.length - 1];
   let userLi = items.filter((li) => li.dataset.role === "user").pop();
@@ -314,7 +327,7 @@ function finish(turn, event) {
     if ((mode.retry || mode.regenerate || mode.edit) && turn.conversationId !== null) {
       li.remove();
       refreshComposer();
-      if (turn.conversationId === conversationId) open(conversationId, { push: false }).then(() => (status.textContent = turn.error.message));
+      if (turn.conversationId === conversationId) open(conversationId, { push: false }).then(() => (status.textContent = plainMessage(turn.error.message, bubbles.LABELS)));
       return;
     }
     li.resend = turn.sent;
@@ -357,7 +370,7 @@ function onEvent(event) {
         turn.error = { code: event.code, message: event.message };
         if (!turn.started) finish(turn, { status: "error" }); // refused: no done follows
       } else {
-        status.textContent = event.message;
+        status.textContent = plainMessage(event.message, bubbles.LABELS);
       }
       break;
     case "snapshot":
@@ -402,8 +415,10 @@ form.addEventListener("submit", (e) => {
   e.preventDefault();
   const text = input.value.trim();
   if (!text) return;
-  if (send(text)) input.value = "";
-  else if (!socketOpen()) sendWhenOpen = true; // a click before the socket opened is kept
+  if (send(text)) {
+    input.value = "";
+    length.show();
+  } else if (!socketOpen() && !length.problem(text)) sendWhenOpen = true; // a click before the socket opened is kept
 });
 input.addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {

@@ -3,6 +3,7 @@
 // same HTML a saved note shows). Without this script the button posts the form and the page
 // comes back with the preview.
 import { addCopyButtons } from "../common.js";
+import { plainMessage } from "./wording.js";
 
 function setUpPreview() {
   const form = document.getElementById("note-form");
@@ -24,7 +25,7 @@ function setUpPreview() {
       });
       const answer = await response.json().catch(() => null);
       if (!response.ok || !answer || answer.error) {
-        throw new Error(answer && answer.error ? answer.error.message : response.statusText);
+        throw new Error(answer && answer.error ? plainMessage(answer.error.message) : response.statusText);
       }
       body.innerHTML = answer.html; // sanitised server-side (see above)
       addCopyButtons(box);

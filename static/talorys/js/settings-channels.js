@@ -25,7 +25,7 @@ function problemOf(err) {
     if (field) return { field, text: detail.message, named: false };
   }
   if (err.code === "CONFLICT") return { field: "name", text: err.message, named: true };
-  const match = /^(name|url|kinds)\b/.exec(err.message || "");
+  const match = /^(name|url|kinds)\b/.exec(err.raw || err.message || "");
   return { field: match ? match[1] : null, text: err.message, named: true };
 }
 

@@ -28,6 +28,8 @@ if (zoneSelect && useZone && browserZone) {
 }
 
 // --- Test connection ------------------------------------------------------------------------
+// The fields Test connection sends, as the form labels them (its refusals name them).
+const TEST_LABELS = { base_url: "Server URL", model_base_url: "Server URL", model: "Model", api_key: "API key" };
 const test = $("test-connection");
 const result = $("test-result");
 if (test && result) {
@@ -40,9 +42,10 @@ if (test && result) {
     }
     test.disabled = true;
     result.className = "test-result";
+    delete result.dataset.kind;
     result.replaceChildren(el("span", "", "Testing…"));
     try {
-      const answer = await api("/api/settings/test-connection", { method: "POST", body });
+      const answer = await api("/api/settings/test-connection", { method: "POST", body, labels: TEST_LABELS });
       result.className = `test-result ${answer.ok ? "ok" : "err"}`;
       const lines = [];
       if (answer.ok) {
@@ -55,7 +58,9 @@ if (test && result) {
         }
         if (answer.elapsed_ms) lines.push(el("div", "muted", `${answer.elapsed_ms} ms`));
       } else {
-        lines.push(el("strong", "", `Failed (${answer.kind}).`));
+        // The kind (bad_response, auth…) is for scripts and tests, not words for the owner.
+        result.dataset.kind = answer.kind;
+        lines.push(el("strong", "", "Failed."));
         lines.push(el("span", "", ` ${answer.message}`));
       }
       result.replaceChildren(...lines);

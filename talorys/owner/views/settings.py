@@ -78,8 +78,9 @@ def _whole(request: HttpRequest, name: str) -> int:
     try:
         return int(value)
     except ValueError:
-        shown = f"“{value[:40]}”" if value else "Nothing"
-        raise ValidationFailed(f"{LABELS[name]}: {shown} is not a whole number.") from None
+        if not value:
+            raise ValidationFailed(f"{name} is empty: give a whole number.") from None
+        raise ValidationFailed(f"{name}: “{value[:40]}” is not a whole number.") from None
 
 
 def _time(request: HttpRequest, name: str) -> dt.time | None:
@@ -89,9 +90,7 @@ def _time(request: HttpRequest, name: str) -> dt.time | None:
     try:
         return dt.time.fromisoformat(value)
     except ValueError:
-        raise ValidationFailed(
-            f"{LABELS[name]}: “{value[:40]}” is not a time like 22:00."
-        ) from None
+        raise ValidationFailed(f"{name}: “{value[:40]}” is not a time like 22:00.") from None
 
 
 def _key(request: HttpRequest, name: str) -> dict[str, str]:
@@ -134,15 +133,7 @@ SECTIONS: dict[str, tuple[Callable[[HttpRequest], dict[str, Any]], str]] = {
 
 def _update(request: HttpRequest, section: str) -> None:
     read, _done = SECTIONS[section]
-    changes = read(request)
-    try:
-        owner_settings_update(**changes)
-    except ValidationFailed as err:
-        # The service names settings as the API does; the page names them as its labels do.
-        message = err.message
-        for name in sorted(changes, key=len, reverse=True):
-            message = message.replace(name, LABELS.get(name, name))
-        raise ValidationFailed(message) from err
+    owner_settings_update(**read(request))
 
 
 def _token_create(request: HttpRequest, user: User) -> str:
@@ -166,8 +157,13 @@ def _post(request: HttpRequest) -> HttpResponse:
     user: User = request.user  # type: ignore[assignment]
     if section in SECTIONS:
         done = SECTIONS[section][1]
+        # The service names settings as the API does; the page names them as its labels do.
         return run_action(
-            request, lambda: _update(request, section), back=f"{BACK}#{section}", done=done
+            request,
+            lambda: _update(request, section),
+            back=f"{BACK}#{section}",
+            done=done,
+            labels=LABELS,
         )
     action: Callable[[], object]
     if section == "token_create":

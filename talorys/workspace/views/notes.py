@@ -21,6 +21,7 @@ from talorys.lib.kept import typed
 from talorys.lib.markdown import render_markdown
 from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
+from talorys.lib.wording import plain_message
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note
 from talorys.workspace.views.tasks import bin_and_say
@@ -203,7 +204,8 @@ def note_preview(request: HttpRequest, note_id: int) -> HttpResponse:
             body = {"error": {"code": ValidationFailed.code, "message": error}}
             return JsonResponse(body, status=ValidationFailed.status)
         return JsonResponse({"html": render_markdown(draft)})
-    return _note_page(request, _note(note_id), draft=draft, preview=True, preview_error=error)
+    shown = plain_message(error)  # the page's words; the script reads the JSON's as the API's
+    return _note_page(request, _note(note_id), draft=draft, preview=True, preview_error=shown)
 
 
 @owner_page("POST")
