@@ -62,7 +62,7 @@ def test_a_refused_task_edit_keeps_everything_typed(signed_in):
     task = services.task_create(title="Call Ana", details="old")
     typed = {"title": "   ", "details": "new details", "priority": "3", "version": task.version}
     response = signed_in.post(f"/tasks/{task.pk}/", typed, follow=True)
-    assert "title must not be empty" in flash(response)
+    assert "Title is empty: fill it in." in flash(response)
     assert "new details</textarea>" in response.text
     assert '<option value="3" selected>' in response.text
     task.refresh_from_db()

@@ -48,7 +48,8 @@ def test_a_done_action_is_a_status_not_an_alert(signed_in):
     response = signed_in.post("/tasks/", {"title": "Call mum"}, follow=True)
 
     assert re.search(
-        r'<ul class="flash" role="status"><li class="success">Task “Call mum” added', response.text
+        r'<div role="status"><ul class="flash"><li class="success">Task “Call mum” added',
+        response.text,
     )
     # The refusals' block is there, empty (app.css hides it).
     assert '<div class="flash-errors" role="alert"></div>' in response.text
