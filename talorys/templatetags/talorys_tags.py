@@ -1,14 +1,18 @@
-"""Template tags of the owner's pages: ``{{ text|markdown }}`` and ``{% main_nav %}``."""
+"""Template tags of the owner's pages: ``{{ text|markdown }}``, ``{{ time|when }}`` and
+``{% main_nav %}``."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from talorys.lib import timefmt
 from talorys.lib.markdown import render_markdown
 
 register = template.Library()
@@ -18,6 +22,36 @@ register = template.Library()
 def markdown_filter(text: str | None) -> SafeString:
     """Markdown as sanitised HTML (talorys/lib/markdown.py), safe to insert as it is."""
     return mark_safe(render_markdown(text or ""))  # nh3 has sanitised it
+
+
+WHEN_STYLES = ("full", "relative", "date", "text", "date-text")
+
+
+@register.filter(name="when")
+def when_filter(value: dt.date | None, style: str = "full") -> str:
+    """The one way a page shows a time (talorys/lib/timefmt.py), in the owner's zone.
+
+    ``full`` (the default): <time> "1 Dec 2026, 22:14"; ``relative``: <time> "5 min ago" with
+    the full time as its title (common.js keeps it fresh); ``date``: <time> "1 Dec 2026";
+    ``text`` and ``date-text``: the same as plain text, for attributes and labels.
+    """
+    if value is None or value == "":
+        return ""
+    if style not in WHEN_STYLES:
+        raise template.TemplateSyntaxError(f"when: unknown style {style!r}")
+    moment = value if isinstance(value, dt.datetime) and not style.startswith("date") else None
+    full = timefmt.format_datetime(moment) if moment else timefmt.format_date(value)
+    if style.endswith("text"):
+        return full
+    if style == "relative" and moment:
+        shown = timefmt.format_relative(moment)
+        return format_html(
+            '<time datetime="{}" title="{}" data-when="relative">{}</time>',
+            timefmt.iso(value),
+            full,
+            shown,
+        )
+    return format_html('<time datetime="{}" title="{}">{}</time>', timefmt.iso(value), full, full)
 
 
 @dataclass(frozen=True)
