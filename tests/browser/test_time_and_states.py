@@ -93,3 +93,27 @@ def test_the_header_says_notifications_once_and_the_bell_has_its_own_name(
     assert header.get_by_role("link", name="Notifications", exact=True).count() == 1
     assert header.get_by_role("button", name="Latest notifications").count() == 1
     assert header.get_by_role("button", name="Notifications", exact=True).count() == 0
+
+
+def test_the_script_formats_as_the_pages_do(new_page, live_server_url):
+    """static/talorys/js/time.js against talorys/lib/timefmt.py, the same instants and now."""
+    from talorys.lib.timefmt import format_datetime, format_relative
+
+    zone = ZoneInfo("Pacific/Auckland")
+    owner_settings_update(time_zone="Pacific/Auckland")
+    now = dt.datetime(2026, 12, 1, 22, 14, 30, tzinfo=zone)
+    offsets = [-20, -300, 3540, -3 * 3600, -23 * 3600, 3 * 3600, -3 * 86400, 40 * 86400]
+    instants = [now + dt.timedelta(seconds=s) for s in offsets]
+    with timezone.override(zone):
+        python = [[format_relative(t, now=now), format_datetime(t)] for t in instants]
+
+    page = new_page(time_zone="America/New_York")
+    log_in(page, live_server_url)
+    script = page.evaluate(
+        """async ([now, instants]) => {
+          const t = await import("/static/talorys/js/time.js");
+          return instants.map((iso) => [t.formatRelative(iso, new Date(now)), t.formatFull(iso)]);
+        }""",
+        [now.isoformat(), [t.isoformat() for t in instants]],
+    )
+    assert script == python
