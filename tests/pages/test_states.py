@@ -130,3 +130,14 @@ def test_changes_says_why_not_without_claiming_a_revert_and_names_items(signed_i
     assert f'<ins><a href="/memories/{newer.pk}/">“Drinks soy milk now”</a></ins>' in item
     assert "<del>none</del>" in item and "(none)" not in item
     assert f"→ <ins>{newer.pk}</ins>" not in item
+
+
+def test_a_half_range_saved_before_the_check_does_not_block_other_settings(api):
+    from talorys.owner.models import OwnerSettings
+
+    owner_settings_get()
+    OwnerSettings.objects.filter(pk=1).update(quiet_hours_start=dt.time(22, 0))  # an old row
+
+    assert api.patch("/api/settings", {"max_steps_per_turn": 8}).status_code == 200
+    assert api.patch("/api/settings", {"quiet_hours_start": "23:00"}).status_code == 422
+    assert owner_settings_get().quiet_hours_start == dt.time(22, 0)

@@ -165,8 +165,10 @@ def owner_settings_update(
             setattr(row, key, value.strip() if isinstance(value, str) else value)
         if "time_zone" in values:
             row.time_zone_confirmed = True
-        # A PATCH of one end keeps the other as stored: the range as it would be saved.
-        _quiet_hours_check(row.quiet_hours_start, row.quiet_hours_end)
+        if {"quiet_hours_start", "quiet_hours_end"} & set(values):
+            # A PATCH of one end keeps the other as stored: the range as it would be saved. (A
+            # half range saved before this check stays until quiet hours are changed.)
+            _quiet_hours_check(row.quiet_hours_start, row.quiet_hours_end)
         try:
             row.full_clean()
         except ValidationError as exc:
