@@ -8,8 +8,11 @@ AutomationRun, whose unique (automation, slot) makes a duplicated run task a no-
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from talorys.history.models import LiveManager
 from talorys.notifications.models import Notification
@@ -86,6 +89,18 @@ class Automation(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def one_off_over(self) -> bool:
+        """A one-off whose time has passed: it will not run again and cannot be resumed (only
+        a new schedule arms it), so the pages show it done, not paused."""
+        if self.enabled or self.cancelled_at is not None or self.schedule.get("type") != "once":
+            return False
+        try:
+            at = dt.datetime.fromisoformat(self.schedule["at"])
+        except (KeyError, TypeError, ValueError):  # a hand edit in the admin
+            return False
+        return timezone.is_aware(at) and at <= timezone.now()
 
     @property
     def source(self) -> str:

@@ -20,7 +20,6 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
-from django.utils.formats import date_format
 from django.views.decorators.http import require_GET
 
 from automations import selectors
@@ -30,12 +29,11 @@ from automations.models import Automation
 from automations.services import crud
 from talorys.lib.errors import AppError, NotFound, ValidationFailed
 from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.lib.timefmt import format_datetime
 from talorys.owner.services.calendar import calendar_secret_matches
 from talorys.owner.services.settings import owner_zone
 
 LIST = "/automations/"
-# How a coming run reads on the pages: "Mon 3 Mar 2026 08:30", in the owner's zone.
-WHEN = "D j M Y H:i"
 
 
 def _zone(request: HttpRequest) -> ZoneInfo:
@@ -61,7 +59,7 @@ def _see_other(url: str) -> HttpResponse:
 
 def _labels(runs: list[dt.datetime], zone: ZoneInfo) -> list[dict[str, str]]:
     return [
-        {"at": run.isoformat(), "label": date_format(timezone.localtime(run, zone), WHEN)}
+        {"at": run.isoformat(), "label": format_datetime(timezone.localtime(run, zone))}
         for run in runs
     ]
 

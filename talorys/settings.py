@@ -88,6 +88,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "talorys.owner.context.owner_header",
             ],
+            # {{ time|when }} and {{ text|markdown }} in every template, no {% load %} needed.
+            "builtins": ["talorys.templatetags.talorys_tags"],
         },
     },
 ]
@@ -330,6 +332,14 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# One way to show a time (talorys/lib/timefmt.py): "1 Dec 2026, 22:14", the admin included.
+# The locale's formats win over these settings, so talorys/formats/en/ repeats them.
+FORMAT_MODULE_PATH = ["talorys.formats"]
+DATE_FORMAT = "j M Y"
+TIME_FORMAT = "H:i"
+DATETIME_FORMAT = "j M Y, H:i"
+SHORT_DATE_FORMAT = "j M Y"
+SHORT_DATETIME_FORMAT = "j M Y, H:i"
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"

@@ -3,6 +3,8 @@
 // imports what it uses from here, and the header is set up once, however many import it.
 import { plainMessage } from "./js/wording.js";
 
+import { refreshTimes } from "./js/time.js";
+
 export function csrf() {
   const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
   return m ? decodeURIComponent(m[1]) : "";
@@ -40,22 +42,9 @@ export function el(tag, className, text) {
   return node;
 }
 
-// The owner's zone (from the page), so the chat, the panel and the pages agree on the time.
-export function zone() {
-  return document.body.dataset.timeZone || undefined;
-}
-
-// A time as the owner reads it: "14:05" today, "Mon 14:05" this week, else the date.
-export function when(iso) {
-  if (!iso) return "";
-  const date = new Date(iso);
-  const opts = { timeZone: zone(), hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
-  const day = (d) => d.toLocaleDateString("en-CA", { timeZone: zone() });
-  const now = new Date();
-  if (day(date) === day(now)) return date.toLocaleTimeString("en-GB", opts);
-  if (Math.abs(now - date) < 6 * 864e5) return date.toLocaleString("en-GB", { ...opts, weekday: "short" });
-  return date.toLocaleString("en-GB", { ...opts, day: "numeric", month: "short", year: "numeric" });
-}
+// Times (static/talorys/js/time.js): the owner's zone from the page, one format everywhere.
+// when() is the relative form lists and the chat use ("5 min ago", "yesterday 22:14").
+export { zone, formatRelative as when } from "./js/time.js";
 
 export async function copyText(text, button) {
   try {
@@ -182,7 +171,8 @@ function setUpHeader() {
   foldOnPhones();
   fadeUndoMessages();
   addCopyButtons(document);
-  document.querySelectorAll("time[data-when]").forEach((t) => (t.textContent = when(t.getAttribute("datetime"))));
+  refreshTimes();
+  setInterval(() => refreshTimes(), 60000); // "5 min ago" on a page left open
 }
 
 setUpHeader();

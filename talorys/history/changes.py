@@ -69,16 +69,18 @@ def revert_refusal(
     ``refusals.change_revert_refusals``), so Revert is offered exactly when it would be tried.
     """
     if obj is None:
-        return Conflict(f"The {change.kind} was deleted for good; nothing to revert.")
+        return Conflict(
+            f"The {change.kind} was deleted for good, so this can no longer be reverted."
+        )
     binned = obj.deleted_at is not None
     if change.action == Change.Action.DELETE:
         if not binned or last is None or last.pk != change.pk:
-            return Conflict(f"The {change.kind} changed since; nothing was reverted.")
+            return Conflict(f"The {change.kind} changed since, so this can no longer be reverted.")
         return None
     # On the fields the change kept: one made before a field was tracked still reverts.
     current = item_fields(spec, obj)
     if binned or any(current.get(name) != value for name, value in (change.after or {}).items()):
-        return Conflict(f"The {change.kind} changed since this change, so nothing was reverted.")
+        return Conflict(f"The {change.kind} changed since, so this can no longer be reverted.")
     if change.action not in (Change.Action.CREATE, Change.Action.RESTORE) and spec.apply is None:
         return ValidationFailed(f"A {change.kind} change cannot be reverted.")
     return None

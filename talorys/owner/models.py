@@ -117,7 +117,8 @@ class OwnerSettings(models.Model):
 
 
 class UsageDay(models.Model):
-    """Requests spent on one UTC day. Reserved with a conditional UPDATE before each call."""
+    """Requests spent on one day, the owner's local date at the time of use (usage_day).
+    Reserved with a conditional UPDATE before each call."""
 
     day = models.DateField(unique=True)
     ai_requests = models.PositiveIntegerField(default=0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.utils import timezone
@@ -97,19 +98,30 @@ USAGE_KINDS = {
 }
 
 
+def usage_day(owner_settings: OwnerSettings, *, now: dt.datetime | None = None) -> dt.date:
+    """The day a request counts on: the owner's local date at the time of use.
+
+    The same day the pages show (the owner's zone), so a budget resets at the owner's midnight,
+    not at UTC's. A stored day is never re-dated: after a zone change the days before it keep
+    the dates they had, and the day of the change may be a little longer or shorter than 24 h.
+    """
+    return (now or timezone.now()).astimezone(ZoneInfo(owner_settings.time_zone)).date()
+
+
 class UsageReport(TypedDict):
     today: UsageDay
     limits: dict[str, int]  # keyed by UsageDay counter
     remaining: dict[str, int]
-    days: list[UsageDay]  # newest first, one per UTC day, zeros where nothing was spent
+    days: list[UsageDay]  # newest first, one per owner's day, zeros where nothing was spent
 
 
 def usage_report(*, owner_settings: OwnerSettings, days: int = 30) -> UsageReport:
-    """Today's counters against the owner's limits, and the last ``days`` UTC days.
+    """Today's counters against the owner's limits, and the last ``days`` days (the owner's
+    local dates, as usage_day counts them).
 
     A pure read: days without a row are shown as unsaved zero rows.
     """
-    today = timezone.now().date()
+    today = usage_day(owner_settings)
     first = today - dt.timedelta(days=days - 1)
     saved = {row.day: row for row in UsageDay.objects.filter(day__gte=first, day__lte=today)}
     series = [

@@ -1,15 +1,18 @@
-"""Template tags of the owner's pages: ``{{ text|markdown }}``, ``{% main_nav %}`` and
-``{{ message|undo_target }}``."""
+"""Template tags of the owner's pages: ``{{ text|markdown }}``, ``{{ time|when }}``,
+``{% main_nav %}`` and ``{{ message|undo_target }}``."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from talorys.lib import timefmt
 from talorys.lib.markdown import render_markdown
 from talorys.lib.undo import UndoTarget, undo_target
 
@@ -26,6 +29,36 @@ def markdown_filter(text: str | None) -> SafeString:
 def undo_target_filter(message: Any) -> UndoTarget | None:
     """The binned item a flash message's Undo restores (talorys/lib/undo.py), if it has one."""
     return undo_target(getattr(message, "extra_tags", None))
+
+
+WHEN_STYLES = ("full", "relative", "date", "text", "date-text")
+
+
+@register.filter(name="when")
+def when_filter(value: dt.date | None, style: str = "full") -> str:
+    """The one way a page shows a time (talorys/lib/timefmt.py), in the owner's zone.
+
+    ``full`` (the default): <time> "1 Dec 2026, 22:14"; ``relative``: <time> "5 min ago" with
+    the full time as its title (common.js keeps it fresh); ``date``: <time> "1 Dec 2026";
+    ``text`` and ``date-text``: the same as plain text, for attributes and labels.
+    """
+    if value is None or value == "":
+        return ""
+    if style not in WHEN_STYLES:
+        raise template.TemplateSyntaxError(f"when: unknown style {style!r}")
+    moment = value if isinstance(value, dt.datetime) and not style.startswith("date") else None
+    full = timefmt.format_datetime(moment) if moment else timefmt.format_date(value)
+    if style.endswith("text"):
+        return full
+    if style == "relative" and moment:
+        shown = timefmt.format_relative(moment)
+        return format_html(
+            '<time datetime="{}" title="{}" data-when="relative">{}</time>',
+            timefmt.iso(value),
+            full,
+            shown,
+        )
+    return format_html('<time datetime="{}" title="{}">{}</time>', timefmt.iso(value), full, full)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ def test_the_list_says_what_each_does_when_and_its_next_run_in_the_owner_zone(si
     assert "every day at 08:30 (Europe/Paris)" in page
     assert "every Fri at 17:00 (Europe/Paris)" in page
     assert local(daily.next_run_at).strftime("%H:%M") == "08:30"
-    assert local(daily.next_run_at).strftime("%-d %b %Y 08:30") in page
+    # Relative in the list ("tomorrow 08:30"), the full time in its title.
+    assert f'title="{local(daily.next_run_at).strftime("%-d %b %Y, 08:30")}"' in page
     assert "Active" in page and "Paused" in page
     assert f'action="/automations/{prompt.pk}/resume/"' in page
     assert f'action="/automations/{daily.pk}/pause/"' in page
@@ -112,7 +113,7 @@ def test_a_daily_automation_made_with_the_form_runs_at_that_time_in_the_owner_zo
     assert local(automation.next_run_at).strftime("%H:%M") == "08:30"
     detail = signed_in.get(response["Location"]).content.decode()
     assert "Automation created." in detail
-    assert local(automation.next_run_at).strftime("%a %-d %b %Y 08:30") in detail
+    assert local(automation.next_run_at).strftime("%-d %b %Y, 08:30") in detail
 
 
 @pytest.mark.parametrize(
@@ -338,7 +339,7 @@ def test_the_detail_page_shows_the_receipts_with_their_notification_and_error(si
 
     assert "Run history" in page
     assert "Stand up and stretch" in page and "The model did not answer in time." in page
-    assert local(now - dt.timedelta(days=1)).strftime("%a %-d %b %Y %H:%M") in page
+    assert local(now - dt.timedelta(days=1)).strftime("%-d %b %Y, %H:%M") in page
     assert "every day at 08:30 (Europe/Paris)" in page
 
 

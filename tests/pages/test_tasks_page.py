@@ -51,7 +51,7 @@ def test_quick_add_reads_the_due_time_in_the_owners_zone(signed_in):
     assert task.due_at == dt.datetime(2026, 3, 14, 8, 0, tzinfo=dt.UTC)  # 09:00 in Paris
     assert "Task “Water the plants” added." in flash(response)
     assert rows(response) == ["Water the plants"]
-    assert "Sat 14 Mar 2026, 09:00" in response.text
+    assert 'title="14 Mar 2026, 09:00" data-when="relative">14 Mar 2026, 09:00<' in response.text
     assert f'href="/tasks/?project={home.pk}">Home</a>' in response.text
 
 

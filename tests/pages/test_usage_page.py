@@ -68,7 +68,9 @@ def test_the_numbers_are_in_a_table_too_newest_first(signed_in):
 
     body = signed_in.get("/usage/").content.decode()
     table = body[body.index('<table class="list usage-days">') :]
-    rows = re.findall(r"<tr><th scope=\"row\">([^<]+)</th><td>(\d+)</td><td>(\d+)</td>", table)
+    rows = re.findall(
+        r"<tr><th scope=\"row\"><time[^>]*>([^<]+)</time></th><td>(\d+)</td><td>(\d+)</td>", table
+    )
 
     assert len(rows) == 30
     assert rows[1][2] == "9" and rows[0][2] == "0"

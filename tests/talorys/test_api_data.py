@@ -417,4 +417,5 @@ def test_quiet_hours_with_an_offset_are_refused_and_change_nothing(api):
     assert response.json()["error"]["code"] == "VALIDATION"
     assert "without an offset" in response.json()["error"]["message"]
     assert api.get("/api/settings").json() == before
-    assert api.patch("/api/settings", {"quiet_hours_start": "22:00"}).status_code == 200
+    both = {"quiet_hours_start": "22:00", "quiet_hours_end": "07:00"}
+    assert api.patch("/api/settings", both).status_code == 200

@@ -46,14 +46,19 @@ def test_settings_start_from_the_defaults_on_the_demo_provider(api, settings):
 def test_patch_settings_changes_only_what_is_sent(api):
     response = api.patch(
         "/api/settings",
-        {"time_zone": "Europe/Paris", "max_steps_per_turn": 8, "quiet_hours_start": "22:00"},
+        {
+            "time_zone": "Europe/Paris",
+            "max_steps_per_turn": 8,
+            "quiet_hours_start": "22:00",
+            "quiet_hours_end": "07:00",
+        },
     )
 
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["time_zone"] == "Europe/Paris"
     assert body["max_steps_per_turn"] == 8
-    assert body["quiet_hours_start"] == "22:00:00"
+    assert body["quiet_hours_start"] == "22:00:00" and body["quiet_hours_end"] == "07:00:00"
     assert body["daily_ai_requests"] == 200
     assert api.get("/api/settings").json()["time_zone"] == "Europe/Paris"
 

@@ -5,6 +5,7 @@
 // the approval: decided in another tab, on the Approvals page, expired). All text goes in
 // with textContent.
 import { api, el } from "../common.js";
+import { formatFull } from "./time.js";
 
 const TICK_MS = 30000;
 
@@ -75,9 +76,11 @@ export function approvalCard(activity) {
     if (action.status === "pending") {
       const rest = left(action.expires_at);
       clock.textContent = rest ? `Expires in ${rest} if you do nothing.` : "Expiring now.";
+      clock.title = `Until ${formatFull(action.expires_at)}`;
       clock.hidden = false;
     } else if (action.status === "committed" && future(action.undo_until)) {
       clock.textContent = `You can undo this for ${left(action.undo_until)}.`;
+      clock.title = `Until ${formatFull(action.undo_until)}`;
       clock.hidden = false;
     } else {
       clock.hidden = true;

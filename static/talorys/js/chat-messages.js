@@ -2,7 +2,8 @@
 // while it streams, the server's sanitised Markdown once done), its error or "Stopped" note,
 // the turn's changes with Revert, and the buttons under it. The only HTML ever parsed is the
 // server's sanitised rendering (talorys/lib/markdown.py); everything else is textContent.
-import { addCopyButtons, api, copyText, el, when } from "../common.js";
+import { addCopyButtons, api, copyText, el } from "../common.js";
+import { timeElement } from "./time.js";
 import { approvalCard } from "./chat-approvals.js";
 import { plainMessage } from "./wording.js";
 
@@ -144,9 +145,7 @@ export function fromApi(m) {
   setStatus(li, m.status || "complete", error);
   setChanges(li, m.changes);
   if (m.created_at) {
-    const time = el("time", "muted when", when(m.created_at));
-    time.setAttribute("datetime", m.created_at);
-    part(li, "msg-actions").before(time);
+    part(li, "msg-actions").before(timeElement(m.created_at, { className: "muted when" }));
   }
   return li;
 }

@@ -2,6 +2,7 @@
 // the unread count in the header, the latest ones with "Mark read", and Web Push on this device
 // through the service worker at /sw.js. Text is inserted with textContent, never as HTML.
 import { announcePopup, api, el } from "../common.js";
+import { timeElement } from "./time.js";
 import { reconnectingSocket } from "./socket.js";
 
 const $ = (id) => document.getElementById(id);
@@ -62,7 +63,7 @@ function item(n) {
   li.append(heading(n));
   if (n.body) li.append(el("p", "", n.body));
   const meta = el("div", "meta");
-  meta.append(el("time", "muted", new Date(n.created_at).toLocaleString()));
+  meta.append(timeElement(n.created_at, { className: "muted" }));
   if (!n.read_at) {
     const mark = el("button", "secondary", "Mark read");
     mark.type = "button";
@@ -126,6 +127,7 @@ function setUpPanel() {
 function fillToast(box, n) {
   box.replaceChildren(heading(n));
   if (n.body) box.append(el("p", "", n.body));
+  box.append(timeElement(n.created_at, { className: "muted small" }));
   const close = el("button", "close", "×");
   close.type = "button";
   close.setAttribute("aria-label", "Dismiss");

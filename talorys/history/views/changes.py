@@ -13,16 +13,17 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import dateformat, timezone
+from django.urls import NoReverseMatch, reverse
 
 from talorys.history.changes import change_revert
-from talorys.history.kinds import item_kind
+from talorys.history.kinds import item_kind, item_kinds, rows_of
 from talorys.history.models import Change
 from talorys.history.refusals import change_revert_refusals
 from talorys.history.selectors import change_list
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.pages import owner_page, page_of, page_problem, run_action, whole_number
+from talorys.lib.timefmt import format_datetime
 
 BACK = "/changes/"
 # What each action did to the item, as the list says it.
@@ -40,6 +41,9 @@ class FieldChange:
     runs: list[DiffRun] | None = None  # a text field: the word diff
     old: str = ""  # any other field: its value before and after
     new: str = ""
+    # A reference to another item: its page, shown as a link on its title.
+    old_href: str = ""
+    new_href: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,18 +63,48 @@ def _model_field(kind: str, name: str) -> models.Field | None:
     return found if isinstance(found, models.Field) else None
 
 
-def _shown(value: Any, model_field: models.Field | None) -> str:
+NONE = "none"
+TITLE_SHOWN = 80
+
+
+def _item(model_field: models.ForeignKey, pk: Any) -> tuple[str, str]:
+    """A reference as the owner knows it: the item's title in quotes and its page, or words
+    when it is gone; never the raw id."""
+    related = model_field.related_model
+    kind = next((k for k in item_kinds() if k.model is related), None)
+    if isinstance(related, str):  # "self", resolved by Django before any query
+        return "an item", ""
+    try:
+        rows = rows_of(related) if kind else related._default_manager.all()
+        obj = rows.filter(pk=pk).first()
+    except (TypeError, ValueError):  # not an id (a hand edit)
+        obj = None
+    if obj is None:
+        return "an item since deleted for good", ""
+    title = kind.title(obj) if kind else str(obj)
+    if len(title) > TITLE_SHOWN:
+        title = title[: TITLE_SHOWN - 1] + "…"
+    try:
+        href = reverse(kind.name, args=[obj.pk]) if kind else ""
+    except NoReverseMatch:  # a kind without a page of its own
+        href = ""
+    return f"“{title}”", href
+
+
+def _shown(value: Any, model_field: models.Field | None) -> tuple[str, str]:
+    """A field's value in words, and the page it leads to (for a reference)."""
     if value is None or value == "":
-        return "(none)"
+        return NONE, ""
+    if isinstance(model_field, models.ForeignKey):
+        return _item(model_field, value)
     if isinstance(model_field, models.DateTimeField) and isinstance(value, str):
         try:
-            when = dt.datetime.fromisoformat(value)
+            return format_datetime(dt.datetime.fromisoformat(value)), ""
         except ValueError:
-            return value
-        return dateformat.format(timezone.localtime(when), "j M Y, H:i")
+            return value, ""
     if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+        return ("yes" if value else "no"), ""
+    return str(value), ""
 
 
 def field_changes(change: Change) -> list[FieldChange]:
@@ -94,8 +128,12 @@ def field_changes(change: Change) -> list[FieldChange]:
         if is_text and isinstance(old or "", str) and isinstance(new or "", str):
             shown.append(FieldChange(label=label, runs=text_diff(old or "", new or "")))
         else:
+            (old_text, old_href), (new_text, new_href) = (
+                _shown(old, model_field),
+                _shown(new, model_field),
+            )
             shown.append(
-                FieldChange(label=label, old=_shown(old, model_field), new=_shown(new, model_field))
+                FieldChange(label, None, old_text, new_text, old_href=old_href, new_href=new_href)
             )
     return shown
 

@@ -96,6 +96,20 @@ def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
         value = values.get(key)
         if value is not None and getattr(value, "tzinfo", None) is not None:
             raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
+    if {"quiet_hours_start", "quiet_hours_end"} <= set(values):
+        _quiet_hours_check(values["quiet_hours_start"], values["quiet_hours_end"])
+
+
+QUIET_HOURS_HALF = (
+    "Quiet hours need both a start and an end: set both times, or clear both for no quiet hours."
+)
+
+
+def _quiet_hours_check(start: dt.time | None, end: dt.time | None) -> None:
+    # A range with one end would be saved as "no quiet hours" in effect while the page said
+    # they were saved: both or neither.
+    if (start is None) != (end is None):
+        raise ValidationFailed(QUIET_HOURS_HALF)
 
 
 # Where the model and embedding requests go, and with which key: only the owner's session may
@@ -151,6 +165,10 @@ def owner_settings_update(
             setattr(row, key, value.strip() if isinstance(value, str) else value)
         if "time_zone" in values:
             row.time_zone_confirmed = True
+        if {"quiet_hours_start", "quiet_hours_end"} & set(values):
+            # A PATCH of one end keeps the other as stored: the range as it would be saved. (A
+            # half range saved before this check stays until quiet hours are changed.)
+            _quiet_hours_check(row.quiet_hours_start, row.quiet_hours_end)
         try:
             row.full_clean()
         except ValidationError as exc:

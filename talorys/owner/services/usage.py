@@ -1,19 +1,24 @@
-"""The day's request budgets: reserve before a provider call, record tokens after."""
+"""The day's request budgets: reserve before a provider call, record tokens after.
+
+A day is the owner's local date at the time of use (selectors.usage_day): the budget resets at
+the owner's midnight and /usage/ shows the days the owner lives in. The reservation path reads
+the zone from the settings row it reads for the limit anyway, so a turn costs no extra query.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from talorys.lib.errors import BudgetExhausted
 from talorys.owner.models import OwnerSettings, UsageDay
-from talorys.owner.selectors import USAGE_KINDS, usage_report
+from talorys.owner.selectors import USAGE_KINDS, usage_day, usage_report
 from talorys.owner.services.settings import owner_settings_get
 
 
-def _usage_today() -> UsageDay:
-    day = timezone.now().date()
+def _usage_today(day: dt.date) -> UsageDay:
     row = UsageDay.objects.filter(day=day).first()
     if row is None:
         try:
@@ -34,12 +39,14 @@ def usage_reserve(
     row is made only when the first try finds none.
     """
     column, limit_field = USAGE_KINDS[kind]
-    limit = getattr(owner_settings or owner_settings_get(), limit_field)
-    within = {"day": timezone.now().date(), f"{column}__lte": limit - count}
+    owner_settings = owner_settings or owner_settings_get()
+    limit = getattr(owner_settings, limit_field)
+    day = usage_day(owner_settings)
+    within = {"day": day, f"{column}__lte": limit - count}
     spend = {column: F(column) + count}
     updated = UsageDay.objects.filter(**within).update(**spend)
     if not updated:
-        _usage_today()
+        _usage_today(day)
         updated = UsageDay.objects.filter(**within).update(**spend)
     if not updated:
         raise BudgetExhausted(
@@ -53,7 +60,7 @@ def usage_remaining(*, kind: str) -> int:
 
 
 def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
-    day = _usage_today()
+    day = _usage_today(usage_day(owner_settings_get()))
     UsageDay.objects.filter(pk=day.pk).update(
         input_tokens=F("input_tokens") + max(0, input_tokens),
         output_tokens=F("output_tokens") + max(0, output_tokens),

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from talorys.lib.pages import owner_page
+from talorys.lib.timefmt import format_date
 from talorys.owner.models import UsageDay
 from talorys.owner.selectors import UsageReport, usage_report
 
@@ -68,7 +69,7 @@ def _chart(column: str, label: str, css: str, days: list[UsageDay], report: Usag
                 y=round(CHART_HEIGHT - height, 1),
                 height=height,
                 count=count,
-                day=day.day.strftime("%d %b"),
+                day=format_date(day.day),
             )
         )
     return Chart(
