@@ -22,7 +22,6 @@ from talorys.lib.env import env_int, env_str
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
 
-
 RESET = "`.venv/bin/python manage.py talorys_setup --reset-password`"
 PRINTED = "OWNER PASSWORD (shown once):"  # talorys_setup's line when it made a password
 
