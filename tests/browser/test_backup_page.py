@@ -34,6 +34,9 @@ def test_download_a_backup_then_preview_and_import_it(signed_in, live_server_url
     page.get_by_text("Tasks: 1 added").click()
     expect(page.locator("#backup-items li")).to_have_text(["Water the beds"])
     expect(page.get_by_label("Backup file")).to_be_visible()  # another file can replace it
+    from tests.browser.test_accessibility import axe_source, violations
+
+    assert violations(page, axe_source()) == []  # the pending preview, with its lists open
     assert not Task.objects.exists()
     page.get_by_role("button", name="Confirm import").click()
 
