@@ -36,7 +36,7 @@ from talorys.providers.base import without_nul
 # every LEASE_SECONDS / 3), short enough that a crashed process frees the conversation soon.
 LEASE_SECONDS = 60
 MAX_MESSAGE_CHARS = 32_000
-TITLE_WORDS = 8
+TITLE_WORDS = 6  # the first words kept as a title: never more (issue 28)
 TITLE_CHARS = 60
 
 BUSY = "A response is already being generated in this conversation."

@@ -31,7 +31,7 @@ preview counts are exactly what the import would do.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from django.core.management.color import no_style
@@ -56,6 +56,25 @@ IMPORT = Actor(source="import")
 BATCH_ROWS = 500
 
 
+# Rows named per kind and outcome in a report (the preview lists them): the first ones only.
+SAMPLE_ROWS = 20
+SAMPLE_CHARS = 80
+# The column that names a row, by kind (the first one the row has); else its id.
+TITLE_COLUMNS = ("title", "name", "text", "content", "summary")
+
+
+def row_title(kind: str, row: dict[str, Any]) -> str:
+    """What a person would call the row: its title or name (or the start of its text)."""
+    if kind == "settings":
+        return "Your settings"
+    for column in TITLE_COLUMNS:
+        value = row.get(column)
+        if isinstance(value, str) and value.strip():
+            text = " ".join(value.split())
+            return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
+    return f"#{row.get('id')}"
+
+
 @dataclass
 class Counts:
     added: int = 0
@@ -63,6 +82,13 @@ class Counts:
     unchanged: int = 0
     # Differs from the file, but a fence keeps what is here (history, the owner's automations).
     kept: int = 0
+    # The first SAMPLE_ROWS rows added and changed, by their titles (row_title).
+    added_titles: list[str] = field(default_factory=list)
+    changed_titles: list[str] = field(default_factory=list)
+
+    def name(self, titles: list[str], kind: str, row: dict[str, Any]) -> None:
+        if len(titles) < SAMPLE_ROWS:
+            titles.append(row_title(kind, row))
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -163,12 +189,15 @@ def _sort(
         mine = here.get(row["id"])
         if mine is None:
             new.append(_fence_new(kind, row))
+            counts.name(counts.added_titles, kind.name, row)
         elif all(mine[column] == row[column] for column in compared):
             counts.unchanged += 1
         elif kind.policy == "merge":
             changed.append({column: row[column] for column in compared})
+            counts.name(counts.changed_titles, kind.name, row)
         elif kind.policy == "automation" and _pausable(mine) and not row["enabled"]:
             pause.append(row["id"])
+            counts.name(counts.changed_titles, kind.name, row)
         else:
             counts.kept += 1
     return new, changed, pause

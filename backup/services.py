@@ -20,6 +20,8 @@ class ImportReport(TypedDict):
     # installation, or an edited or forged file (a checksum anyone can recompute).
     made_here: bool
     kinds: dict[str, dict[str, int]]  # kind -> {added, changed, unchanged, kept}
+    # kind -> {"added": [...], "changed": [...]}: the titles of the first rows of each (20).
+    items: dict[str, dict[str, list[str]]]
 
 
 def backup_export() -> Iterator[bytes]:
@@ -41,6 +43,11 @@ def backup_import(*, source: bytes | IO[bytes], dry_run: bool = False) -> Import
         "app_version": checked.app_version,
         "made_here": checked.made_here,
         "kinds": {kind: count.as_dict() for kind, count in counts.items()},
+        "items": {
+            kind: {"added": count.added_titles, "changed": count.changed_titles}
+            for kind, count in counts.items()
+            if count.added_titles or count.changed_titles
+        },
     }
 
 
@@ -68,3 +75,62 @@ def report_lines(report: ImportReport | dict[str, Any]) -> list[str]:
                 f"{count['unchanged']} unchanged, {count['kept']} kept as they are here"
             )
     return lines or ["The backup holds no rows."]
+
+
+# Each kind of the file, as a person counts it: (one, many).
+NOUNS: dict[str, tuple[str, str]] = {
+    "projects": ("project", "projects"),
+    "tasks": ("task", "tasks"),
+    "notes": ("note", "notes"),
+    "memories": ("memory", "memories"),
+    "memory_revisions": ("earlier version of a memory", "earlier versions of memories"),
+    "notifications": ("notification", "notifications"),
+    "automations": ("automation", "automations"),
+    "automation_runs": ("automation run", "automation runs"),
+    "conversations": ("conversation", "conversations"),
+    "messages": ("message", "messages"),
+    "pending_actions": ("approval", "approvals"),
+    "approval_events": ("approval decision", "approval decisions"),
+    "changes": ("change-log entry", "change-log entries"),
+}
+
+
+def kind_label(kind: str) -> str:
+    """A kind's name for a heading: "Memory revisions" -> "Earlier versions of memories"."""
+    if kind == "settings":
+        return "Settings"
+    many = NOUNS.get(kind, ("", kind.replace("_", " ")))[1]
+    return many[:1].upper() + many[1:]
+
+
+def _counted(kind: str, n: int) -> str:
+    if kind == "settings":
+        return "your settings"
+    one, many = NOUNS.get(kind, (kind.replace("_", " "), kind.replace("_", " ")))
+    return f"{n} {one if n == 1 else many}"
+
+
+def _listed(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def report_words(report: ImportReport | dict[str, Any]) -> str:
+    """What an import did, in sentences: "Added 2 tasks and 1 note. 5 items were already the
+    same." (report_lines is the shell's line per kind)."""
+    kinds: dict[str, dict[str, int]] = report["kinds"]
+    sentences = []
+    for key, verb in (("added", "Added"), ("changed", "Changed")):
+        parts = [_counted(kind, count[key]) for kind, count in kinds.items() if count[key]]
+        if parts:
+            sentences.append(f"{verb} {_listed(parts)}.")
+    same = sum(count["unchanged"] for count in kinds.values())
+    kept = sum(count["kept"] for count in kinds.values())
+    if same:
+        sentences.append(f"{same} {'item was' if same == 1 else 'items were'} already the same.")
+    if kept:
+        sentences.append(
+            f"{kept} {'item differs' if kept == 1 else 'items differ'} but "
+            f"{'was' if kept == 1 else 'were'} kept as here (history already here is never "
+            "rewritten, and your automations keep your version)."
+        )
+    return " ".join(sentences) or "The backup held nothing to import."

@@ -4,8 +4,10 @@ Import is two posts: the file goes to ``/backup/preview/``, which checks it and 
 as a dry run; the file is kept in the data directory under a random name held in the owner's
 session (a file input cannot be filled again by the page), and the page shows per kind what
 would be added, changed and left alone, and whether this installation made the file (its
-signature, backup/format.py) or it was made elsewhere. ``/backup/import/`` imports that same file and removes
-it; ``/backup/cancel/`` only removes it. A refused file is a message above the page, and
+signature, backup/format.py) or it was made elsewhere, with the titles of the first rows it
+would add or change. ``/backup/import/`` imports that same file and removes it;
+``/backup/cancel/`` only removes it (Discard). The file chooser is always there: choosing
+another file replaces a pending preview. A refused file is a message above the page, and
 nothing was changed.
 """
 
@@ -22,7 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from backup.format import KIND_NAMES
-from backup.services import ImportReport, backup_import, origin_text, report_lines
+from backup.services import ImportReport, backup_import, kind_label, origin_text, report_words
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import owner_page, run_action
@@ -51,8 +53,16 @@ def _drop_stash(request: HttpRequest) -> None:
 
 
 def _rows(report: ImportReport | dict[str, Any]) -> list[dict[str, Any]]:
+    """Per kind the file holds anything of: its counts, and the titles of the first rows it
+    would add and change (a preview stashed before the titles were kept has none)."""
+    items = report.get("items") or {}
     return [
-        {"kind": kind.replace("_", " "), **report["kinds"][kind]}
+        {
+            "kind": kind_label(kind),
+            **report["kinds"][kind],
+            "added_titles": items.get(kind, {}).get("added", []),
+            "changed_titles": items.get(kind, {}).get("changed", []),
+        }
         for kind in KIND_NAMES
         if any(report["kinds"].get(kind, {}).values())
     ]
@@ -120,7 +130,7 @@ def backup_preview(request: HttpRequest) -> HttpResponse:
 
 @owner_page("POST")
 def backup_confirm(request: HttpRequest) -> HttpResponse:
-    def confirm() -> list[str]:
+    def confirm() -> str:
         stash = request.session.get(STASH)
         if not stash or request.POST.get("token") != stash["token"]:
             raise ValidationFailed("That preview is gone: choose the file and preview it again.")
@@ -128,11 +138,9 @@ def backup_confirm(request: HttpRequest) -> HttpResponse:
             raise ValidationFailed("That preview is gone: choose the file again.")
         report = _import_stash(stash["token"], dry_run=False)
         _drop_stash(request)
-        return report_lines(report)
+        return report_words(report)
 
-    return run_action(
-        request, confirm, back=PAGE, done=lambda lines: "Imported. " + "; ".join(lines) + "."
-    )
+    return run_action(request, confirm, back=PAGE, done=lambda words: "Imported. " + words)
 
 
 @owner_page("POST")
@@ -141,5 +149,5 @@ def backup_cancel(request: HttpRequest) -> HttpResponse:
         request,
         lambda: _drop_stash(request),
         back=PAGE,
-        done="Import cancelled; nothing was changed.",
+        done="Preview discarded; nothing was imported or changed.",
     )

@@ -19,7 +19,7 @@ from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, Tur
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
-from agent.runner.model_loop import model_loop, shared_provider
+from agent.runner.model_loop import CHAT_BUDGETS, model_loop, shared_provider
 from agent.runner.title import generated_title
 from memory import services as memory_services
 from talorys.lib.errors import AppError, InternalError, classify_failure
@@ -203,6 +203,9 @@ async def _reply_events(
         max_output_tokens=read.max_output_tokens,
         messages=messages,
         state=state,
+        # The demo asks no model server: trying it never spends the day's chat budget the
+        # owner's model will need (inputs.py does not reserve its first step either).
+        budgets=() if provider.is_demo else CHAT_BUDGETS,
         first_step_gated=True,
     )
     async with aclosing(steps):

@@ -85,7 +85,8 @@ def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.R
     """The settings, the first model step's reservation (its limit is in them) and the index's
     lazy pass: one trip."""
     owner = owner_settings_get()
-    reserve_step(CHAT_BUDGETS, owner_settings=owner)
+    if not provider_config(owner).is_demo:  # the demo's replies cost nothing (model_loop)
+        reserve_step(CHAT_BUDGETS, owner_settings=owner)
     return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
 
 

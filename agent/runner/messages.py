@@ -27,7 +27,8 @@ async def _summarize(
 ) -> str:
     """Fold the overflow into the running summary; on failure keep the old one and go on."""
     try:
-        await db(usage_reserve)(kind="ai")
+        if not provider.is_demo:  # the demo asks no model server: nothing to count
+            await db(usage_reserve)(kind="ai")
         parts: list[str] = []
         async with aclosing(
             stream_step(

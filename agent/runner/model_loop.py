@@ -153,7 +153,9 @@ def _log_tool(outcome: ToolOutcome) -> None:
 def reserve_step(kinds: tuple[str, ...], owner_settings: OwnerSettings | None = None) -> None:
     """Reserve one request of each kind, all or none (``owner_settings``: read already). One
     kind is one conditional UPDATE, atomic by itself: no transaction around it (two round trips
-    fewer on every step)."""
+    fewer on every step). No kinds (the demo): nothing to reserve."""
+    if not kinds:
+        return
     if len(kinds) == 1:
         usage_reserve(kind=kinds[0], owner_settings=owner_settings)
         return
@@ -190,7 +192,8 @@ async def model_loop(
 ) -> AsyncGenerator[str | ToolActivity, None]:
     """Yields each text delta (a str) and each tool's activity as it comes; ``state`` keeps
     them too. A request of each of ``budgets`` is reserved before every provider call
-    (``step_gate``); ``first_step_gated``: the caller passed the first step's gate already."""
+    (``step_gate``; none when ``budgets`` is empty); ``first_step_gated``: the caller passed
+    the first step's gate already."""
     max_reply_chars = settings.TALORYS_MAX_REPLY_CHARS
     for step in range(1, max_steps + 1):
         # Out of steps or tool budget: ask for an answer in words from what is known so far.

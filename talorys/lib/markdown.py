@@ -1,6 +1,7 @@
 """Markdown to safe HTML: the one renderer for replies, notes and every page that shows them.
 
-markdown-it-py parses CommonMark with tables and strikethrough, with raw HTML *off* (a stored
+markdown-it-py parses CommonMark with tables, strikethrough and task lists (talorys/lib/tasklists.py:
+"- [ ] cheese" as a checkbox), with raw HTML *off* (a stored
 ``<img onerror>`` comes out as text), Pygments highlights fenced code, and nh3 (ammonia) passes
 the result through an allow-list, so whatever the parser lets by, no script, event handler,
 style or ``javascript:`` link reaches the page. Links open in a new tab without an opener or a
@@ -41,10 +42,12 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from talorys.lib.tasklists import TaskItem, tasklists_plugin
+
 TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "s", "del", "code",
     "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td",
-    "span", "div",
+    "span", "div", "label", "input",
 }  # fmt: skip
 ATTRIBUTES = {
     "a": {"href", "title"},
@@ -53,6 +56,9 @@ ATTRIBUTES = {
     "div": {"class"},
     "code": {"class"},
     "pre": {"class"},
+    "li": {"class"},
+    # A task list's checkbox (tasklists.py): its type and disabled are forced below.
+    "input": {"class", "checked"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 # Thread CPU time one render may use before it gives up for plain text. An ordinary text of
@@ -175,6 +181,7 @@ _TERMINATED = ["paragraph", "reference", "blockquote", "list"]
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
     md.enable(["table", "strikethrough"])
+    md.use(tasklists_plugin)
     # The budget is checked at every line, every inline position and between the passes: these
     # rules are markdown-it's plugin interface (tests/talorys/test_markdown.py proves they run).
     # At the start of each block, and (as a terminator) at each line a paragraph, a quote or a
@@ -247,6 +254,23 @@ def plain_html(text: str) -> str:
     return f"<pre><code>{html_lib.escape(text, quote=False)}</code></pre>\n"
 
 
+def task_items(text: str) -> list[TaskItem]:
+    """The task-list items of ``text`` that render_markdown shows as checkboxes, in their order;
+    none when it shows the text plain (too long, or too costly to parse)."""
+    if len(text) > MAX_CHARS:
+        return []
+    env: dict[str, Any] = {}
+    _DEADLINE.at = time.thread_time() + BUDGET_SECONDS
+    _DEADLINE.new_lexers = 0
+    try:
+        _MD.parse(text, env)
+    except _OverBudget:
+        return []
+    finally:
+        _DEADLINE.at = float("inf")
+    return list(env.get("tasks", []))
+
+
 def _render(text: str) -> str:
     if len(text) > MAX_CHARS:
         return plain_html(text)
@@ -268,6 +292,9 @@ _CLEAN: dict[str, Any] = {
     "attributes": ATTRIBUTES,
     "url_schemes": URL_SCHEMES,
     "link_rel": "noopener noreferrer nofollow",
-    "set_tag_attribute_values": {"a": {"target": "_blank"}},
+    "set_tag_attribute_values": {
+        "a": {"target": "_blank"},
+        "input": {"type": "checkbox", "disabled": ""},
+    },
     "strip_comments": True,
 }

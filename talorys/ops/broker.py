@@ -126,3 +126,11 @@ def _decoded(content: bytes) -> dict | None:
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        """A folder, not a server: no host to fall back to. kombu's virtual transports name
+        ``localhost``, and a URL without a host (``filesystem://``) then logs "No hostname was
+        supplied. Reverting to default 'localhost'" at every connection: four warnings at each
+        start, about nothing."""
+        return {"port": self.default_port}

@@ -1,9 +1,10 @@
 """One structured answer from an OpenAI-compatible chat model: a JSON object, not a stream.
 
-For the small side questions a turn asks besides the conversation (the memory conflict check):
-one request in JSON mode (``response_format: json_object``, which Ollama, vLLM, llama.cpp
-server, OpenAI and OpenRouter accept), a hard timeout (for the whole answer, however it
-trickles in), no retries. Synchronous: its callers are services running in a worker thread,
+For the small side questions a turn asks besides the conversation (the memory conflict check,
+the conversation's title): one request in JSON mode (``response_format: json_object``, which
+Ollama, vLLM, llama.cpp server, OpenAI and OpenRouter accept), a hard timeout (for the whole
+answer, however it trickles in), no retries. ``text_completion`` asks the same way without JSON
+mode, for a caller whose model refuses it or answers it with prose (the title falls back to it). Synchronous: its callers are services running in a worker thread,
 outside any transaction.
 """
 
@@ -42,14 +43,40 @@ def json_completion(
     transport: httpx.BaseTransport | None = None,
 ) -> dict[str, Any]:
     """The JSON object the model answers. Raises ProviderError (timeout included)."""
-    body = {
+    said = _answer(config, messages, max_tokens, timeout, transport, json_mode=True)
+    return _json_object(said)
+
+
+def text_completion(
+    config: ProviderConfig,
+    *,
+    messages: list[ChatMessage],
+    max_tokens: int = 300,
+    timeout: float = 10.0,
+    transport: httpx.BaseTransport | None = None,
+) -> str:
+    """The text the model answers, not in JSON mode. Raises ProviderError (timeout included)."""
+    return without_nul(_answer(config, messages, max_tokens, timeout, transport, json_mode=False))
+
+
+def _answer(
+    config: ProviderConfig,
+    messages: list[ChatMessage],
+    max_tokens: int,
+    timeout: float,
+    transport: httpx.BaseTransport | None,
+    *,
+    json_mode: bool,
+) -> str:
+    body: dict[str, Any] = {
         "model": config.model,
         "messages": [wire_message(message) for message in messages],
         "stream": False,
-        "response_format": {"type": "json_object"},
         "temperature": 0,
         "max_tokens": max_tokens,
     }
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
     headers = bearer_headers(config.api_key, server="model server")
     url = config.base_url.rstrip("/") + "/chat/completions"
     deadline = time.monotonic() + timeout
@@ -82,7 +109,7 @@ def json_completion(
         raise ProviderError("bad_response", "The model server's answer has no message.") from error
     if not isinstance(said, str):
         raise ProviderError("bad_response", "The model's message has no text.")
-    return _json_object(said)
+    return said
 
 
 def _read_within(response: httpx.Response, deadline: float, timeout: float) -> bytes:

@@ -9,7 +9,7 @@ from ninja import Query, Router, Status
 
 from talorys.accounts.auth import request_actor
 from talorys.lib.pagination import paginate_rows
-from talorys.lib.schemas import QueryText
+from talorys.lib.schemas import ErrorOut, QueryText
 from talorys.owner.services.settings import owner_zone
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note, Project, Task
@@ -17,6 +17,7 @@ from talorys.workspace.schemas import (
     NoteIn,
     NoteOut,
     NotePatch,
+    NoteTaskTick,
     ProjectIn,
     ProjectOut,
     ProjectPatch,
@@ -40,7 +41,8 @@ def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[P
     return selectors.project_list(q=q)
 
 
-@projects_router.post("", response={201: ProjectOut})
+# 409: a project of that name (in any case) exists already; its id is in the error's details.
+@projects_router.post("", response={201: ProjectOut, 409: ErrorOut})
 def project_create(request: HttpRequest, payload: ProjectIn) -> Status:
     return Status(
         201, services.project_create(**payload.model_dump(), actor=request_actor(request))
@@ -131,6 +133,15 @@ def note_get(request: HttpRequest, note_id: int) -> Note:
 def note_update(request: HttpRequest, note_id: int, payload: NotePatch) -> Note:
     return services.note_update(
         note_id=note_id, actor=request_actor(request), **payload.model_dump(exclude_unset=True)
+    )
+
+
+@notes_router.post("/{int:note_id}/tasks/{int:index}", response=NoteOut)
+def note_task_tick(request: HttpRequest, note_id: int, index: int, payload: NoteTaskTick) -> Note:
+    """Tick or untick the note's checkbox number ``index`` (from 0, in the order the note shows
+    them): the line's ``[ ]`` becomes ``[x]`` or back, recorded as an edit of the note."""
+    return services.note_task_tick(
+        note_id=note_id, index=index, actor=request_actor(request), **payload.model_dump()
     )
 
 

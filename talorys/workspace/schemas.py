@@ -94,6 +94,21 @@ class NotePatch(In):
     version: ExpectedVersion = None
 
 
+class NoteTaskTick(In):
+    """Tick or untick one checkbox of a note's task list (``- [ ] cheese``)."""
+
+    ticked: bool = Field(description="True ticks the box ([x]), false unticks it ([ ]).")
+    version: int = Field(
+        ge=1,
+        le=2**31 - 1,
+        description=(
+            "The note's version the checkbox was shown in (required: the index counts that "
+            "version's checkboxes). If the note has changed since, nothing changes and the "
+            "answer is 409 CONFLICT."
+        ),
+    )
+
+
 class NoteOut(Schema):
     id: int
     title: str

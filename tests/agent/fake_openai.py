@@ -261,6 +261,10 @@ class FakeOpenAI:
         # conflict check inside a turn does not take the turn's scripted steps.
         self._json_replies: collections.deque[Reply] = collections.deque()
         self.json_requests: list[dict[str, Any]] = []
+        # Other non-streamed requests (a side question in plain text, e.g. the title asked again
+        # when JSON mode failed) have theirs too; the default answers no text.
+        self._plain_replies: collections.deque[Reply] = collections.deque()
+        self.plain_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -297,6 +301,12 @@ class FakeOpenAI:
         with self._lock:
             self._json_replies.extend(replies)
 
+    def script_plain(self, *replies: Reply) -> None:
+        """Answers for the next non-streamed chat requests outside JSON mode, in order; then an
+        empty message."""
+        with self._lock:
+            self._plain_replies.extend(replies)
+
     def start(self) -> FakeOpenAI:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -315,6 +325,10 @@ class FakeOpenAI:
                 if self._json_replies:
                     return self._json_replies.popleft()
             return completion(json.dumps(DEFAULT_VERDICT))
+        if body.get("stream") is False:
+            with self._lock:
+                self.plain_requests.append(body)
+                return self._plain_replies.popleft() if self._plain_replies else completion("")
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)

@@ -118,7 +118,7 @@ def test_the_first_reply_is_followed_by_the_models_title(db, fake_openai):
 
     assert kinds(result) == ["title", "start", "text", "done", "title"]
     conversation = Conversation.objects.get()
-    assert result[0]["title"] == "what should I see in lisbon on a…"
+    assert result[0]["title"] == "what should I see in lisbon…"
     assert result[-1] == {
         "type": "title",
         "conversation_id": conversation.pk,
@@ -140,18 +140,20 @@ def test_the_first_reply_is_followed_by_the_models_title(db, fake_openai):
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "asked_plainly"),
     [
-        error(500, "The model crashed"),
-        completion("not json at all"),
-        completion(json.dumps({"name": "no title key"})),
-        title_answer("   "),
+        (error(500, "The model crashed"), True),
+        (completion("not json at all"), True),
+        (completion(json.dumps({"name": "no title key"})), False),
+        (title_answer("   "), False),
+        (error(401, "bad key"), False),
     ],
 )
-def test_a_failed_title_keeps_the_first_words(db, fake_openai, answer):
+def test_a_failed_title_keeps_the_first_words(db, fake_openai, answer, asked_plainly):
     use_fake(fake_openai)
     fake_openai.script(text("Hello!"))
     fake_openai.script_json(answer)
+    fake_openai.script_plain(completion("  \n  "))  # asked again plainly: still no words
 
     result = turn(text="hi there friend")
 
@@ -160,6 +162,47 @@ def test_a_failed_title_keeps_the_first_words(db, fake_openai, answer):
     conversation = Conversation.objects.get()
     assert (conversation.title, conversation.title_source) == ("hi there friend", "message")
     assert len(fake_openai.json_requests) == 1
+    assert len(fake_openai.plain_requests) == int(asked_plainly)
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        error(400, "response_format is not supported by this model"),
+        completion("Sure! A good title would be: Lisbon with kids"),
+    ],
+)
+def test_a_model_without_json_mode_is_asked_for_the_title_in_plain_text(db, fake_openai, refusal):
+    use_fake(fake_openai)
+    fake_openai.script(text("Try the tram to Belém."))
+    fake_openai.script_json(refusal)
+    fake_openai.script_plain(
+        completion('**Title:** "Lisbon sights with kids on Sunday afternoon."')
+    )
+
+    result = turn(text="what should I see in lisbon on a sunday with kids")
+
+    assert result[0]["title"] == "what should I see in lisbon…"  # six words at most
+    assert result[-1]["title"] == "Lisbon sights with kids on Sunday"
+    conversation = Conversation.objects.get()
+    assert (conversation.title, conversation.title_source) == (
+        "Lisbon sights with kids on Sunday",
+        "model",
+    )
+    (plain,) = fake_openai.plain_requests
+    assert "response_format" not in plain and plain["stream"] is False
+    assert "at most 6 words" in plain["messages"][0]["content"]
+    assert "lisbon on a sunday" in plain["messages"][1]["content"]
+    assert UsageDay.objects.get().ai_requests == 3  # the reply, the JSON try and the plain one
+
+
+def test_the_first_words_fallback_never_passes_six_words(db):
+    assert services.conversation_title(text="one two three four five six") == (
+        "one two three four five six"
+    )
+    assert services.conversation_title(text="one two three four five six seven eight") == (
+        "one two three four five six…"
+    )
 
 
 def test_no_title_is_asked_without_budget_or_after_a_failed_reply(db, fake_openai):

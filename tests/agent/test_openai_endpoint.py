@@ -13,7 +13,6 @@ from agent.models import Conversation, Message
 from approvals.models import PendingAction
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace.models import Task
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import use_fake
@@ -163,7 +162,7 @@ def test_a_spent_budget_is_a_429_and_a_slow_model_still_streams(
     live_server_url, owner, fake_openai
 ):
     ai = client(live_server_url, owner)
-    owner_settings_update(daily_ai_requests=0)
+    use_fake(fake_openai, daily_ai_requests=0)  # a model's budget (the demo spends none)
     with pytest.raises(openai.RateLimitError) as spent:
         ai.chat.completions.create(model="talorys", messages=[{"role": "user", "content": "hi"}])
     assert spent.value.code == "insufficient_quota"

@@ -114,7 +114,7 @@ def test_multi_step_tool_turn_creates_a_task_and_streams_the_answer(db, fake_ope
     result = turn(text="Add a task to call the plumber, high priority")
 
     assert kinds(result) == ["title", "start", "text", "tool", "tool", "text", "text", "done"]
-    assert result[0]["title"] == "Add a task to call the plumber, high…"  # first words
+    assert result[0]["title"] == "Add a task to call the…"  # first six words
     task = Task.objects.get()
     assert (task.title, task.priority, task.status) == ("Call the plumber", 3, "open")
     assert streamed_text(result) == "Let me check.\n\nAdded “Call the plumber”."

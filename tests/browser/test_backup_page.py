@@ -30,11 +30,17 @@ def test_download_a_backup_then_preview_and_import_it(signed_in, live_server_url
     page.get_by_label("Backup file").set_input_files(str(path))
     page.get_by_role("button", name="Preview import").click()
     expect(page.get_by_text("Nothing has changed yet")).to_be_visible()
-    expect(page.get_by_role("row", name="tasks 1 0 0 0")).to_be_visible()
+    expect(page.get_by_role("row", name="Tasks 1 0 0 0")).to_be_visible()
+    page.get_by_text("Tasks: 1 added").click()
+    expect(page.locator("#backup-items li")).to_have_text(["Water the beds"])
+    expect(page.get_by_label("Backup file")).to_be_visible()  # another file can replace it
+    from tests.browser.test_accessibility import axe_source, violations
+
+    assert violations(page, axe_source()) == []  # the pending preview, with its lists open
     assert not Task.objects.exists()
     page.get_by_role("button", name="Confirm import").click()
 
-    expect(page.get_by_text("Imported.")).to_be_visible()
+    expect(page.get_by_text("Imported. Added 1 task.")).to_be_visible()
     assert list(Task.objects.values_list("title", flat=True)) == ["Water the beds"]
     # Edited after the export, its checksum no longer matches: refused by name, nothing changed.
     document["data"]["tasks"][0]["title"] = "Water the beds twice"

@@ -111,6 +111,10 @@ def test_owner_approves_a_deletion_sees_done_and_undoes_it(signed_in, live_serve
     expect(card).to_contain_text("File taxes")
     expect(card).to_contain_text(re.compile(r"Expires in \d+ min"))
     assert len(tasks_via_api(live_server_url)) == 1  # nothing happens before approval
+    # The toast points at the card below, not at another page.
+    toast = page.locator(".toast", has_text="Waiting for your approval")
+    expect(toast).to_contain_text("Approve or reject it below, in the conversation.")
+    expect(toast).not_to_contain_text("Approvals page")
 
     card.get_by_role("button", name="Approve").click()
     expect(card).to_contain_text("Done")

@@ -49,3 +49,47 @@ def test_a_note_renders_markdown_and_stored_markup_stays_inert(signed_in, live_s
     expect(page.locator("#revisions ins").first).to_be_visible()
     assert page.title() != "pwned"
     assert page.csp_violations == []
+
+
+def test_the_owner_ticks_a_task_list_box_and_a_stale_tick_is_refused(signed_in, live_server_url):
+    from playwright.sync_api import expect
+
+    from talorys.workspace.models import Note
+    from tests.browser.test_accessibility import axe_source, violations
+
+    page = signed_in
+    note = make_note(live_server_url, "Shopping\n\n- [ ] cheese\n- [x] milk")
+    page.goto(f"{live_server_url}/notes/{note}/")
+    cheese = page.get_by_role("checkbox", name="cheese")
+    milk = page.get_by_role("checkbox", name="milk")
+    expect(cheese).not_to_be_checked()
+    expect(milk).to_be_checked()
+    expect(cheese).to_be_enabled()  # rendered disabled; the note's own page enables them
+    assert violations(page, axe_source()) == []
+
+    cheese.check()
+    expect(page.locator("#tick-status")).to_have_text("Ticked “cheese”.")
+    stored = Note.objects.get(pk=note)
+    assert (stored.content, stored.version) == ("Shopping\n\n- [x] cheese\n- [x] milk", 2)
+    # The Edit form follows, so saving it next does not undo the tick; the history shows it.
+    expect(page.locator("#note-content")).to_have_value(stored.content)
+    expect(page.locator('#note-form input[name="version"]')).to_have_value("2")
+
+    # The note changes elsewhere: a tick from this page would land on the old line numbers.
+    with httpx.Client(base_url=live_server_url) as client:
+        login = client.post(
+            "/api/auth/login", json={"username": "owner", "password": OWNER_PASSWORD}
+        )
+        client.headers["X-CSRFToken"] = login.json()["csrf_token"]
+        client.patch(f"/api/notes/{note}", json={"content": "- [ ] eggs\n" + stored.content})
+    milk.uncheck()
+    expect(page.locator("#tick-status")).to_contain_text(
+        "Not saved: this note has changed since the page was opened"
+    )
+    expect(milk).to_be_checked()  # put back as it is stored
+    assert Note.objects.get(pk=note).version == 3
+
+    page.reload()
+    expect(page.get_by_role("checkbox", name="eggs")).not_to_be_checked()
+    expect(page.locator("#revisions .revision")).to_have_count(3)
+    assert page.csp_violations == []

@@ -105,3 +105,18 @@ def test_broken_message_files_are_set_aside_and_the_worker_goes_on(worker, embed
     assert not [name for name in os.listdir(broker / "queue") if name.endswith(".msg")]
     assert "is not a message: set aside" in log.read_text()
     assert process.poll() is None
+    # A broker in a folder has no host, and kombu is not told to "revert to localhost".
+    assert "No hostname was supplied" not in log.read_text() + sent.stderr
+
+
+def test_a_connection_to_the_folder_broker_warns_of_no_missing_host(caplog, tmp_path):
+    from kombu import Connection
+
+    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    with caplog.at_level("WARNING", logger="kombu.connection"):
+        conn = Connection(
+            "filesystem://", transport="talorys.ops.broker:Transport", transport_options=options
+        )
+        assert conn.info()["hostname"] is None
+        conn.release()
+    assert [r.getMessage() for r in caplog.records if r.name == "kombu.connection"] == []

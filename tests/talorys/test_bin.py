@@ -4,6 +4,7 @@ only the owner's session deletes for good."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -35,11 +36,18 @@ def make_conversation() -> Conversation:
     return conversation
 
 
+_HOUSES = itertools.count(1)
+
 # kind -> (make one, its API URL, the model)
 KINDS: dict[str, tuple[Callable[[], Any], str, type]] = {
     "task": (lambda: services.task_create(title="Renew passport"), "/api/tasks", Task),
     "note": (lambda: services.note_create(title="Recipes", content="Soup"), "/api/notes", Note),
-    "project": (lambda: services.project_create(name="House"), "/api/projects", Project),
+    # A new name each time: two live projects never share one.
+    "project": (
+        lambda: services.project_create(name=f"House {next(_HOUSES)}"),
+        "/api/projects",
+        Project,
+    ),
     "memory": (
         lambda: memory_services.memory_create(text="Sister Ana lives in Lisbon"),
         "/api/memories",

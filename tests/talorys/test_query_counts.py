@@ -46,7 +46,9 @@ def paged(body: dict[str, Any]) -> int:
 
 
 def tasks(start: int, n: int, ctx: dict) -> None:
-    project = ctx.setdefault("project", services.project_create(name="Home"))
+    if "project" not in ctx:  # once: two live projects never share a name
+        ctx["project"] = services.project_create(name="Home")
+    project = ctx["project"]
     for i in range(start, start + n):
         services.task_create(title=f"Task {i}", project_id=project.pk if i % 2 else None)
 
@@ -162,7 +164,9 @@ def subscriptions(start: int, n: int, ctx: dict) -> None:
 
 
 def searchable(start: int, n: int, ctx: dict) -> None:
-    project = ctx.setdefault("project", services.project_create(name="Findme project"))
+    if "project" not in ctx:  # once: two live projects never share a name
+        ctx["project"] = services.project_create(name="Findme project")
+    project = ctx["project"]
     for i in range(start, start + n):
         services.task_create(title=f"Findme task {i}", project_id=project.pk)
         services.note_create(title=f"Findme note {i}")

@@ -45,6 +45,7 @@ def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unuse
             output += line
         password = re.search(r"OWNER PASSWORD \(shown once\): (\S+)", output).group(1)
         assert f"running at {url}/" in output
+        assert "Log in as 'owner' with the password printed above" in output
 
         with httpx.Client(base_url=url, timeout=10) as client:
             assert client.get("/api/health").json()["status"] == "ok"
@@ -64,3 +65,17 @@ def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unuse
         ["pgrep", "-g", str(proc.pid)], capture_output=True, text=True
     ).stdout.split()
     assert leftovers == [], "web, worker or beat survived Ctrl-C"
+
+
+def test_a_later_start_says_where_the_password_is_and_how_to_reset_it():
+    from talorys.management.commands.talorys_run import login_hint
+
+    again = login_hint("owner", "Talorys 1.0: start done.\n")  # no password printed this time
+    assert "printed above" not in again
+    assert again == (
+        "Log in as 'owner' with the password printed when Talorys first started (or the one in "
+        "TALORYS_OWNER_PASSWORD then). Lost it? Run "
+        "`.venv/bin/python manage.py talorys_setup --reset-password` for a new one."
+    )
+    first = login_hint("ana", "done.\nOWNER PASSWORD (shown once): s3cret-words\n")
+    assert first == "Log in as 'ana' with the password printed above (shown only this once)."

@@ -124,9 +124,20 @@ function setUpPanel() {
 
 // --- live: toasts ------------------------------------------------------------------------------
 
+// An approval whose card (with its buttons) is on this page, in the open conversation: the
+// toast points there, not to the Approvals page (which it links to everywhere else).
+function cardHere(n) {
+  // Still waiting (unread): once decided, the rewritten notification says what happened.
+  const match = n.kind === "approval" && !n.read_at && /^approval:(\d+)$/.exec(n.source || "");
+  return Boolean(match) && document.querySelector(`.approval[data-action-id="${Number(match[1])}"]`) !== null;
+}
+
+const HERE_TEXT = "Approve or reject it below, in the conversation.";
+
 function fillToast(box, n) {
-  box.replaceChildren(heading(n));
-  if (n.body) box.append(el("p", "", n.body));
+  const here = cardHere(n);
+  box.replaceChildren(here ? el("strong", "", n.title) : heading(n));
+  if (n.body) box.append(el("p", "", here ? HERE_TEXT : n.body));
   box.append(timeElement(n.created_at, { className: "muted small" }));
   const close = el("button", "close", "×");
   close.type = "button";
@@ -140,6 +151,8 @@ function toast(n) {
   box.dataset.id = n.id;
   fillToast(box, n);
   toasts.append(box);
+  // The card may arrive over the chat's own socket a moment after the notification.
+  if (n.kind === "approval" && !cardHere(n)) setTimeout(() => { if (box.isConnected && cardHere(n)) fillToast(box, n); }, 1500);
   setTimeout(() => box.remove(), TOAST_MS);
 }
 

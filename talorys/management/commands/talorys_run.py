@@ -22,6 +22,20 @@ from talorys.lib.env import env_int, env_str
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
 
+RESET = "`.venv/bin/python manage.py talorys_setup --reset-password`"
+PRINTED = "OWNER PASSWORD (shown once):"  # talorys_setup's line when it made a password
+
+
+def login_hint(username: str, setup_output: str) -> str:
+    """How to log in, from what this start's setup printed: its new password is just above,
+    or (any later start) it was shown once, at the first, and only a reset makes another."""
+    if PRINTED in setup_output:
+        return f"Log in as {username!r} with the password printed above (shown only this once)."
+    return (
+        f"Log in as {username!r} with the password printed when Talorys first started (or the "
+        f"one in TALORYS_OWNER_PASSWORD then). Lost it? Run {RESET} for a new one."
+    )
+
 
 class Command(BaseCommand):
     help = "Migrate, make sure the owner exists, then run web + worker + beat together."
@@ -75,9 +89,7 @@ class Command(BaseCommand):
             self.style.SUCCESS(f"\nTalorys is running at http://{shown_host}:{port}/")
         )
         self.stdout.write(
-            f"Log in as {username!r} with the password printed above on the first run "
-            "(or TALORYS_OWNER_PASSWORD; reset it with `.venv/bin/python manage.py talorys_setup --reset-password`).\n"
-            "Press Ctrl-C to stop web, worker and beat.\n"
+            login_hint(username, setup_output) + "\nPress Ctrl-C to stop web, worker and beat.\n"
         )
 
     def _wait_for_heartbeats(

@@ -17,7 +17,7 @@ HELP = (
     "“I work at Acme”, “I'm allergic to peanuts”, “I no longer eat meat”\n"
     "- “what are my open tasks?”\n"
     "- “delete the task buy milk”\n"
-    "- “create a note Groceries: eggs, bread”\n"
+    "- “create a note Groceries: eggs, bread”\n\n"  # a paragraph of its own, not the last item's
     "Configure a model in Settings to chat freely."
 )
 

@@ -21,6 +21,7 @@ from talorys.workspace.services.notes import (
     note_get,
     note_rename,
     note_restore,
+    note_task_tick,
     note_update,
 )
 from talorys.workspace.services.projects import (
@@ -51,6 +52,7 @@ __all__ = [
     "note_get",
     "note_rename",
     "note_restore",
+    "note_task_tick",
     "note_update",
     "project_create",
     "project_delete",

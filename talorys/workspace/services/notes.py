@@ -1,4 +1,4 @@
-"""The owner's notes: create, change, append, rename, bin and restore."""
+"""The owner's notes: create, change, append, rename, tick a task-list item, bin and restore."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.markdown import task_items
+from talorys.lib.tasklists import tick
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_text
 from talorys.workspace.models import Note
@@ -92,6 +94,27 @@ def note_append(*, note_id: int, text: str, actor: Actor = OWNER) -> Note:
         note.save(update_fields=["content", "updated_at", "version"])
         record_updated(NOTE, note, before, actor)
     return note
+
+
+def note_task_tick(
+    *, note_id: int, index: int, ticked: bool, version: int, actor: Actor = OWNER
+) -> Note:
+    """Tick (or untick) the ``index``-th checkbox the note shows ("- [ ] cheese" becomes
+    "- [x] cheese"): an edit like any other (note_update: a new version and a change log
+    entry). ``version`` is the one the page showed and is required: the index counts the boxes
+    of that version, so a tick from a stale page is refused (Conflict) rather than landing on
+    another line."""
+    note = note_get(note_id=note_id)
+    check_version(note, version, noun="note")
+    items = task_items(note.content)
+    if not 0 <= index < len(items):
+        raise ValidationFailed(
+            f"The note has no checkbox number {index + 1} (it has {len(items)}). "
+            "Reload the page and tick again."
+        )
+    content = tick(note.content, items[index], ticked=ticked)
+    # The lock and the version check again: the note may change between the read and here.
+    return note_update(note_id=note_id, content=content, version=version, actor=actor)
 
 
 def note_rename(

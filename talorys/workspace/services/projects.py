@@ -1,16 +1,24 @@
-"""The owner's projects: create, change, bin and restore (with their tasks' links)."""
+"""The owner's projects: create, change, bin and restore (with their tasks' links).
+
+Two live projects never share a name, compared without case ("Home" and "home" are one name):
+a create, a rename or a restore that would make a second is refused (Conflict), for the owner's
+pages and API and the model's tools alike. The check holds a transaction-wide advisory lock on
+PostgreSQL, so two creates at once cannot both pass it. No database constraint backs it:
+projects made before the check may share a name, and stay as they are until renamed.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from typing import TypedDict, Unpack
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from talorys.history.bin import bin_move_in, bin_move_out, latest_delete
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_text
 from talorys.workspace.models import Project, Task
@@ -24,10 +32,34 @@ def project_get(*, project_id: int) -> Project:
     return project
 
 
+_NAMES_LOCK = int.from_bytes(
+    hashlib.blake2b(b"talorys:project-names", digest_size=8).digest(), signed=True
+)
+
+
+def _name_free(name: str, *, but: int | None = None) -> None:
+    """Refuse ``name`` when another live project has it, in any case. Call it inside the
+    transaction that writes the name: on PostgreSQL the lock waits for any other project
+    name being written, so the two checks cannot both pass (SQLite writes one at a time)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_NAMES_LOCK])
+    others = Project.objects.live().filter(name__iexact=name)
+    taken = (others.exclude(pk=but) if but is not None else others).first()
+    if taken is not None:
+        raise Conflict(
+            f"A project named “{taken.name}” already exists. Choose another name, "
+            "or use that project.",
+            details={"project_id": taken.pk, "name": taken.name},
+        )
+
+
 def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:
+    name = clean_text(name, field="name", max_length=Project.NAME_MAX)
     with transaction.atomic():
+        _name_free(name)
         project = Project.objects.create(
-            name=clean_text(name, field="name", max_length=Project.NAME_MAX),
+            name=name,
             description=clean_text(
                 description, field="description", max_length=Project.DESCRIPTION_MAX, required=False
             ),
@@ -73,6 +105,8 @@ def project_update(
         check_version(project, version, noun="project")
         before = item_fields(PROJECT, project)
         data = _project_clean(changes) | {"version": project.version + 1}
+        if "name" in data and str(data["name"]).lower() != project.name.lower():
+            _name_free(str(data["name"]), but=project.pk)
         model_update(instance=project, fields=("name", "description", "version"), data=data)
         record_updated(PROJECT, project, before, actor)
     return project
@@ -103,6 +137,9 @@ def project_restore(*, project_id: int, actor: Actor = OWNER, change: Change | N
     delete being undone (the latest one if not given), whose detail names those tasks."""
     with transaction.atomic():
         change = change or latest_delete(PROJECT.name, project_id)
+        binned = Project.objects.filter(pk=project_id, deleted_at__isnull=False).first()
+        if binned is not None:
+            _name_free(binned.name, but=project_id)
         bin_move_out(PROJECT, project_id, actor)
         task_ids = (change.detail if change else {}).get("task_ids", [])
         Task.objects.filter(pk__in=task_ids, project__isnull=True).update(project_id=project_id)

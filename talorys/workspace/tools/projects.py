@@ -8,7 +8,16 @@ from django.db.models import QuerySet
 from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
-from talorys.lib.tools import ListTool, Permission, Tool, ToolArgs, ToolContext, register
+from talorys.lib.errors import Conflict
+from talorys.lib.tools import (
+    ListTool,
+    Permission,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    register,
+)
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project
 from talorys.workspace.tools.common import clip
@@ -47,17 +56,27 @@ class CreateProjectArgs(ToolArgs):
 class CreateProject(Tool):
     name = "create_project"
     description = (
-        "Create a project to group tasks. Check list_projects first so you do not create a "
-        "duplicate. Returns the project with its id."
+        "Create a project to group tasks. Names are unique, whatever their case: a name "
+        "already in use is refused with the existing project's id, to use instead. Returns the "
+        "project with its id."
     )
     args = CreateProjectArgs
     permission = Permission.WRITE
     cap = 4
 
     def run(self, args: CreateProjectArgs, ctx: ToolContext) -> dict[str, Any]:
-        project = services.project_create(
-            name=args.name, description=args.description, actor=ctx.actor
-        )
+        try:
+            project = services.project_create(
+                name=args.name, description=args.description, actor=ctx.actor
+            )
+        except Conflict as err:  # the owner's refusal, with the id the model can file under
+            taken = err.details or {}
+            raise ToolError(
+                f"{err.message} It is project id {taken.get('project_id')}: file tasks under "
+                "it, or tell the owner the name is taken.",
+                code=Conflict.code,
+                details=taken,
+            ) from err
         return {"project": _project(project)}
 
 
