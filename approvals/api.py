@@ -19,6 +19,7 @@ from talorys.accounts.auth import owner_session_auth, request_owner
 from talorys.accounts.services import client_address
 from talorys.lib.errors import UnsupportedMediaType
 from talorys.lib.pagination import Pagination
+from talorys.lib.schemas import ErrorOut
 
 router = Router(tags=["approvals"])
 
@@ -70,7 +71,13 @@ def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
 # only that push carried, is the credential (approvals/push_decision.py; the threat model is in
 # docs/architecture.md). JSON only: a cross-site page can send JSON only after a CORS preflight,
 # which is never answered.
-@router.post("/approvals/{int:action_id}/push-decision", auth=None, response=PushDecisionOut)
+@router.post(
+    "/approvals/{int:action_id}/push-decision",
+    auth=None,
+    # Beside what every operation answers: a capability refused (403: not ours, or for another
+    # action or decision; 409: used, expired, decided, changed), not JSON (415), throttled (429).
+    response={200: PushDecisionOut, frozenset({403, 409, 415, 429}): ErrorOut},
+)
 def approval_push_decision(
     request: HttpRequest, action_id: int, data: PushDecisionIn
 ) -> dict[str, Any]:
