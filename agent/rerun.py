@@ -83,8 +83,9 @@ def regenerate_target(
     owner_message = _last_owner_message(
         conversation_id=conversation_id, verb="regenerate", done="regenerated"
     )
-    replies = _live_messages(conversation_id).filter(pk__gt=owner_message.pk)
-    return owner_message, _replace(replies)
+    replaced = _replace(_live_messages(conversation_id).filter(pk__gt=owner_message.pk))
+    summary_scope(conversation_id=conversation_id, changed_from=min(replaced))
+    return owner_message, replaced
 
 
 def _edited(*, conversation_id: int, message_id: int | None) -> Message:

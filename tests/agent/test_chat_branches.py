@@ -188,6 +188,15 @@ def test_a_summary_of_messages_off_the_new_branch_is_dropped(api, fake_openai):
     )
     switch(api, conversation, red.pk)
     assert Conversation.objects.get().summary == ""
+    # And a regenerate of a reply the summary covers (the branch's last: Blueberry).
+    blueberry = conversation.messages.get(content="Blueberry.")
+    assert blueberry.replaced_at is None  # where the owner last was on that branch
+    Conversation.objects.filter(pk=conversation.pk).update(
+        summary="Blue.", summary_upto=blueberry.pk
+    )
+    fake_openai.script(text("Blackberry."))
+    read_events(api.stream("/api/chat", {"conversation_id": conversation.pk, "regenerate": True}))
+    assert Conversation.objects.get().summary == ""
 
 
 def test_a_switch_is_refused_while_a_reply_is_written_or_for_another_conversation(api, fake_openai):
