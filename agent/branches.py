@@ -34,7 +34,7 @@ def _branch_through(rows: Rows, target: int) -> set[int]:
     fork, the child that left the active branch last (the branch the owner was on there)."""
     path = set()
     node: int | None = target
-    while node is not None:
+    while node is not None and node in rows and node not in path:  # links stay in (backup/)
         path.add(node)
         node = rows[node][0]
     children: dict[int, list[int]] = defaultdict(list)
@@ -45,6 +45,8 @@ def _branch_through(rows: Rows, target: int) -> set[int]:
     node = target
     while children[node]:
         node = max(children[node], key=lambda pk: (rows[pk][1] or now, pk))
+        if node in path:
+            break
         path.add(node)
     return path
 
