@@ -9,13 +9,14 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from agent import selectors, services
+from agent import branches, selectors, services
 from agent.live import attach, conversation_check, turn_run
 from agent.live.turns import Event
 from agent.models import Conversation
 from agent.runner import begin_turn
 from agent.runner.db import give_back_request_connection
 from agent.schemas import (
+    BranchIn,
     ChatCancelIn,
     ChatCancelOut,
     ChatIn,
@@ -150,6 +151,20 @@ def conversation_list(request: HttpRequest, filters: Query[ConversationFilters])
 
 @router.get("/conversations/{int:conversation_id}", response=ConversationDetailOut)
 def conversation_get(request: HttpRequest, conversation_id: int) -> Conversation:
+    return selectors.conversation_with_messages(conversation_id=conversation_id)
+
+
+@router.post(
+    "/conversations/{int:conversation_id}/branch",
+    response={200: ConversationDetailOut, frozenset({404, 409}): ErrorOut},
+)
+def conversation_branch(
+    request: HttpRequest, conversation_id: int, payload: BranchIn
+) -> Conversation:
+    """Show another branch of the conversation: the one through ``message_id`` (an earlier
+    edit of a message, another version of a reply), down to where the owner last was on it.
+    Nothing is deleted; 409 while a reply is being written."""
+    branches.branch_switch(conversation_id=conversation_id, message_id=payload.message_id)
     return selectors.conversation_with_messages(conversation_id=conversation_id)
 
 

@@ -85,8 +85,16 @@ class Message(models.Model):
     error_code = models.CharField(max_length=32, blank=True, default="")
     # What the owner was told when the reply failed (the live ``error`` event's message).
     error_message = models.TextField(blank=True, default="")
-    # Set by a regenerate or an edit (services.turn_begin): the message is kept, but out of the
-    # model's history, the conversation's page and recall. Nothing is deleted.
+    # The message it follows (None: the conversation's first). Messages form a tree: an edit
+    # starts a sibling of the message edited, a regenerate a sibling of the reply (agent/
+    # branches.py). The messages not ``replaced_at`` are one path from a root down to a leaf,
+    # the active branch: what the page, the model and recall see.
+    parent = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="children"
+    )
+    # Set when the message leaves the active branch (a regenerate, an edit, a switch to another
+    # branch); cleared when a switch brings it back. It is kept, but out of the model's history,
+    # the conversation's page and recall. Nothing is deleted.
     replaced_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Set by every write, the reply's end included: the recall index re-reads what changed.
@@ -95,6 +103,8 @@ class Message(models.Model):
     # Not a column: set by selectors.conversation_with_messages, what the model changed in this
     # reply's turn.
     changes: list[Change]
+    # Not a column either: this message's id and its siblings' (the same parent), oldest first.
+    siblings: list[int]
 
     class Meta:
         ordering = ["conversation_id", "id"]

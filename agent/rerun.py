@@ -3,7 +3,9 @@
 Called inside turn_begin's transaction, so a refusal (ValidationFailed) changes nothing. A retry
 drops the failed or stopped final reply; a regenerate and an edit replace instead of deleting:
 the messages they take out keep their rows, marked ``replaced_at``, and every read of the
-conversation (the model's history, the page, recall) leaves them out.
+conversation (the model's history, the page, recall) leaves them out. They stay a branch of the
+conversation's tree (each message has a ``parent``): the new reply is a sibling of the one
+regenerated, the edited message a sibling of the one edited, and agent/branches.py switches back.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from agent.models import Message, Origin
+from agent.models import Conversation, Message, Origin
 from talorys.lib.errors import ValidationFailed
 
 
@@ -30,6 +32,20 @@ def _last_owner_message(*, conversation_id: int, verb: str, done: str) -> Messag
         # An imported message was never typed into this chat: it is data, not an instruction.
         raise ValidationFailed(f"An imported message cannot be {done}; send a new message.")
     return owner_message
+
+
+def path_tip(conversation_id: int) -> Message | None:
+    """The last message of the active branch: the one a new message follows."""
+    return _live_messages(conversation_id).order_by("-id").first()
+
+
+def summary_scope(*, conversation_id: int, changed_from: int) -> None:
+    """Drop the running summary when the active branch changes at or before the last message it
+    covers (``summary_upto``): it would tell the model of messages the new branch does not hold.
+    The next turn whose window overflows writes a new one from the branch it sees."""
+    Conversation.objects.filter(pk=conversation_id, summary_upto__gte=changed_from).update(
+        summary="", summary_upto=None
+    )
 
 
 def _replace(messages: QuerySet[Message]) -> tuple[int, ...]:
@@ -67,21 +83,41 @@ def regenerate_target(
     owner_message = _last_owner_message(
         conversation_id=conversation_id, verb="regenerate", done="regenerated"
     )
-    replies = _live_messages(conversation_id).filter(pk__gt=owner_message.pk)
-    return owner_message, _replace(replies)
+    replaced = _replace(_live_messages(conversation_id).filter(pk__gt=owner_message.pk))
+    summary_scope(conversation_id=conversation_id, changed_from=min(replaced))
+    return owner_message, replaced
+
+
+def _edited(*, conversation_id: int, message_id: int | None) -> Message:
+    """The owner message an edit starts from: ``message_id`` (any of the owner's on the active
+    branch), or the owner's last one."""
+    if message_id is None:
+        return _last_owner_message(conversation_id=conversation_id, verb="edit", done="edited")
+    edited = _live_messages(conversation_id).filter(pk=message_id).first()
+    if edited is None or edited.role != Message.Role.USER:
+        raise ValidationFailed(
+            "Only your own messages in the conversation as it is shown can be edited; "
+            "reload it and try again."
+        )
+    if edited.origin == Origin.IMPORT:
+        raise ValidationFailed("An imported message cannot be edited; send a new message.")
+    return edited
 
 
 def edit_target(
     *, conversation_id: int, text: str, message_id: int | None
 ) -> tuple[Message, tuple[int, ...]]:
-    """The owner's last message with its new text, saved as a new message; the old one and its
-    reply are replaced (kept). Any other message is refused."""
-    last = _last_owner_message(conversation_id=conversation_id, verb="edit", done="edited")
-    if message_id is not None and message_id != last.pk:
-        raise ValidationFailed("Only your last message can be edited.")
-    replaced = _replace(_live_messages(conversation_id).filter(pk__gte=last.pk))
+    """The edited message's new text, saved as a new message beside it (same parent): a new
+    branch from there. The old message and all that followed it on the active branch are
+    replaced (kept, and reachable again by a switch)."""
+    edited = _edited(conversation_id=conversation_id, message_id=message_id)
+    replaced = _replace(_live_messages(conversation_id).filter(pk__gte=edited.pk))
+    summary_scope(conversation_id=conversation_id, changed_from=edited.pk)
     owner_message = Message.objects.create(
-        conversation_id=conversation_id, role=Message.Role.USER, content=text
+        conversation_id=conversation_id,
+        role=Message.Role.USER,
+        content=text,
+        parent_id=edited.parent_id,
     )
     return owner_message, replaced
 
@@ -125,4 +161,9 @@ def turn_target(
         return regenerate_target(conversation_id=conversation_id, message_id=message_id)
     if edit:
         return edit_target(conversation_id=conversation_id, text=text, message_id=message_id)
-    return Message(conversation_id=conversation_id, role=Message.Role.USER, content=text), ()
+    return Message(
+        conversation_id=conversation_id,
+        role=Message.Role.USER,
+        content=text,
+        parent=path_tip(conversation_id),
+    ), ()

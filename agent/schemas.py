@@ -22,12 +22,13 @@ class ChatIn(In):
     # Ignored by a retry and a regenerate: both re-run the last owner message. An edit's new text.
     text: str = Field("", max_length=MAX_MESSAGE_CHARS)
     # At most one of these (services.turn_begin): retry a failed or stopped last reply,
-    # regenerate a complete one, or edit the owner's last message and run it again.
+    # regenerate a complete one, or edit one of the owner's messages and run it again (a new
+    # branch from there: agent/rerun.py).
     retry: bool = False
     regenerate: bool = False
     edit: bool = False
-    # With regenerate or edit, optional: the reply regenerated or the owner message edited,
-    # refused unless it is the last one.
+    # With regenerate, optional: the reply regenerated, refused unless it is the last one. With
+    # edit: the owner message edited (any on the branch shown; without it, the last one).
     message_id: Id | None = None
 
 
@@ -71,6 +72,10 @@ class MessageOut(Schema):
     created_at: dt.datetime
     # What the model changed in this reply's turn, oldest first (each revertable).
     changes: list[ChangeOut] = []
+    # The branches at this message (agent/branches.py): its id and those of the messages beside
+    # it (an earlier or later edit of it, another version of the reply), oldest first. Show
+    # another with POST /api/conversations/{id}/branch.
+    siblings: list[int] = []
 
     @staticmethod
     def resolve_html(obj: Message) -> str:
@@ -81,6 +86,11 @@ class MessageOut(Schema):
     @staticmethod
     def resolve_tool_activity(obj: Message) -> list[ShownActivity]:
         return [shown_activity(activity) for activity in obj.tool_activity or []]
+
+
+class BranchIn(In):
+    # Any message of the conversation, on any branch: the branch through it is shown.
+    message_id: Id
 
 
 class ConversationDetailOut(ConversationOut):

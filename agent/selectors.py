@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -47,8 +48,9 @@ def conversation_list(*, q: str | None = None) -> QuerySet[Conversation]:
 
 
 def conversation_with_messages(*, conversation_id: int) -> Conversation:
-    """The conversation with its shown messages, each carrying ``changes``: what the model changed in
-    that reply's turn (revertable from /api/changes/{id}/revert)."""
+    """The conversation with its shown messages (the active branch), each carrying ``changes``:
+    what the model changed in that reply's turn (revertable from /api/changes/{id}/revert), and
+    ``siblings``: its own id and those of the messages beside it, the other branches there."""
     conversation = (
         Conversation.objects.live()
         .filter(pk=conversation_id)
@@ -61,9 +63,24 @@ def conversation_with_messages(*, conversation_id: int) -> Conversation:
     by_message: dict[int | None, list[Change]] = {}
     for change in change_list(message_ids=[m.pk for m in messages]).order_by("id"):
         by_message.setdefault(change.message_id, []).append(change)
+    siblings = sibling_ids(conversation_id=conversation_id)
     for message in messages:
         message.changes = by_message.get(message.pk, [])
+        message.siblings = siblings[message.parent_id]
     return conversation
+
+
+def sibling_ids(*, conversation_id: int) -> dict[int | None, list[int]]:
+    """Per parent id (None: the first messages), its children's ids, oldest first: the branches
+    a message's page offers to move between (agent/branches.py)."""
+    by_parent: dict[int | None, list[int]] = defaultdict(list)
+    for pk, parent_id in (
+        Message.objects.filter(conversation_id=conversation_id)
+        .order_by("id")
+        .values_list("pk", "parent_id")
+    ):
+        by_parent[parent_id].append(pk)
+    return by_parent
 
 
 def conversation_history(*, conversation_id: int, after_id: int | None) -> list[HistoryEntry]:

@@ -237,9 +237,9 @@ def turn_begin(
 
     A retry re-runs the last owner message after dropping a non-complete final reply. A
     regenerate re-runs it when the last reply is complete, and an edit runs ``text`` in place of
-    the owner's last message; both keep what they replace, marked ``replaced_at`` (out of the
-    history and the page). ``message_id``, when given, must be the reply regenerated or the
-    owner message edited, so a page that is behind cannot replace what it has not seen.
+    an owner message (``message_id``, else the last): both start a branch (agent/rerun.py) and
+    keep what they replace, marked ``replaced_at`` (out of the history and the page). A
+    regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
     """
     check_rerun(
         conversation_id=conversation_id,
@@ -256,7 +256,7 @@ def turn_begin(
     turn_claim(conversation_id=conversation_id, turn_id=turn_id)
     try:
         with transaction.atomic():
-            _interrupted_replies_close(conversation_id=conversation_id)
+            interrupted_replies_close(conversation_id=conversation_id)
             owner_message, replaced = turn_target(
                 conversation_id=conversation_id,
                 text=text,
@@ -286,7 +286,7 @@ def _turn_begin_new(*, text: str, turn_id: str, origin: Origin) -> TurnStart:
         return _turn_messages_save(turn_id=turn_id, owner_message=owner_message, title=title)
 
 
-def _interrupted_replies_close(*, conversation_id: int) -> None:
+def interrupted_replies_close(*, conversation_id: int) -> None:
     """With the lease held, no reply here can still be streaming: one that is was left by a turn
     whose lease expired (its process died) or that could not save its end."""
     Message.objects.filter(conversation_id=conversation_id, status=Message.Status.STREAMING).update(
@@ -305,14 +305,14 @@ def _turn_messages_save(
     replaced: tuple[int, ...] = (),
 ) -> TurnStart:
     """Save the owner's message when new, and the streaming reply; the turn's TurnStart."""
-    reply = Message(
+    if owner_message.pk is None:
+        owner_message.save()  # first: the owner's message always has the smaller id
+    reply = Message.objects.create(
         conversation_id=owner_message.conversation_id,
         role=Message.Role.ASSISTANT,
         status=Message.Status.STREAMING,
+        parent=owner_message,
     )
-    # One INSERT for both where there are two (ids in order: PostgreSQL and SQLite return them),
-    # so the owner's message always has the smaller id.
-    Message.objects.bulk_create([m for m in (owner_message, reply) if m.pk is None])
     _tell(owner_message.conversation_id, "turn")  # other pages show it and attach to the reply
     return TurnStart(
         conversation_id=owner_message.conversation_id,

@@ -81,6 +81,8 @@ def _row_rules(kind: KindSpec, row: dict[str, Any]) -> Iterator[str]:
         yield "valid_from must not be after valid_to"
     if kind.name == "memories" and row["superseded_by_id"] == row["id"]:
         yield "a memory cannot supersede itself"
+    if kind.name == "messages" and row["parent_id"] is not None and row["parent_id"] >= row["id"]:
+        yield "a message follows an older one: parent_id must be smaller than id"
     if kind.name == "automations":
         try:
             schedule_parse(row["schedule"])

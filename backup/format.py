@@ -174,7 +174,7 @@ KINDS: tuple[KindSpec, ...] = (
         "messages",
         Message,
         MessageRow,
-        refs={"conversation_id": "conversations"},
+        refs={"conversation_id": "conversations", "parent_id": "messages"},
         policy="history",
     ),
     KindSpec("pending_actions", PendingAction, PendingActionRow, policy="history"),

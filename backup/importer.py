@@ -15,7 +15,9 @@ equal content is left alone, except where a fence says otherwise (``_fence_new``
   window, and "pending" becomes "expired"), and an imported message no ``action_id``: nothing
   imported can be approved or undone;
 - imported messages and conversations are marked ``import`` (agent/rerun.py refuses to re-run
-  them) and no conversation summary is installed;
+  them) and no conversation summary is installed; messages keep their links to the ones they
+  follow (their branches), and a file written before messages had links is linked as the
+  upgrade linked the messages here (backup/lineage.py);
 - where the model is reached (model and embeddings URLs and names) stays as set here.
 
 Every change to an item already here (a project, task, note, memory or conversation: a kind with
@@ -44,6 +46,7 @@ from automations.models import Automation
 from automations.services.crud import automation_pause
 from backup.checks import Checked, Problems, chunks, row_checked
 from backup.format import BY_NAME, KINDS, KindSpec
+from backup.lineage import messages_link
 from backup.reader import BackupReader
 from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, item_fields, item_kind
@@ -106,6 +109,8 @@ class _ImportLog:
     def __init__(self, checked: Checked) -> None:
         here = Change.objects.aggregate(last=Max("pk"))["last"] or 0
         self.next_id = max(here, max(checked.ids["changes"], default=0)) + 1
+        # The messages added, linked to their parents once all are in (backup/lineage.py).
+        self.added_messages: list[int] = []
 
     def _record(self, spec: ItemKind, obj: Any, action: str, **fields: Any) -> None:
         if change_record(
@@ -225,6 +230,8 @@ def _apply_batch(
     """Insert the new rows and write the changed ones; the ids of automations to pause."""
     new, changed, pause = _sort(kind, rows, counts)
     _insert(kind.model, new)
+    if kind.model is Message:
+        log.added_messages += [row["id"] for row in new]
     if changed:
         _update(kind, changed, log)
     counts.added += len(new)
@@ -280,6 +287,7 @@ def backup_apply(source: IO[bytes], checked: Checked, *, dry_run: bool) -> dict[
             pause: list[int] = []
             for kind, rows in _batches(source):
                 pause += _apply_batch(kind, rows, counts[kind.name], log)
+            messages_link(log.added_messages)
             _reset_sequences()
             # After the sequences moved: a pause records a change, whose new id must not be one
             # the file's change log brings.

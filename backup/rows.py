@@ -251,6 +251,9 @@ class MessageRow(Row):
     tool_activity: JsonList = Field(default_factory=list)
     error_code: Annotated[str, Field(max_length=_width(Message, "error_code")), ONE_LINE] = ""
     error_message: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    # The message it follows (agent/branches.py); absent from a file written before messages
+    # had links (backup/lineage.py links those).
+    parent_id: Ref = None
     replaced_at: BoundedDatetime | None = None
     created_at: BoundedDatetime
     updated_at: BoundedDatetime

@@ -108,10 +108,15 @@ def conversation_import(prior: list[tuple[str, str]]) -> int:
         conversation = Conversation.objects.create(
             title=conversation_title(text=first_user), origin=Origin.API
         )
-        Message.objects.bulk_create(
-            Message(conversation=conversation, role=role, content=text, origin=Origin.IMPORT)
-            for role, text in prior
-        )
+        parent = None
+        for role, text in prior:  # one chain, each message following the one before
+            parent = Message.objects.create(
+                conversation=conversation,
+                role=role,
+                content=text,
+                origin=Origin.IMPORT,
+                parent=parent,
+            )
     return conversation.pk
 
 

@@ -181,7 +181,7 @@ def test_an_edit_after_a_failed_reply_replaces_both(db, fake_openai):
 @pytest.mark.parametrize(
     ("kwargs", "complaint"),
     [
-        ({"text": "new", "edit": True, "message_id": "first"}, "Only your last message"),
+        ({"text": "new", "edit": True, "message_id": "one"}, "Only your own messages"),
         ({"text": "   ", "edit": True}, "must not be empty"),
         ({"text": "new", "edit": True, "retry": True}, "not retry and edit"),
         ({"text": "new", "edit": True, "regenerate": True}, "not regenerate and edit"),
@@ -193,8 +193,8 @@ def test_edit_refusals_change_nothing(db, fake_openai, kwargs, complaint):
     conversation = conversation_with(
         ("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "two")
     )
-    if kwargs.get("message_id") == "first":
-        kwargs["message_id"] = conversation.messages.get(content="first").pk
+    if kwargs.get("message_id") in ("first", "one"):  # "one": a reply, not the owner's
+        kwargs["message_id"] = conversation.messages.get(content=kwargs["message_id"]).pk
     before = rows(conversation)
 
     with pytest.raises(ValidationFailed, match=complaint):

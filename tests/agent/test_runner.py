@@ -66,16 +66,18 @@ def reply_of(events_: list[dict[str, Any]]) -> Message:
 
 
 def conversation_with(*messages: tuple[str, str], **fields: Any) -> Conversation:
-    """A conversation holding (role, content) messages; assistant ones complete unless a third
-    element gives the status."""
+    """A conversation holding (role, content) messages, one chain (each the parent of the
+    next); assistant ones complete unless a third element gives the status."""
     conversation = Conversation.objects.create(title="Earlier", **fields)
+    parent = None
     for item in messages:
         role, content, *rest = item
-        Message.objects.create(
+        parent = Message.objects.create(
             conversation=conversation,
             role=role,
             content=content,
             status=rest[0] if rest else Message.Status.COMPLETE,
+            parent=parent,
         )
     return conversation
 

@@ -111,6 +111,7 @@ def seed() -> dict[str, Any]:
     ask = Message.objects.create(conversation=conversation, role="user", content="Delete it")
     reply = Message.objects.create(
         conversation=conversation,
+        parent=ask,
         role="assistant",
         content="Waiting for you",
         tool_activity=[{"tool": "delete_note", "status": "awaiting_approval", "action_id": 1}],

@@ -118,9 +118,11 @@ def datasets(draw: st.DrawFn) -> None:
     Notification.objects.create(title=draw(text), body=draw(long_text))
     for _ in range(draw(st.integers(0, 2))):
         conversation = Conversation.objects.create(title=draw(text), summary=draw(long_text))
+        parent = None  # one chain, as the app writes it
         for role in draw(st.lists(st.sampled_from(["user", "assistant"]), max_size=4)):
-            Message.objects.create(
+            parent = Message.objects.create(
                 conversation=conversation,
+                parent=parent,
                 role=role,
                 content=draw(long_text),
                 status=draw(st.sampled_from(Message.Status.values)),

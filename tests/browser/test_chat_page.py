@@ -347,10 +347,14 @@ def test_on_a_phone_the_composer_stays_in_view_and_nothing_scrolls_sideways(
     page = signed_in_phone
     convo = Conversation.objects.create(title="A long one")
     Conversation.objects.create(title="Another one")
+    parent = None  # one chain, as the app writes it (agent/branches.py)
     for n in range(30):
-        Message.objects.create(conversation=convo, role="user", content=f"Question {n}")
-        Message.objects.create(
+        parent = Message.objects.create(
+            conversation=convo, role="user", content=f"Question {n}", parent=parent
+        )
+        parent = Message.objects.create(
             conversation=convo,
+            parent=parent,
             role="assistant",
             content=f"Answer {n}: " + "averyveryverylongwordwithoutanybreaks" * 8,
         )

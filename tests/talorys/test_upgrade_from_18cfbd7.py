@@ -130,6 +130,7 @@ print(json.dumps({
     "run_notification": run.notification.title,
     "delivery": PushDelivery.objects.select_related("notification", "subscription").get().subscription.endpoint,
     "messages": list(Message.objects.order_by("id").values_list("content", flat=True)),
+    "message_parents": list(Message.objects.order_by("id").values_list("parent__content", flat=True)),
     "log_entry_object": str(entry.get_edited_object()),
     "log_entry_url": entry.get_admin_url(),
     "task_permissions": sorted(
@@ -263,6 +264,8 @@ def test_an_install_from_18cfbd7_upgrades_with_every_row_intact(tmp_path):
         "run_notification": "Call the roofer",
         "delivery": "https://push.example/abc",
         "messages": ["Remind me at nine", "Done."],
+        # Linked into one chain by agent/migrations/0007 (branches): the reply follows the message.
+        "message_parents": [None, "Remind me at nine"],
         "log_entry_object": "Fix the roof",
         "log_entry_url": f"/admin/workspace/task/{made['task']}/change/",
         "task_permissions": [

@@ -138,6 +138,7 @@ export function setChanges(li, changes) {
 export function fromApi(m) {
   const li = item(m.role);
   li.dataset.id = m.id;
+  li.dataset.origin = m.origin || "live";
   if (m.role === "assistant") (m.tool_activity || []).forEach((a) => addActivity(li, a));
   if (m.role === "assistant" && m.html) setHtml(li, m.content, m.html);
   else setText(li, m.content);
@@ -148,6 +149,36 @@ export function fromApi(m) {
     part(li, "msg-actions").before(timeElement(m.created_at, { className: "muted when" }));
   }
   return li;
+}
+
+// The versions of a message, when it has some (an earlier edit of it, another version of a
+// reply): "‹ 2/3 ›". Each arrow asks `show(id, which)` for the branch through the version
+// before or after this one (agent/branches.py); an arrow with none there is disabled.
+export function setBranches(li, siblings, show) {
+  const ids = siblings || [];
+  li.dataset.siblings = String(Math.max(1, ids.length));
+  const old = part(li, "branches");
+  if (old) old.remove();
+  if (ids.length < 2) return;
+  const at = ids.indexOf(Number(li.dataset.id));
+  const nav = el("div", "branches");
+  nav.setAttribute("role", "group");
+  // Not "message" in the name: the composer is the page's one field labelled so.
+  nav.setAttribute("aria-label", li.dataset.role === "user" ? "Versions of what you wrote" : "Versions of the reply");
+  const arrow = (which, text, label, target) => {
+    const b = el("button", "secondary small", text);
+    b.type = "button";
+    b.dataset.branch = which;
+    b.setAttribute("aria-label", label);
+    if (target !== undefined) b.dataset.target = target;
+    b.disabled = target === undefined;
+    b.addEventListener("click", () => show(target, which));
+    return b;
+  };
+  const count = el("span", "branch-count", `${at + 1}/${ids.length}`);
+  count.setAttribute("aria-label", `Version ${at + 1} of ${ids.length}`);
+  nav.append(arrow("prev", "‹", "Previous version", ids[at - 1]), count, arrow("next", "›", "Next version", ids[at + 1]));
+  part(li, "msg-actions").before(nav);
 }
 
 // The buttons under a message: [{label, run, style?}] plus Copy on every reply with text.
@@ -179,7 +210,8 @@ export function setActions(li, actions) {
   row.hidden = !buttons.length || li.classList.contains("editing");
 }
 
-// Edit in place: the owner's last message becomes a textarea with Save & resend and Cancel.
+// Edit in place: an owner message becomes a textarea with Save & resend and Cancel (an
+// earlier one starts a new branch from there; the old one stays, behind "‹ 1/2").
 export function edit(li, { save, cancel }) {
   const body = part(li, "body");
   const form = el("form", "edit");

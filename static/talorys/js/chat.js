@@ -79,13 +79,15 @@ function refreshComposer() {
   refreshActions();
 }
 
-// Retry and Regenerate on the last reply, Edit on the owner's last message, none while a
-// reply streams here.
+// Retry and Regenerate on the last reply, Edit on each of the owner's messages (an earlier
+// one starts a branch), none while a reply streams here.
 function refreshActions() {
   const items = [...thread.children];
   const last = items[items.length - 1];
   const lastUser = items.filter((li) => li.dataset.role === "user").pop();
   const idle = !busy() && socketOpen();
+  // No switch while a reply streams here: the server would refuse it (the turn holds the lease).
+  for (const b of thread.querySelectorAll(".branches button")) b.disabled = !idle || !b.dataset.target;
   for (const li of items) {
     const actions = [];
     const state = li.dataset.status;
@@ -94,9 +96,9 @@ function refreshActions() {
       else if (state === "cancelled" || (state === "error" && !li.resend && canRetry(li))) actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
       else if (state === "complete") actions.push({ label: "Regenerate", run: () => send("", { regenerate: true }) });
     }
-    if (idle && li === lastUser && li.dataset.id) {
-      if (li === last) actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
-      actions.push({ label: "Edit", run: () => bubbles.edit(li, { save: (text) => send(text, { edit: true }), cancel: () => input.focus() }) });
+    if (idle && li === lastUser && li.dataset.id && li === last) actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
+    if (idle && li.dataset.role === "user" && li.dataset.id && li.dataset.origin !== "import") {
+      actions.push({ label: "Edit", run: () => bubbles.edit(li, { save: (text) => send(text, { edit: true, li }), cancel: () => input.focus() }) });
     }
     bubbles.setActions(li, actions);
   }
@@ -104,7 +106,11 @@ function refreshActions() {
 
 function render(convo) {
   head.set(convo.id, convo.title);
-  const items = (convo.messages || []).map(bubbles.fromApi);
+  const items = (convo.messages || []).map((m) => {
+    const li = bubbles.fromApi(m);
+    bubbles.setBranches(li, m.siblings, showBranch);
+    return li;
+  });
   const turn = turns.get(convo.id);
   if (turn) {
     // This page's live turn: its bubble (with what has streamed so far) replaces the stored one.
@@ -179,6 +185,24 @@ function newChat({ push = true } = {}) {
   input.focus();
 }
 
+// Show the branch through message `id` (another version of a message), as the server keeps
+// it from then on; the focus stays on the arrow used, in the thread as it now is.
+async function showBranch(id, which) {
+  if (busy() || conversationId === null) return;
+  const at = conversationId;
+  try {
+    const convo = await api(`/api/conversations/${at}/branch`, { method: "POST", body: { message_id: id } });
+    if (at !== conversationId) return;
+    render(convo);
+    status.textContent = "";
+    const arrows = thread.querySelectorAll(`li[data-id="${id}"] > .branches button`);
+    const same = [...arrows].find((b) => b.dataset.branch === which && !b.disabled);
+    (same || [...arrows].find((b) => !b.disabled) || input).focus();
+  } catch (err) {
+    status.textContent = err.message;
+  }
+}
+
 // After a turn: the stored conversation has what the events do not carry (the turn's changes,
 // a regenerated or retried reply replacing the old one), so the thread is brought in line.
 async function reconcile(id, messageId) {
@@ -189,8 +213,9 @@ async function reconcile(id, messageId) {
     return;
   }
   if (id !== conversationId || busy()) return;
-  const shown = [...thread.children].map((li) => `${li.dataset.id}:${li.dataset.role === "user" ? "" : li.dataset.status}`);
-  const stored = convo.messages.map((m) => `${m.id}:${m.role === "user" ? "" : m.status}`);
+  // The versions too: an edit or a regenerate gives its message a "‹ 2/2" to show.
+  const shown = [...thread.children].map((li) => `${li.dataset.id}:${li.dataset.role === "user" ? "" : li.dataset.status}:${li.dataset.siblings || 1}`);
+  const stored = convo.messages.map((m) => `${m.id}:${m.role === "user" ? "" : m.status}:${Math.max(1, (m.siblings || []).length)}`);
   if (shown.join() !== stored.join()) {
     render(convo);
     return;
@@ -214,12 +239,15 @@ function send(text, mode = {}) {
   const items = [...thread.children];
   const last = items[items.length - 1];
   let userLi = items.filter((li) => li.dataset.role === "user").pop();
+  if (mode.edit && mode.li) userLi = mode.li; // any of the owner's messages
   // The reply or message replaced, so a page out of date is refused rather than misread.
   const target = mode.regenerate ? last : mode.edit ? userLi : null;
   if (mode.retry || mode.regenerate) {
     if (last && last.dataset.role === "assistant") last.remove(); // the server drops it too
   } else if (mode.edit) {
+    // What followed it leaves with it (kept on the server, as the old branch).
     bubbles.setText(userLi, text);
+    bubbles.setBranches(userLi, []); // the new version's arrows come with the stored conversation
     while (userLi.nextElementSibling) userLi.nextElementSibling.remove();
   } else {
     userLi = bubbles.item("user");
