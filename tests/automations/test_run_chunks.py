@@ -102,7 +102,8 @@ def test_a_chunk_takes_as_many_queries_for_many_reminders_as_for_few(
         run_chunk(claims(few), django_capture_on_commit_callbacks)
     with CaptureQueriesContext(connection) as large:
         run_chunk(claims(many), django_capture_on_commit_callbacks)
-    assert len(large) == len(small) <= 12
+    # 13: one of them reads which of the owner's channels take the reminders (none here).
+    assert len(large) == len(small) <= 13
     assert all(counts(a) == (1, 1) for a in few + many)
 
 
