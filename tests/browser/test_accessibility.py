@@ -8,6 +8,7 @@ one. A page fails on any violation axe rates serious or critical.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from pathlib import Path
 
@@ -149,8 +150,8 @@ def test_the_theme_toggle_switches_and_is_remembered(new_page, live_server_url):
 
 
 def test_screenshots_of_the_chat_and_the_tasks_page(new_page, live_server_url):
-    """Saved under .artifacts/screenshots/; with TALORYS_UPDATE_SCREENSHOTS=1 into
-    docs/screenshots/ (the ones the README shows)."""
+    """At desktop and phone width, light and dark. Saved under .artifacts/screenshots/; with
+    TALORYS_UPDATE_SCREENSHOTS=1 into docs/screenshots/ (the ones the README shows)."""
     seed(live_server_url)
     target = (
         SCREENSHOTS
@@ -158,9 +159,11 @@ def test_screenshots_of_the_chat_and_the_tasks_page(new_page, live_server_url):
         else (ARTIFACTS.parent / "screenshots")
     )
     target.mkdir(parents=True, exist_ok=True)
-    for label, viewport, mobile in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
+    sizes = (("desktop", DESKTOP, False), ("phone", PHONE, True))
+    for (size, viewport, mobile), scheme in itertools.product(sizes, ("light", "dark")):
+        label = size if scheme == "light" else f"{size}-dark"
         page = new_page(viewport, mobile=mobile)
-        page.emulate_media(color_scheme="light")
+        page.emulate_media(color_scheme=scheme)
         log_in(page, live_server_url)
         page.locator("#text").fill("add a task to call the plumber tomorrow")
         page.keyboard.press("Enter")
