@@ -68,15 +68,7 @@ def _answer(
     *,
     json_mode: bool,
 ) -> str:
-    body: dict[str, Any] = {
-        "model": config.model,
-        "messages": [wire_message(message) for message in messages],
-        "stream": False,
-        "temperature": 0,
-        "max_tokens": max_tokens,
-    }
-    if json_mode:
-        body["response_format"] = {"type": "json_object"}
+    body = _request_body(config, messages, max_tokens, json_mode=json_mode)
     headers = bearer_headers(config.api_key, server="model server")
     url = config.base_url.rstrip("/") + "/chat/completions"
     deadline = time.monotonic() + timeout
@@ -110,6 +102,21 @@ def _answer(
     if not isinstance(said, str):
         raise ProviderError("bad_response", "The model's message has no text.")
     return said
+
+
+def _request_body(
+    config: ProviderConfig, messages: list[ChatMessage], max_tokens: int, *, json_mode: bool
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": config.model,
+        "messages": [wire_message(message) for message in messages],
+        "stream": False,
+        "temperature": 0,
+        "max_tokens": max_tokens,
+    }
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
+    return body
 
 
 def _read_within(response: httpx.Response, deadline: float, timeout: float) -> bytes:
