@@ -94,7 +94,7 @@ def test_an_undo_that_cannot_restore_says_why_and_changes_nothing(signed_in, liv
     expect(undo).to_be_visible()
     Task.objects.filter(pk=task.pk).delete()  # purged meanwhile (another tab emptied the bin)
     undo.click()
-    expect(page.locator(".flash li.error")).to_be_visible()
+    expect(page.locator(".flash-errors .error")).to_be_visible()
     assert not Task.objects.filter(pk=task.pk).exists()
 
 
