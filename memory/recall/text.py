@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import unicodedata
 from collections import Counter
 from functools import lru_cache
@@ -16,7 +17,10 @@ from functools import lru_cache
 import snowballstemmer  # type: ignore[import-untyped]  # ships no types
 
 _TOKEN = re.compile(r"[^\W_]+")
-_STEMMER = snowballstemmer.stemmer("english")
+# A snowball stemmer keeps its word in its own fields while it works: one shared by two threads
+# (a turn reads memories and related items at once, agent/runner/db.py `together`) corrupts
+# both words, or fails an assertion inside it. One per thread.
+_stemmers = threading.local()
 
 # The Snowball project's English stop list (snowballstem.org/algorithms/english/stop.txt), less
 # the few words that carry meaning in an owner's question ("no", "not", "off", "again").
@@ -221,7 +225,10 @@ def fold(text: str) -> str:
 def _stem(word: str) -> str:
     if any(ch.isdigit() for ch in word):
         return word
-    return str(_STEMMER.stemWord(word))
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
 
 
 def terms(text: str) -> list[str]:

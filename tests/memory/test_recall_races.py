@@ -83,3 +83,32 @@ def test_one_fact_told_twice_at_once_and_two_moves_at_once_lose_nothing(needs_po
     berlin.refresh_from_db()
     assert berlin.superseded_by.text in {"Moved to Lisbon", "Moved to Porto"}
     assert berlin.revisions.filter(action="supersede").count() == 1
+
+
+def test_words_stemmed_in_many_threads_at_once_stem_as_in_one():
+    """A turn reads memories and related items in two threads at once: the stemmer must not be
+    shared between them (a shared one corrupts the words, or fails an assertion inside it)."""
+    import threading
+
+    from memory.recall import text
+
+    words = [f"y{'y' * (i % 40)}ing{chr(97 + i % 26)}ies" for i in range(4000)]
+    expected = [text._stem.__wrapped__(word) for word in words]
+    results: list[list[str]] = [[] for _ in range(4)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def stem_all(slot: int) -> None:
+        try:
+            start.wait(timeout=30)
+            results[slot] = [text._stem.__wrapped__(word) for word in words]
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=stem_all, args=(slot,)) for slot in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert all(result == expected for result in results)
