@@ -26,7 +26,6 @@ from talorys.notifications import outbox
 from talorys.notifications.channels import apprise_send, channel_outcome
 from talorys.notifications.models import Channel, ChannelDelivery, Notification
 from talorys.notifications.outbox import hold_or_claim, record, settle
-from talorys.notifications.quiet import quiet_hours_until
 
 Status = ChannelDelivery.Status
 BODY_MAX = 4000  # chars: every service takes this much (Telegram's limit is 4096)
@@ -37,24 +36,14 @@ def channel_deliveries_create(
 ) -> list[int]:
     """One receipt per notification and enabled channel that takes its kind, in one INSERT.
     Returns the ids to send now (none in quiet hours)."""
-    now = now or timezone.now()
     channels = list(Channel.objects.filter(enabled=True).only("pk", "kinds"))
-    pairs = [(n, c) for n in notifications for c in channels if n.kind in c.kinds]
-    if not pairs:  # nothing to send: no need to read quiet hours
-        return []
-    hold = quiet_hours_until(now=now)
-    deliveries = ChannelDelivery.objects.bulk_create(
-        [
-            ChannelDelivery(
-                notification=notification,
-                channel=channel,
-                status=Status.HELD if hold else Status.PENDING,
-                not_before=hold or now,
-            )
-            for notification, channel in pairs
-        ]
-    )
-    return [] if hold else [d.pk for d in deliveries]
+    rows = [
+        {"notification": n, "channel": c}
+        for n in notifications
+        for c in channels
+        if n.kind in c.kinds
+    ]
+    return outbox.deliveries_create(ChannelDelivery, rows, now or timezone.now())
 
 
 def message_body(notification: Notification) -> str:

@@ -15,6 +15,7 @@ whose worker died mid-send. It also prunes finished deliveries after RETENTION.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.db.models import F, Q
 
@@ -28,6 +29,21 @@ PENDING_GRACE = dt.timedelta(seconds=30)  # let the task enqueued on commit go f
 RETENTION = dt.timedelta(days=30)
 
 Status = Delivery.Status
+
+
+def deliveries_create(
+    model: type[Delivery], rows: list[dict[str, Any]], now: dt.datetime
+) -> list[int]:
+    """One delivery per row (its destination's fields), in one INSERT: waiting for the end of
+    quiet hours (``held``) or to send now. Returns the ids to send now (none in quiet hours)."""
+    if not rows:  # nothing to send: no need to read quiet hours
+        return []
+    hold = quiet_hours_until(now=now)
+    status = Status.HELD if hold else Status.PENDING
+    deliveries = model._default_manager.bulk_create(
+        [model(status=status, not_before=hold or now, **row) for row in rows]
+    )
+    return [] if hold else [delivery.pk for delivery in deliveries]
 
 
 def hold_or_claim(model: type[Delivery], pk: int, now: dt.datetime) -> str | None:

@@ -47,7 +47,6 @@ from talorys.notifications.push_endpoints import (
     endpoint_target,
     push_session,
 )
-from talorys.notifications.quiet import quiet_hours_until
 
 log = logging.getLogger(__name__)
 
@@ -158,24 +157,9 @@ def push_deliveries_create(
 ) -> list[int]:
     """One delivery per notification and active subscription, in one INSERT. Returns the ids to
     send now (none in quiet hours)."""
-    now = now or timezone.now()
     subscriptions = list(PushSubscription.objects.filter(active=True))
-    if not subscriptions or not notifications:  # nothing to push: no need to read quiet hours
-        return []
-    hold = quiet_hours_until(now=now)
-    deliveries = PushDelivery.objects.bulk_create(
-        [
-            PushDelivery(
-                notification=notification,
-                subscription=subscription,
-                status=Status.HELD if hold else Status.PENDING,
-                not_before=hold or now,
-            )
-            for notification in notifications
-            for subscription in subscriptions
-        ]
-    )
-    return [] if hold else [d.pk for d in deliveries]
+    rows = [{"notification": n, "subscription": s} for n in notifications for s in subscriptions]
+    return outbox.deliveries_create(PushDelivery, rows, now or timezone.now())
 
 
 # --- what a push carries ----------------------------------------------------------------------
