@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -240,29 +241,34 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(port: int, env: dict[str, str], folder: Path, name: str) -> Iterator[LiveServer]:
-    """Run ``talorys.asgi`` in daphne on 127.0.0.1:``port`` until the block ends; its output
-    and access log go to ``folder``/``name``.log and ``name``-access.log."""
-    server = LiveServer(
-        f"http://127.0.0.1:{port}", folder / f"{name}.log", folder / f"{name}-access.log"
-    )
-    log = server.log.open("w")
-    daphne = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("daphne")),
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "--access-log",
-            str(server.access_log),
-            "talorys.asgi:application",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveServer]:
+    """Run ``talorys.asgi`` in daphne on a free port of 127.0.0.1 until the block ends; its
+    output and access log go to ``folder``/``name``.log and ``name``-access.log.
+
+    The socket is bound here and handed to daphne (``--fd``), as talorys_run does: a port
+    chosen free and bound later by daphne could be taken in between (by another xdist
+    worker's server, or a client's ephemeral port), and daphne would fail to start."""
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        port = listening.getsockname()[1]
+        server = LiveServer(
+            f"http://127.0.0.1:{port}", folder / f"{name}.log", folder / f"{name}-access.log"
+        )
+        log = server.log.open("w")
+        daphne = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("daphne")),
+                "--fd",
+                str(listening.fileno()),
+                "--access-log",
+                str(server.access_log),
+                "talorys.asgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=[listening.fileno()],
+        )
     try:
         wait_for(lambda: _answers(server.url), "daphne to start", alive=daphne, log=server.log)
         yield server
@@ -289,17 +295,15 @@ def _live_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.fixture
-def live_server_url(
-    needs_postgres, owner, unused_tcp_port, tmp_path, live_server_env
-) -> Iterator[str]:
+def live_server_url(needs_postgres, owner, tmp_path, live_server_env) -> Iterator[str]:
     env = _live_env(tmp_path, live_server_env)
-    with live_server(unused_tcp_port, env, tmp_path, "daphne") as server:
+    with live_server(env, tmp_path, "daphne") as server:
         yield server.url
 
 
 @pytest.fixture
 def live_servers(
-    needs_postgres, owner, unused_tcp_port_factory, tmp_path, live_server_env
+    needs_postgres, owner, tmp_path, live_server_env
 ) -> Iterator[Callable[[int], list[LiveServer]]]:
     """Start n daphnes at once (``live_servers(2)``), like ``live_server_url``'s, on the same
     database and data dir, as several web processes of one install are; stopped after the test."""
@@ -308,10 +312,7 @@ def live_servers(
         def start(count: int) -> list[LiveServer]:
             env = _live_env(tmp_path, live_server_env)
             return [
-                stack.enter_context(
-                    live_server(unused_tcp_port_factory(), env, tmp_path, f"daphne-{n}")
-                )
-                for n in range(count)
+                stack.enter_context(live_server(env, tmp_path, f"daphne-{n}")) for n in range(count)
             ]
 
         yield start

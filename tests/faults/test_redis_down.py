@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -28,10 +26,9 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from benchmarks._load_clients import Session, login
 from benchmarks._websocket import Closed, Refused, WebSocket
-from tests.conftest import OWNER_PASSWORD
+from tests.conftest import OWNER_PASSWORD, live_server
 from tests.faults.postgres import database_url
-from tests.faults.test_redis_restart import RedisServer, answers, free_port, spawn
-from tests.faults.test_worker_killed import kill, wait_for
+from tests.faults.test_redis_restart import RedisServer, free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
 
@@ -54,7 +51,6 @@ def web(needs_postgres, owner, redis_server, tmp_path) -> Iterator[str]:
     # The suite hashes with MD5, which production settings do not accept: a hash they do.
     owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisdown", iterations=1000)
     owner.save(update_fields=["password"])
-    port = free_port()
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "talorys.settings",
         "DATABASE_URL": database_url(),
@@ -62,18 +58,8 @@ def web(needs_postgres, owner, redis_server, tmp_path) -> Iterator[str]:
         "TALORYS_DATA_DIR": str(tmp_path),
         "TALORYS_LOGIN_FAILURES_PER_USERNAME": str(FAILURES_PER_USERNAME),
     }
-    daphne = str(Path(sys.executable).with_name("daphne"))
-    process = spawn(
-        [daphne, "-b", "127.0.0.1", "-p", str(port), "talorys.asgi:application"],
-        env,
-        tmp_path / "web.log",
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: answers(url), "daphne", seconds=60)
-        yield url
-    finally:
-        kill(process)
+    with live_server(env, tmp_path, "web") as server:
+        yield server.url
 
 
 def _log_in(url: str, password: str) -> httpx.Response:

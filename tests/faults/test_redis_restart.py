@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -36,7 +37,7 @@ from benchmarks._websocket import WebSocket
 from talorys.accounts.services import api_token_create
 from talorys.notifications.models import Notification
 from talorys.ops.models import Heartbeat
-from tests.conftest import OWNER_PASSWORD
+from tests.conftest import OWNER_PASSWORD, live_server
 from tests.faults.postgres import database_url
 from tests.faults.test_worker_killed import kill, wait_for
 
@@ -134,8 +135,6 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     # The suite hashes with MD5, which production settings do not accept: a hash they do.
     owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisrestart", iterations=1000)
     owner.save(update_fields=["password"])
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "talorys.settings",
         "DATABASE_URL": database_url(),
@@ -144,20 +143,10 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
         "TALORYS_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
         "TALORYS_DISPATCH_SECONDS": "1",
     }
-    bin_dir = Path(sys.executable).parent
+    web = ExitStack()
+    url = web.enter_context(live_server(env, tmp_path, "web")).url
+    port = int(url.rsplit(":", 1)[1])
     processes = [
-        spawn(
-            [
-                str(bin_dir / "daphne"),
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(port),
-                "talorys.asgi:application",
-            ],
-            env,
-            tmp_path / "web.log",
-        ),
         spawn(
             [sys.executable, "-m", "celery", "-A", "talorys", "worker", "-l", "info", "-c", "1"]
             + ["--without-mingle", "--without-gossip"],
@@ -172,7 +161,6 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     ]
     try:
         started = timezone.now()
-        wait_for(lambda: answers(url), "daphne", seconds=60)
         wait_for(
             lambda: fresh("worker", started) and fresh("beat", started),
             "the first heartbeats",
@@ -228,6 +216,7 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     finally:
         for process in processes:
             kill(process)
+        web.close()
 
 
 def answers(url: str) -> bool:
