@@ -14,6 +14,7 @@ from agent import services
 from agent.activity import shown_activity
 from agent.executor import ToolActivity, ToolExecutor
 from agent.models import Message, Origin
+from agent.runner import reindex
 from agent.runner.db import db
 from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
@@ -21,7 +22,6 @@ from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
 from agent.runner.model_loop import CHAT_BUDGETS, model_loop, shared_provider
 from agent.runner.title import generated_title
-from memory import services as memory_services
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown_async
@@ -287,7 +287,7 @@ async def _closing_events(
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
     # on) for later recall. A failure only leaves them to the next pass or the catch-up.
     try:
-        await db(memory_services.reindex_recent)()
+        await reindex.after_reply()
     except Exception:
         logger.exception("Conversation %s: recall index not updated", conversation_id)
 
