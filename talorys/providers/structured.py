@@ -10,7 +10,9 @@ outside any transaction.
 
 from __future__ import annotations
 
+import functools
 import json
+import ssl
 import time
 from typing import Any
 
@@ -19,6 +21,14 @@ import httpx
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, without_nul
 from talorys.providers.http_errors import bearer_headers, status_error, transport_error
 from talorys.providers.openai_wire import MAX_EVENT_BYTES, wire_message
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context, made once per process: making it reads the whole CA bundle,
+    which took more CPU than the rest of a title request (py-spy under benchmarks/load.py). A
+    context is safe to share between clients and threads."""
+    return httpx.create_ssl_context()
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -74,7 +84,7 @@ def _answer(
     deadline = time.monotonic() + timeout
     try:
         with (
-            httpx.Client(timeout=timeout, transport=transport) as client,
+            httpx.Client(timeout=timeout, transport=transport, verify=_tls()) as client,
             client.stream("POST", url, json=body, headers=headers) as response,
         ):
             content = _read_within(response, deadline, timeout)
