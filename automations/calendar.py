@@ -16,10 +16,10 @@ The secret that guards the URL is the owner app's (talorys/owner/services/calend
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from django.utils import timezone
-from icalendar import Calendar, Event
 
 from automations.models import Automation
 from automations.schedules import (
@@ -35,6 +35,9 @@ from automations.schedules import (
 )
 from talorys.lib.errors import ValidationFailed
 from talorys.workspace.models import Task
+
+if TYPE_CHECKING:
+    from icalendar import Event
 
 # How many runs of a cron schedule the feed lists; a calendar refetches the feed every few hours,
 # so the list moves on with it.
@@ -69,6 +72,8 @@ def _wall_start(
 
 
 def _event(uid: str, summary: str, start: dt.datetime, description: str, now: dt.datetime) -> Event:
+    from icalendar import Event
+
     event = Event()
     event.add("uid", f"{uid}@{UID_DOMAIN}")
     event.add("dtstamp", now)
@@ -120,6 +125,9 @@ def _task_event(task: Task, zone: ZoneInfo, now: dt.datetime) -> Event:
 
 def calendar_feed(*, zone: ZoneInfo) -> bytes:
     """The feed as iCalendar bytes: open tasks with a due date, then the enabled automations."""
+    # icalendar is imported when a feed is made, not in every web process (about 9 MB each).
+    from icalendar import Calendar
+
     now = timezone.now()
     calendar = Calendar()
     calendar.add("prodid", "-//Talorys//Calendar feed//EN")

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from dateparser.search import search_dates
-
 from talorys.lib.validation import date_in_range
 
 DEFAULT_TIME = dt.time(9, 0)
@@ -149,6 +147,10 @@ def _candidate(text: str, zone: ZoneInfo, now: dt.datetime) -> tuple[str, dt.dat
         "RELATIVE_BASE": now.replace(tzinfo=None),
     }
     try:
+        # Imported at the first date read, not with the module: its locale data costs each web
+        # process about 13 MB, and most never read a date in words.
+        from dateparser.search import search_dates
+
         found = search_dates(text, languages=["en"], settings=settings) or []
     except (ValueError, OverflowError):  # e.g. "31/02", a year past 9999
         return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from contextvars import ContextVar
 from dataclasses import dataclass
 from time import monotonic
 from typing import Any
@@ -28,6 +29,10 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
 from talorys.lib.tools import Mode, Tool, ToolContext, tools_for
 from talorys.providers.base import ToolCall
+
+# Who is asking, set by the transport from the request's token (talorys/mcp/http.py) or by the
+# stdio bridge; here, not in server.py, so the transport reads it without importing the SDK.
+current_caller: ContextVar[Caller | None] = ContextVar("talorys_mcp_caller", default=None)
 
 WINDOW = 60.0  # seconds: how long one executor (one "turn") serves a token
 CALLS_PER_WINDOW = 60  # tool calls a token may make in a window, whatever the tools

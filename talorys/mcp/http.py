@@ -22,14 +22,15 @@ import asyncio
 import contextvars
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from channels.db import database_sync_to_async
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from talorys.lib.errors import Unauthorized
-from talorys.mcp.access import Caller, caller_for
-from talorys.mcp.server import current_caller, server_build
+from talorys.mcp.access import Caller, caller_for, current_caller
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,12 @@ class _Run:
     """One session manager, entered on its loop by a task that lives as long as the loop."""
 
     def __init__(self) -> None:
+        # The SDK and its web stack (about 50 MB in each web process) load at the first /mcp
+        # request, not in every process of an install that never uses MCP.
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from talorys.mcp.server import server_build
+
         self.manager = StreamableHTTPSessionManager(
             app=server_build(), stateless=True, json_response=True
         )

@@ -19,10 +19,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from talorys.lib.tools import Permission, Tool
-from talorys.mcp.access import Caller, caller_refresh, offered_tools, tool_call
+from talorys.mcp.access import Caller, caller_refresh, current_caller, offered_tools, tool_call
 from talorys.mcp.resources import resource_read, resources_list
 
-current_caller: ContextVar[Caller | None] = ContextVar("talorys_mcp_caller", default=None)
 # Set by the stdio bridge, whose token was checked once at its start: every request then reads
 # the token again, so a revocation or a change of scope applies at once, as over HTTP.
 refresh_caller: ContextVar[bool] = ContextVar("talorys_mcp_refresh", default=False)
