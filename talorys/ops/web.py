@@ -44,7 +44,7 @@ def web_process_count(redis_url: str) -> int:
     more than one process without Redis (see the module's docstring)."""
     default = max(1, os.cpu_count() or 1) if redis_url else 1
     try:
-        count = env_int(SETTING, default)
+        count = env_int("TALORYS_WEB_PROCESSES", default)
     except ValueError as exc:
         raise WebStartError(str(exc)) from exc
     if count < 1:
