@@ -81,8 +81,12 @@ class Supervisor:
         data_dir: Path,
         quiet: set[str],
         pass_fds: Mapping[str, tuple[int, ...]] | None = None,
+        env: Mapping[str, str] | None = None,
     ):
+        """``pass_fds``: the descriptors each child keeps open (by name); ``env``: the
+        children's environment (None: this process's)."""
         fds = pass_fds or {}
+        self.env = env
         self.children = {
             name: Child(name, command, name in quiet, fds.get(name, ()))
             for name, command in commands.items()
@@ -131,7 +135,9 @@ class Supervisor:
 
     def _spawn(self, child: Child, now: float) -> int:
         stdout = subprocess.DEVNULL if child.quiet else None
-        child.process = subprocess.Popen(child.command, stdout=stdout, pass_fds=child.pass_fds)
+        child.process = subprocess.Popen(
+            child.command, stdout=stdout, pass_fds=child.pass_fds, env=self.env
+        )
         child.started, child.started_at, child.restart_at = now, _utc_now(), None
         return child.process.pid
 

@@ -20,7 +20,8 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,6 +132,39 @@ class StopFlag:
         return self.set
 
 
+@contextmanager
+def web_serving(
+    host: str,
+    port: int,
+    count: int,
+    *,
+    others: dict[str, list[str]],
+    data_dir: Path,
+    quiet_web: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[tuple[Supervisor, WebProcesses]]:
+    """``count`` daphnes serving ``host``:``port`` (0: a free port, read it from the socket),
+    and ``others`` beside them (quiet: their logs go to stderr), started here and stopped when
+    the block ends. ``quiet_web``: the daphnes' access logs (stdout) go nowhere either."""
+    web = web_processes(host, port, count)
+    try:
+        quiet = set(others) | (set(web.commands) if quiet_web else set())
+        supervisor = Supervisor(
+            web.commands | others,
+            data_dir=data_dir,
+            quiet=quiet,
+            pass_fds=web.pass_fds,
+            env=env,
+        )
+        supervisor.start()
+        try:
+            yield supervisor, web
+        finally:
+            supervisor.stop()
+    finally:
+        web.close()
+
+
 def run_supervised(
     host: str,
     port: int,
@@ -140,25 +174,15 @@ def run_supervised(
     data_dir: Path,
     ready: Callable[[Supervisor, StopFlag], None],
 ) -> None:
-    """Serve ``host``:``port`` with ``count`` daphnes, and run ``others`` (quiet: their logs go
-    to stderr) beside them, all restarted when they die, until Ctrl-C or SIGTERM. ``ready`` is
-    called once the port answers (for the URL to be the last line on screen)."""
-    web = web_processes(host, port, count)
-    try:
-        supervisor = Supervisor(
-            web.commands | others, data_dir=data_dir, quiet=set(others), pass_fds=web.pass_fds
-        )
-        stopping = StopFlag()
-        supervisor.start()
-        try:
-            wait_until_listening(shown_host(host), port, supervisor, stopping)
-            if not stopping():
-                ready(supervisor, stopping)
-            # A child that dies is started again: the web keeps serving while it comes back.
-            while not stopping():
-                supervisor.tick()
-                time.sleep(0.5)
-        finally:
-            supervisor.stop()
-    finally:
-        web.close()
+    """Serve ``host``:``port`` with ``count`` daphnes and run ``others`` beside them, all
+    restarted when they die, until Ctrl-C or SIGTERM. ``ready`` is called once the port answers
+    (for the URL to be the last line on screen)."""
+    stopping = StopFlag()
+    with web_serving(host, port, count, others=others, data_dir=data_dir) as (supervisor, _):
+        wait_until_listening(shown_host(host), port, supervisor, stopping)
+        if not stopping():
+            ready(supervisor, stopping)
+        # A child that dies is started again: the web keeps serving while it comes back.
+        while not stopping():
+            supervisor.tick()
+            time.sleep(0.5)
