@@ -194,3 +194,52 @@ def test_two_web_processes_share_the_port_and_a_killed_one_comes_back(
         lambda: not subprocess.run(["pgrep", "-g", str(run.pid)], capture_output=True).stdout,
         "every child to stop on Ctrl-C",
     )
+
+
+@pytest.mark.subprocess
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_talorys_web_serves_one_process_per_cpu_with_redis_and_stops_on_sigterm(
+    needs_postgres, redis_url_for_tests, tmp_path, unused_tcp_port
+):
+    """The image's command: the web processes only (no worker, no beat), by default one per
+    CPU, on HOST:PORT."""
+    data_dir = tmp_path / "data"
+    env = run_env(
+        data_dir,
+        unused_tcp_port,
+        HOST="127.0.0.1",
+        DATABASE_URL=_database_url(),
+        REDIS_URL=redis_url_for_tests,
+    )
+    web = subprocess.Popen(
+        [sys.executable, "manage.py", "talorys_web"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "web.log").open("w"),
+        text=True,
+        start_new_session=True,
+    )
+    count = max(1, os.cpu_count() or 1)
+    try:
+        output = ""
+        while "Serving" not in output:  # after the access log's lines (daphne's stdout)
+            line = web.stdout.readline()
+            assert line, f"talorys_web ended early:\n{output}"
+            output += line
+        url = f"http://127.0.0.1:{unused_tcp_port}"
+        assert f"Serving {url}/ with {count} web process" in output
+        names = ["web"] if count == 1 else [f"web-{n}" for n in range(1, count + 1)]
+        assert sorted(processes(data_dir)) == names
+        assert httpx.get(f"{url}/api/health", timeout=10).status_code == 200
+    finally:
+        os.killpg(web.pid, signal.SIGTERM)
+        web.wait(60)
+    assert web.returncode == 0
+    assert not (data_dir / "processes.json").exists()
+    wait_for(
+        lambda: not subprocess.run(["pgrep", "-g", str(web.pid)], capture_output=True).stdout,
+        "every web process to stop on SIGTERM",
+    )
