@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from talorys.ops.web import WebStartError, web_process_count
+from talorys.ops.supervisor import Supervisor
+from talorys.ops.web import WebStartError, web_process_count, web_processes
 from tests.conftest import _database_url
 from tests.ops.test_supervisor import processes
 from tests.waiting import wait_for
@@ -54,6 +56,37 @@ def test_a_value_that_is_not_a_count_is_refused(monkeypatch, value, message):
     with pytest.raises(WebStartError) as refused:
         web_process_count(REDIS)
     assert str(refused.value) == message
+
+
+def test_a_port_in_use_is_a_clear_error():
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(WebStartError) as refused:
+            web_processes("127.0.0.1", port, 2)
+    assert str(refused.value).startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    assert "in use" in str(refused.value)
+
+
+def test_only_the_web_processes_get_the_listening_socket(tmp_path):
+    """The socket is handed to each daphne (``pass_fds``), and to nothing else the supervisor
+    runs: a worker holding it would keep the port open after every daphne died."""
+    web = web_processes("127.0.0.1", 0, 2)
+    fd = web.listening.fileno()
+    holds = [sys.executable, "-c", f"import os; os.fstat({fd})"]  # exits 1 when it has no fd
+    supervisor = Supervisor(
+        {name: holds for name in [*web.commands, "worker"]},
+        data_dir=tmp_path,
+        quiet=set(),
+        pass_fds=web.pass_fds,
+    )
+    try:
+        supervisor.start()
+        codes = {name: supervisor.process(name).wait(60) for name in supervisor.children}
+    finally:
+        supervisor.stop()
+        web.close()
+    assert codes == {"web-1": 0, "web-2": 0, "worker": 1}
+    assert all(command[1:3] == ["--fd", str(fd)] for command in web.commands.values())
 
 
 # --- under a real talorys_run / talorys_web ------------------------------------------------------
