@@ -1,5 +1,7 @@
-# Talorys production image. The web service runs the default command (daphne); compose.yaml runs
-# the celery worker, beat and the one-shot migrations from the same image.
+# Talorys production image. The web service runs the default command (talorys_web: daphne, one
+# process per CPU sharing port 8000 when Redis is configured, each restarted if it dies;
+# TALORYS_WEB_PROCESSES sets how many); compose.yaml runs the celery worker, beat and the
+# one-shot migrations from the same image.
 # No collectstatic: talorys/asgi.py serves static files in-process (ASGIStaticFilesHandler, which
 # reads them through the staticfiles finders, not from STATIC_ROOT).
 FROM python:3.11-slim
@@ -13,7 +15,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore \
     PYTHONPATH=/app \
-    TALORYS_DATA_DIR=/data
+    TALORYS_DATA_DIR=/data \
+    HOST=0.0.0.0 \
+    PORT=8000
 
 WORKDIR /app
 
@@ -42,4 +46,4 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request as r; hosts = [h.strip() for h in os.environ.get('ALLOWED_HOSTS', '').split(',')]; host = next((h for h in hosts if h and h[0] not in '.*'), 'localhost'); r.urlopen(r.Request('http://127.0.0.1:8000/api/health', headers={'Host': host}), timeout=4)"]
 
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "talorys.asgi:application"]
+CMD ["python", "manage.py", "talorys_web"]

@@ -3,12 +3,15 @@ PostgreSQL and Redis, then a burst of turns at once.
 
     .venv/bin/python benchmarks/load.py [--seconds 60] [--turns 50] [--crud 10] [--burst 200]
                                         [--soak-minutes N] [--pieces 5] [--pause 0.05]
+                                        [--web-processes N]
 
 Sets up a throwaway PostgreSQL database (benchmarks/_database.py, dropped at the end), the owner
 with generous budgets, a fake model server in its own process (benchmarks/_load_fake.py: each
-reply streams ``--pieces`` pieces, ``--pause`` s before each) and daphne with
-REDIS_URL=TALORYS_BENCH_REDIS_URL (default redis://127.0.0.1:6379/13, flushed), so the channel
-layer and the cache are on Redis as in production.
+reply streams ``--pieces`` pieces, ``--pause`` s before each) and ``--web-processes`` daphnes
+sharing one port as in production (talorys/ops/web.py; by default production's count with Redis:
+TALORYS_WEB_PROCESSES, else the CPU count) with REDIS_URL=TALORYS_BENCH_REDIS_URL (default
+redis://127.0.0.1:6379/13, flushed), so the channel layer and the cache are on Redis as in
+production. The RSS figures are the largest web process's.
 
 Load phase (``--seconds``): ``--turns`` WebSocket clients, each sending turns in a conversation of
 its own, one after another, and ``--crud`` clients making, listing, changing and deleting tasks
@@ -34,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +55,7 @@ from benchmarks._load_clients import (  # noqa: E402
     percentile,
 )
 from benchmarks._results import figure  # noqa: E402
+from talorys.ops.web import web_process_count  # noqa: E402
 
 PASSWORD = "load benchmark passphrase"
 # Soak: what counts as growth between the first minute's sample (after warm-up) and the last.
@@ -62,7 +66,7 @@ COUNT_GROWTH = 10
 @dataclass
 class Stack:
     url: str
-    pid: int  # the daphne process
+    pids: list[int]  # the web (daphne) processes
     conninfo: str  # its database
     db_name: str
     model_url: str
@@ -119,9 +123,35 @@ def start_daphne(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]
     return daphne, url
 
 
+def start_web(
+    stack: ExitStack, env: dict[str, str], data_dir: Path, count: int
+) -> tuple[str, list[int]]:
+    """``count`` daphnes on one free port of 127.0.0.1 as talorys_web runs them
+    (talorys/ops/web.py), stopped when ``stack`` closes, once /api/health answers 200: the URL
+    and their pids."""
+    import httpx
+
+    from talorys.ops.web import wait_until_listening, web_serving
+
+    supervisor, web = stack.enter_context(
+        web_serving("127.0.0.1", 0, count, others={}, data_dir=data_dir, quiet_web=True, env=env)
+    )
+    port = web.listening.getsockname()[1]
+    wait_until_listening("127.0.0.1", port, supervisor, lambda: False, timeout=60)
+    url = f"http://127.0.0.1:{port}"
+    if httpx.get(f"{url}/api/health", timeout=10).status_code != 200:
+        raise RuntimeError("the web processes did not start (their errors are above)")
+    pids = [c.process.pid for c in supervisor.children.values() if c.process is not None]
+    return url, pids
+
+
 @contextmanager
-def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
-    """A throwaway database with the owner, the fake model and daphne on them; all removed after."""
+def live_stack(
+    redis_url: str, *, pieces: int, pause: float, web_processes: int = 1
+) -> Iterator[Stack]:
+    """A throwaway database with the owner, the fake model and ``web_processes`` daphnes on
+    them, arranged as in production (one listening socket, supervised: talorys/ops/web.py);
+    all removed after."""
     import httpx
     import redis
 
@@ -131,6 +161,7 @@ def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
         raise SystemExit("benchmarks/load.py needs PostgreSQL at 127.0.0.1:5432")
     redis.Redis.from_url(redis_url).flushdb()
     processes: list[subprocess.Popen] = []
+    webs = ExitStack()
     try:
         model_port = free_port()
         model_log = data_dir / "model.log"
@@ -161,16 +192,16 @@ def live_stack(redis_url: str, *, pieces: int, pause: float) -> Iterator[Stack]:
             "    daily_ai_requests=1_000_000, daily_scheduled_ai_requests=1_000_000)\n"
         )
         subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=env, check=True)
-        daphne, url = start_daphne(env, data_dir / "daphne.log")
-        processes.append(daphne)
+        url, pids = start_web(webs, env | {"PYTHONPATH": str(ROOT)}, data_dir, web_processes)
         _wait_for(
             lambda: httpx.post(f"{model_url}/chat/completions", json={}, timeout=1).is_success,
             "the fake model",
             model,
             model_log,
         )
-        yield Stack(url, daphne.pid, database_url, db_name, model_url)
+        yield Stack(url, pids, database_url, db_name, model_url)
     finally:
+        webs.close()
         for process in reversed(processes):
             process.terminate()
             try:
@@ -204,6 +235,11 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def web_rss_mb(stack: Stack) -> float:
+    """The largest web process's RSS: what the per-process target is about."""
+    return max(rss_mb(pid) for pid in stack.pids)
 
 
 def open_files(pid: int) -> int:
@@ -255,15 +291,15 @@ def measure(
 ) -> Report:
     first_chunk = model_first_chunk(stack.model_url, probes)
     session = asyncio.run(login(stack.url, PASSWORD))
-    rss = {"before": rss_mb(stack.pid)}
+    rss = {"before": web_rss_mb(stack)}
     samples: list[tuple[float, float, int, int]] = []
     started = time.monotonic()
 
     def sample() -> None:
         row = (
             (time.monotonic() - started) / 60,
-            rss_mb(stack.pid),
-            open_files(stack.pid),
+            web_rss_mb(stack),
+            sum(open_files(pid) for pid in stack.pids),
             database_connections(stack.db_name),
         )
         samples.append(row)
@@ -287,9 +323,9 @@ def measure(
             sample=sample if soak_minutes else None,
         )
     )
-    rss["after load"] = rss_mb(stack.pid)
+    rss["after load"] = web_rss_mb(stack)
     bursted = asyncio.run(burst_phase(session, count=burst, pieces=pieces)) if burst else None
-    rss["after burst"] = rss_mb(stack.pid)
+    rss["after burst"] = web_rss_mb(stack)
     turns_seen = load.turns + (bursted.turns if bursted else [])
     report = Report(seconds, load, bursted, first_chunk, rss, samples=samples)
     report.lost = check_database(stack.conninfo, turns_seen, pieces)
@@ -313,7 +349,9 @@ def growth(samples: list[tuple[float, float, int, int]]) -> list[str]:
     return found
 
 
-def summary(report: Report, *, turns: int, crud: int, pieces: int, pause: float) -> str:
+def summary(
+    report: Report, *, turns: int, crud: int, pieces: int, pause: float, web_processes: int = 1
+) -> str:
     load = report.load
     ttft = [t.first_text for t in load.turns if t.first_text is not None]
     direct = sorted(report.model_first_chunk)
@@ -322,7 +360,8 @@ def summary(report: Report, *, turns: int, crud: int, pieces: int, pause: float)
     crud_calls = load.crud
     lines = [
         f"load: {turns} WebSocket chat clients + {crud} API CRUD clients for "
-        f"{report.seconds:g} s; daphne on PostgreSQL and Redis; fake model streaming "
+        f"{report.seconds:g} s; {web_processes} daphne process(es) on PostgreSQL and Redis; "
+        "fake model streaming "
         f"{pieces} pieces, {pause * 1000:g} ms before each",
         f"  chat turns            {len(load.turns):6d} sent, {complete} complete, "
         f"{len(load.turns) - complete} not ({len(load.socket_failures)} socket failures)",
@@ -335,7 +374,7 @@ def summary(report: Report, *, turns: int, crud: int, pieces: int, pause: float)
         f"{base * 1000:.0f} ms)",
         f"  overhead over model   p50 {(percentile(ttft, 0.5) - base) * 1000:6.0f} ms, p95 "
         f"{(percentile(ttft, 0.95) - base) * 1000:6.0f} ms",
-        "  web RSS               "
+        "  web RSS (largest)     "
         + ", ".join(f"{moment} {mb:.1f} MB" for moment, mb in report.rss.items()),
         f"  errors                {len(load.errors):6d}",
     ]
@@ -371,9 +410,23 @@ def main() -> int:
     parser.add_argument("--sample-seconds", type=float, default=60, help="soak: sample interval")
     parser.add_argument("--pieces", type=int, default=5, help="pieces in each model reply")
     parser.add_argument("--pause", type=float, default=0.05, help="seconds before each piece")
+    parser.add_argument(
+        "--web-processes",
+        type=int,
+        default=None,
+        help="daphnes sharing the port (default: production's rule with Redis, the CPU count, "
+        "or TALORYS_WEB_PROCESSES)",
+    )
     options = parser.parse_args()
     redis_url = os.environ.get("TALORYS_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
-    with live_stack(redis_url, pieces=options.pieces, pause=options.pause) as stack:
+    web_processes = options.web_processes
+    if web_processes is None:
+        web_processes = web_process_count(redis_url)
+    elif web_processes < 1:
+        parser.error("--web-processes must be 1 or more")
+    with live_stack(
+        redis_url, pieces=options.pieces, pause=options.pause, web_processes=web_processes
+    ) as stack:
         report = measure(
             stack,
             seconds=options.seconds,
@@ -391,6 +444,7 @@ def main() -> int:
             crud=options.crud,
             pieces=options.pieces,
             pause=options.pause,
+            web_processes=web_processes,
         )
     )
     _figures(report, turns=options.turns)

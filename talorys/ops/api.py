@@ -9,6 +9,7 @@ accounts and cannot name the owner's auth itself.
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
@@ -53,6 +54,8 @@ class HealthOut(HealthStatusOut):
     version: str
     # web, worker and beat as talorys_run keeps them; left out when something else runs them.
     processes: dict[str, ProcessOut] | None = None
+    # The pid of the web process that answered: which of several (talorys/ops/web.py) it was.
+    served_by: int
 
 
 health_router = Router(tags=["system"])
@@ -78,6 +81,7 @@ def health(request: HttpRequest):
         setup=report.setup,
         version=report.version,
         processes=_processes(report.processes),
+        served_by=os.getpid(),
     )
     return Status(status, body)
 

@@ -1,5 +1,5 @@
-"""talorys_run's process manager: web, worker and beat run as its children, and a child that dies
-is started again; only Ctrl-C or SIGTERM stops them all.
+"""talorys_run's and talorys_web's process manager: the web processes, the worker and beat run as
+its children, and a child that dies is started again; only Ctrl-C or SIGTERM stops them all.
 
 A child that exits while Talorys is not stopping is logged and started again after a pause that
 begins at RESTART_FIRST (1 s) and doubles up to RESTART_MAX (30 s); one that had stayed up for
@@ -20,6 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -50,6 +51,7 @@ class Child:
     name: str
     command: list[str]
     quiet: bool  # its stdout (start-up banners) goes nowhere; its logs go to stderr anyway
+    pass_fds: tuple[int, ...] = ()  # kept open in it: the web's listening socket (web.py)
     process: subprocess.Popen | None = None
     started: float = 0.0  # monotonic
     started_at: str | None = None
@@ -72,9 +74,22 @@ class Child:
 class Supervisor:
     """Starts the children, restarts the ones that die (``tick``), stops them all (``stop``)."""
 
-    def __init__(self, commands: dict[str, list[str]], *, data_dir: Path, quiet: set[str]):
+    def __init__(
+        self,
+        commands: dict[str, list[str]],
+        *,
+        data_dir: Path,
+        quiet: set[str],
+        pass_fds: Mapping[str, tuple[int, ...]] | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
+        """``pass_fds``: the descriptors each child keeps open (by name); ``env``: the
+        children's environment (None: this process's)."""
+        fds = pass_fds or {}
+        self.env = env
         self.children = {
-            name: Child(name, command, name in quiet) for name, command in commands.items()
+            name: Child(name, command, name in quiet, fds.get(name, ()))
+            for name, command in commands.items()
         }
         self.state_path = data_dir / STATE_FILE
 
@@ -120,7 +135,9 @@ class Supervisor:
 
     def _spawn(self, child: Child, now: float) -> int:
         stdout = subprocess.DEVNULL if child.quiet else None
-        child.process = subprocess.Popen(child.command, stdout=stdout)
+        child.process = subprocess.Popen(
+            child.command, stdout=stdout, pass_fds=child.pass_fds, env=self.env
+        )
         child.started, child.started_at, child.restart_at = now, _utc_now(), None
         return child.process.pid
 

@@ -5,6 +5,7 @@ status; the owner's session or an API token gets every check and the version."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 from django.db import OperationalError, connection
@@ -66,6 +67,7 @@ def test_fresh_heartbeats_are_ok(api, settings):
         "beat": "ok",
         "setup": "unknown",
         "version": app_version(),
+        "served_by": os.getpid(),  # the web process that answered (talorys/ops/web.py)
     }
 
 

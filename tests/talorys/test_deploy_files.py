@@ -185,13 +185,25 @@ def test_secrets_come_from_files_and_an_optional_env_file():
 # --- Dockerfile --------------------------------------------------------------------------------
 
 
-def test_the_image_serves_the_projects_asgi_application():
+def test_the_image_serves_the_projects_asgi_application_on_its_port():
+    """The CMD is talorys_web (talorys/ops/web.py): daphnes serving the project's ASGI app on
+    HOST:PORT, which the image sets to every address and the port it exposes."""
+    from django.core.management import get_commands
+
+    from talorys.ops.web import ASGI_APPLICATION
+
     (cmd,) = dockerfile("CMD")
-    command = json.loads(cmd)
-    assert command[0] == "daphne"
-    module, attr = command[-1].split(":")
+    assert json.loads(cmd) == ["python", "manage.py", "talorys_web"]
+    assert get_commands()["talorys_web"] == "talorys"
+    module, attr = ASGI_APPLICATION.split(":")
     assert isinstance(getattr(importlib.import_module(module), attr), ProtocolTypeRouter)
-    assert dockerfile_env()["PYTHONPATH"] == "/app"  # pip install . installs no packages
+    env = dockerfile_env()
+    assert env["HOST"] == "0.0.0.0"  # the published port reaches it from outside the container
+    assert dockerfile("EXPOSE") == [env["PORT"]]
+    web_ports = compose()["services"]["web"]["ports"]
+    assert [mapping.rsplit(":", 1)[1] for mapping in web_ports] == [env["PORT"]]
+    assert {"HOST", "PORT"} <= variables_the_app_reads()
+    assert env["PYTHONPATH"] == "/app"  # pip install . installs no packages
     assert dockerfile("WORKDIR") == ["/app"]
 
 
@@ -205,8 +217,7 @@ def test_the_health_check_passes_against_a_running_server(live_server):
     """The image's own HEALTHCHECK command, run against a live server: it exits 0, sending a
     Host the server allows (the first plain name of ALLOWED_HOSTS), and fails on a 400."""
     command = healthcheck_command()
-    (cmd,) = dockerfile("CMD")
-    port = json.loads(cmd)[json.loads(cmd).index("-p") + 1]
+    port = dockerfile_env()["PORT"]  # talorys_web's (the CMD's) port
     script = command[-1]
     assert f"http://127.0.0.1:{port}/api/health" in script
     script = script.replace(f"127.0.0.1:{port}", live_server.url.removeprefix("http://"))

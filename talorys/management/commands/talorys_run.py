@@ -1,13 +1,11 @@
-"""Run the whole product: daphne (web), a celery worker and celery beat. A child that dies is
-restarted (talorys/ops/supervisor.py); Ctrl-C or SIGTERM stops all three."""
+"""Run the whole product: daphne (web; several processes on one port with Redis, see
+talorys/ops/web.py), a celery worker and celery beat. A child that dies is restarted
+(talorys/ops/supervisor.py); Ctrl-C or SIGTERM stops them all."""
 
 from __future__ import annotations
 
 import datetime as dt
 import io
-import os
-import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +19,7 @@ from django.utils import timezone
 from talorys.lib.env import env_int, env_str
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
+from talorys.ops.web import run_supervised, shown_host, web_process_count
 
 RESET = "`.venv/bin/python manage.py talorys_setup --reset-password`"
 PRINTED = "OWNER PASSWORD (shown once):"  # talorys_setup's line when it made a password
@@ -47,6 +46,9 @@ class Command(BaseCommand):
     ]
 
     def handle(self, *args, **options):
+        host = env_str("HOST", "127.0.0.1")
+        port = env_int("PORT", 8000)
+        count = web_process_count(settings.REDIS_URL)  # refused before anything is started
         # talorys_setup applies the migrations that are pending (a new data dir: all of them);
         # a second `migrate` before it cost a restart about 2.7 s of post-migrate work for
         # nothing (benchmarks/startup.py).
@@ -54,39 +56,22 @@ class Command(BaseCommand):
         setup_output = io.StringIO()
         call_command("talorys_setup", noinput=True, stdout=setup_output)
         started = timezone.now()
-        host = env_str("HOST", "127.0.0.1")
-        port = env_int("PORT", 8000)
-        procs = _commands(host, port)
-        # Their logs go to stderr; what they print on stdout is start-up banners.
-        supervisor = Supervisor(procs, data_dir=settings.DATA_DIR, quiet={"worker", "beat"})
-        stopping = False
 
-        def stop(*_):
-            nonlocal stopping
-            stopping = True
+        def ready(supervisor: Supervisor, stopping: Callable[[], bool]) -> None:
+            self._wait_for_heartbeats(started, supervisor, stopping)
+            if not stopping():
+                self._announce(setup_output.getvalue(), shown_host(host), port, count)
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-        supervisor.start()
-        try:
-            shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-            _wait_until_listening(shown_host, port, supervisor, lambda: stopping)
-            self._wait_for_heartbeats(started, supervisor, lambda: stopping)
-            if not stopping:
-                self._announce(setup_output.getvalue(), shown_host, port)
-            # A child that dies is started again (talorys/ops/supervisor.py): the web keeps
-            # serving while the worker or beat comes back.
-            while not stopping:
-                supervisor.tick()
-                time.sleep(0.5)
-        finally:
-            supervisor.stop()
+        run_supervised(
+            host, port, count, others=_commands(), data_dir=settings.DATA_DIR, ready=ready
+        )
 
-    def _announce(self, setup_output: str, shown_host: str, port: int) -> None:
+    def _announce(self, setup_output: str, shown_host: str, port: int, count: int) -> None:
         username = env_str("TALORYS_OWNER_USERNAME", "owner")
         self.stdout.write("\n" + setup_output.rstrip())
         self.stdout.write(
             self.style.SUCCESS(f"\nTalorys is running at http://{shown_host}:{port}/")
+            + (f" ({count} web processes)" if count > 1 else "")
         )
         self.stdout.write(
             login_hint(username, setup_output) + "\nPress Ctrl-C to stop web, worker and beat.\n"
@@ -114,31 +99,11 @@ class Command(BaseCommand):
         )
 
 
-def _commands(host: str, port: int) -> dict[str, list[str]]:
-    python = sys.executable
-    celery = [python, "-m", "celery", "-A", "talorys"]
+def _commands() -> dict[str, list[str]]:
+    """The worker and beat, run beside the web processes (talorys/ops/web.py)."""
+    celery = [sys.executable, "-m", "celery", "-A", "talorys"]
     return {
-        "web": [os.path.join(os.path.dirname(python), "daphne"), "-b", host, "-p", str(port)]
-        + ["talorys.asgi:application"],
         "worker": [*celery, "worker", "-l", "warning", "--concurrency", "2"],
         "beat": [*celery, "beat", "-l", "warning"]
         + ["-s", str(settings.DATA_DIR / "celerybeat-schedule")],
     }
-
-
-def _wait_until_listening(
-    host: str,
-    port: int,
-    supervisor: Supervisor,
-    stopping: Callable[[], bool],
-    timeout: float = 30,
-) -> None:
-    """Print the URL once it answers, so it is the last thing on screen, not lost in start-up logs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not stopping():
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            supervisor.tick()
-            time.sleep(0.2)
