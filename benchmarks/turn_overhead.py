@@ -13,8 +13,10 @@ the two measurements so both see the same machine state:
   allocated, settings, memory selection, history window, budget reservation, the same client),
   timed to its first ``text`` event.
 
-Overhead is Talorys minus direct, per pair. Target: p50 <= 8 ms. Then one more turn
-counts the SQL statements sent before its first text, and 200 trips of one ORM read give what
+Overhead is Talorys minus direct, per pair. Target: p50 <= 8 ms. The turns' own phases
+(agent/runner/phases.py) are printed as a table. Then one more turn lists the SQL statements
+sent before its first text (begin_turn's included; at most 6 is the budget,
+tests/agent/test_turn_statements.py), and 200 trips of one ORM read give what
 each costs on this machine: the unit the overhead is made of.
 """
 
@@ -33,6 +35,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._database import analyze, drop_database, start_django  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
+from benchmarks._turn_phases import (  # noqa: E402
+    StatementLog,
+    phase_log,
+    phase_table,
+    statement_log,
+)
 
 TARGET_P50_MS = 8.0
 QUESTION = "Can you remind me what I planned for the garden this weekend?"
@@ -107,33 +115,22 @@ async def _talorys_first_text(conversation_id: int) -> float:
     return first - began
 
 
-async def _queries_before_first_text(conversation_id: int) -> int:
-    """How many SQL statements one turn sends before its first text (on every thread)."""
+async def _statements_before_first_text(conversation_id: int) -> StatementLog:
+    """The SQL statements one turn sends before its first text, on every thread: begin_turn's
+    (on the thread sync_to_async runs it on) and the trips'."""
+    from asgiref.sync import sync_to_async
     from django.db import connections
-    from django.db.backends.signals import connection_created
 
-    sent = {"before": 0, "done": False}
+    from agent.runner import run_turn
 
-    def count(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        if not sent["done"]:
-            sent["before"] += 1
-        return execute(sql, params, many, context)
-
-    def hook(sender, connection, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        if count not in connection.execute_wrappers:
-            connection.execute_wrappers.append(count)
-
-    connections.close_all()  # every trip's connection is made afresh, so hooked
-    connection_created.connect(hook)
-    try:
-        from agent.runner import run_turn
-
+    # Every thread's connection is made afresh, so hooked.
+    await sync_to_async(connections.close_all)()
+    connections.close_all()
+    with statement_log() as log:
         async for event in run_turn(conversation_id=conversation_id, text=QUESTION):
             if event["type"] == "text":
-                sent["done"] = True
-    finally:
-        connection_created.disconnect(hook)
-    return sent["before"]
+                log.stop()
+    return log
 
 
 def _one_read() -> object:
@@ -199,15 +196,17 @@ async def _measure(
     direct: list[float] = []
     talorys: list[float] = []
     try:
-        for number in range(warmup + runs):
-            d = await _direct_first_text(provider)
-            t = await _talorys_first_text(conversation_id)
-            if number >= warmup:
-                direct.append(d * 1000)
-                talorys.append(t * 1000)
+        with phase_log() as phases:
+            for number in range(warmup + runs):
+                d = await _direct_first_text(provider)
+                t = await _talorys_first_text(conversation_id)
+                if number >= warmup:
+                    direct.append(d * 1000)
+                    talorys.append(t * 1000)
     finally:
         await provider.aclose()
-    queries = await _queries_before_first_text(conversation_id)
+    statements = await _statements_before_first_text(conversation_id)
+    queries = len(statements.sent)
     trip = await _read_trip_ms()
     orm_read, bare_read = await sync_to_async(_on_one_connection, thread_sensitive=False)()
     overhead = [t - d for t, d in zip(talorys, direct, strict=True)]
@@ -219,6 +218,9 @@ async def _measure(
     print(f"{'talorys':10} {_percentile(talorys, 0.5):8.2f} {_percentile(talorys, 0.95):8.2f}")
     print(f"{'overhead':10} {p50:8.2f} {p95:8.2f}")
     print(f"ratio (median talorys / median direct): {ratio:.2f}")
+    phase_table("turn_overhead", phases.turns[warmup:], engine)
+    print(f"SQL statements before the first text (begin_turn's included): {queries}")
+    statements.print()
     print(
         f"before its first text a turn sends {queries} SQL statements; one read trip (a thread, "
         f"a pooled connection, one ORM query) costs {trip:.2f} ms here: {queries} x {trip:.2f} = "

@@ -14,6 +14,7 @@ from agent.models import Conversation, Message
 from agent.runner.db import db, together
 from agent.runner.lease import Lease
 from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
+from agent.runner.phases import Phases
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import provider_config
@@ -90,15 +91,20 @@ def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.R
     return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
 
 
-async def _read_owner_inputs(start: services.TurnStart, lease: Lease) -> TurnInputs:
+async def _read_owner_inputs(start: services.TurnStart, lease: Lease, phases: Phases) -> TurnInputs:
     """The first model step's gate (the lease, the budget: model_loop's ``step_gate``) with the
     settings and the index's lazy pass, then the memories and the related items, each in a trip
     of its own at the same time."""
-    owner, recall = await lease.gate(functools.partial(_owner_and_recall_pass, start.text))
-    memories, related = await together(
-        db(memory_selectors.turn_memories)(text=start.text, recall=recall),
-        db(memory_selectors.turn_related)(
-            text=start.text, conversation_id=start.conversation_id, recall=recall
+    owner, recall = await phases.waited(
+        "gate", lease.gate(functools.partial(_owner_and_recall_pass, start.text))
+    )
+    memories, related = await phases.waited(
+        "recall",
+        together(
+            db(memory_selectors.turn_memories)(text=start.text, recall=recall),
+            db(memory_selectors.turn_related)(
+                text=start.text, conversation_id=start.conversation_id, recall=recall
+            ),
         ),
     )
     return _inputs(owner, memories=memories, related=related)
@@ -136,7 +142,9 @@ def _replies(entries: list[context.HistoryEntry]) -> set[int]:
     return {entry.id for entry in entries if entry.role == Message.Role.ASSISTANT}
 
 
-async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInputs:
+async def read_chat_inputs(
+    start: services.TurnStart, lease: Lease, phases: Phases | None = None
+) -> TurnInputs:
     """``read_inputs`` plus the conversation: its summary, history, window and outcome notes;
     and the first model step passes its gate (pass ``first_step_gated`` to model_loop).
 
@@ -144,9 +152,19 @@ async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInput
     needs none of it: recall is the longer, so the conversation costs the turn nothing before
     its first token. (Where the trips share one thread, the suite's settings, they run one
     after the other.)"""
+    phases = phases or Phases()
     conversation, inputs = await together(
-        db(_read_conversation)(start), _read_owner_inputs(start, lease)
+        phases.waited("conversation", db(_read_conversation)(start)),
+        _read_owner_inputs(start, lease, phases),
     )
+    with phases.timed("window"):
+        await _choose_window(start, inputs, conversation)
+    return inputs
+
+
+async def _choose_window(
+    start: services.TurnStart, inputs: TurnInputs, conversation: _Conversation
+) -> None:
     inputs.summary = conversation.summary
     inputs.history = conversation.history
     # Chosen here: the window is a pure function of what was just read, and the outcomes need
@@ -174,4 +192,3 @@ async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInput
         if inputs.outcomes == outcomes:
             break
         outcomes = inputs.outcomes
-    return inputs
