@@ -18,6 +18,7 @@ from django.db.models import (
     QuerySet,
     Sum,
 )
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce, TruncDate
 
 from agent.context import HistoryEntry, imported_as_data
@@ -83,9 +84,12 @@ def sibling_ids(*, conversation_id: int) -> dict[int | None, list[int]]:
     return by_parent
 
 
-def conversation_history(*, conversation_id: int, after_id: int | None) -> list[HistoryEntry]:
+def conversation_history(
+    *, conversation_id: int, after_id: int | Combinable | None
+) -> list[HistoryEntry]:
     """The newest messages a turn may show the model, oldest first: owner messages and complete
-    replies after the running summary (none replaced), at most HISTORY_LIMIT of them. A reply that proposed a
+    replies after the running summary (``after_id``: its ``summary_upto``, or an expression of
+    it), none replaced, at most HISTORY_LIMIT of them. A reply that proposed a
     destructive action carries a note of that action's outcome as it stands now."""
     rows = list(
         shown_messages()

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 
 from agent import context, prompt, selectors, services
-from agent.models import Conversation, Message
+from agent.models import Message
 from agent.runner.db import db, together
-from agent.runner.lease import Lease
+from agent.runner.lease import TurnLease
 from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
+from agent.runner.opening import Opening, summary_upto
 from agent.runner.phases import Phases
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import provider_config
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.services.settings import owner_settings_current, owner_settings_get
 from talorys.providers.base import ProviderConfig
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
@@ -82,22 +82,30 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
     )
 
 
-def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
-    """The settings, the first model step's reservation (its limit is in them) and the index's
-    lazy pass: one trip."""
-    owner = owner_settings_get()
+def _owner_and_recall_pass(
+    text: str, opening: Opening
+) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
+    """The settings (this process's copy, when the version the opening read is its own), the
+    first model step's reservation (its limit is in them) and the index's lazy pass: one trip."""
+    owner = owner_settings_current(version=opening.settings_version)
     if not provider_config(owner).is_demo:  # the demo's replies cost nothing (model_loop)
         reserve_step(CHAT_BUDGETS, owner_settings=owner)
     return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
 
 
-async def _read_owner_inputs(start: services.TurnStart, lease: Lease, phases: Phases) -> TurnInputs:
+async def _read_owner_inputs(
+    start: services.TurnStart, lease: TurnLease, phases: Phases
+) -> TurnInputs:
     """The first model step's gate (the lease, the budget: model_loop's ``step_gate``) with the
-    settings and the index's lazy pass, then the memories and the related items, each in a trip
-    of its own at the same time."""
-    owner, recall = await phases.waited(
-        "gate", lease.gate(functools.partial(_owner_and_recall_pass, start.text))
-    )
+    summary, the settings and the index's lazy pass, then the memories and the related items,
+    each in a trip of its own at the same time."""
+    opened: list[Opening] = []
+
+    def then(opening: Opening) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
+        opened.append(opening)
+        return _owner_and_recall_pass(start.text, opening)
+
+    owner, recall = await phases.waited("gate", lease.opening_gate(then))
     memories, related = await phases.waited(
         "recall",
         together(
@@ -107,26 +115,25 @@ async def _read_owner_inputs(start: services.TurnStart, lease: Lease, phases: Ph
             ),
         ),
     )
-    return _inputs(owner, memories=memories, related=related)
+    inputs = _inputs(owner, memories=memories, related=related)
+    inputs.summary = opened[0].summary
+    return inputs
 
 
 @dataclass
 class _Conversation:
-    summary: str
     history: list[context.HistoryEntry]
     # The outcome notes when the window keeps every reply of ``history`` (the usual case).
     outcomes_all_shown: list[str]
 
 
 def _read_conversation(start: services.TurnStart) -> _Conversation:
-    conversation = Conversation.objects.only("summary", "summary_upto").get(
-        pk=start.conversation_id
-    )
+    """The history after the summary (the opening read brings the summary itself) and the
+    outcome notes of the replies it leaves out."""
     history = selectors.conversation_history(
-        conversation_id=start.conversation_id, after_id=conversation.summary_upto
+        conversation_id=start.conversation_id, after_id=summary_upto(start.conversation_id)
     )
     return _Conversation(
-        summary=conversation.summary,
         history=history,
         outcomes_all_shown=selectors.outcome_notes_outside(
             conversation_id=start.conversation_id, shown_from_id=_first_id(history)
@@ -143,7 +150,7 @@ def _replies(entries: list[context.HistoryEntry]) -> set[int]:
 
 
 async def read_chat_inputs(
-    start: services.TurnStart, lease: Lease, phases: Phases | None = None
+    start: services.TurnStart, lease: TurnLease, phases: Phases | None = None
 ) -> TurnInputs:
     """``read_inputs`` plus the conversation: its summary, history, window and outcome notes;
     and the first model step passes its gate (pass ``first_step_gated`` to model_loop).
@@ -165,7 +172,6 @@ async def read_chat_inputs(
 async def _choose_window(
     start: services.TurnStart, inputs: TurnInputs, conversation: _Conversation
 ) -> None:
-    inputs.summary = conversation.summary
     inputs.history = conversation.history
     # Chosen here: the window is a pure function of what was just read, and the outcomes need
     # to know which replies it keeps.
