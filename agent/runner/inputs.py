@@ -123,6 +123,8 @@ async def _read_owner_inputs(
 @dataclass
 class _Conversation:
     history: list[context.HistoryEntry]
+    # Whether the conversation holds any proposal: without one there are no outcome notes.
+    proposals: bool
     # The outcome notes when the window keeps every reply of ``history`` (the usual case).
     outcomes_all_shown: list[str]
 
@@ -130,14 +132,17 @@ class _Conversation:
 def _read_conversation(start: services.TurnStart) -> _Conversation:
     """The history after the summary (the opening read brings the summary itself) and the
     outcome notes of the replies it leaves out."""
-    history = selectors.conversation_history(
+    history, proposals = selectors.turn_history(
         conversation_id=start.conversation_id, after_id=summary_upto(start.conversation_id)
     )
     return _Conversation(
         history=history,
+        proposals=proposals,
         outcomes_all_shown=selectors.outcome_notes_outside(
             conversation_id=start.conversation_id, shown_from_id=_first_id(history)
-        ),
+        )
+        if proposals
+        else [],
     )
 
 
@@ -189,7 +194,7 @@ async def _choose_window(
         )
         inputs.window = context.select_window(inputs.history, budget_tokens=budget)
         shown = _replies(inputs.window.kept)
-        if shown == all_replies:
+        if shown == all_replies or not conversation.proposals:
             inputs.outcomes = conversation.outcomes_all_shown
         else:
             inputs.outcomes = await db(selectors.outcome_notes_outside)(
