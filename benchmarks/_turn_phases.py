@@ -82,6 +82,7 @@ class StatementLog:
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []
         self.stopped = False
+        self.claimed = 0  # how many of ``sent`` begin_turn's are (set by the caller)
 
     def __call__(self, execute, sql, params, many, context):  # type: ignore[no-untyped-def]
         if not self.stopped:

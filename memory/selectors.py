@@ -17,7 +17,7 @@ from memory.models import Memory, MemoryRevision
 from memory.recall import engine
 from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
-from memory.recall.writer import reindex_recent
+from memory.recall.writer import READ_CLOCK, clock_of, clock_subqueries, reindex_recent
 from talorys.history.models import Change
 from talorys.lib.errors import BudgetExhausted, NotFound
 from talorys.owner.models import OwnerSettings
@@ -211,7 +211,15 @@ class RecallPass:
     state: dict[str, Any] | None
 
 
-def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
+# For a turn that reads the index's clock in a statement it makes anyway (agent/runner/opening.py)
+# and passes it to recall_pass: a statement fewer before the first token.
+recall_clock_subqueries = clock_subqueries
+recall_clock_of = clock_of
+
+
+def recall_pass(
+    *, text: str, owner_settings: OwnerSettings, clock: dict[str, Any] | None | object = READ_CLOCK
+) -> RecallPass:
     """The lazy pass before a turn's recalls (``turn_memories``, ``turn_related``), without
     messages (the turn's own message needs no index yet, and indexing it would cost a commit:
     the pass after the reply does it) and without vectors; the embedder and the index's clock are looked up once
@@ -228,7 +236,7 @@ def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
     # Words only before the first token: embedding waiting items here (16 of them, tasks an
     # API client keeps adding) put a hundred milliseconds of CPU in front of every answer. The
     # pass after the reply and the catch-up make their vectors; until then they rank by words.
-    state = reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0).state
+    state = reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0, clock=clock).state
     return RecallPass(
         embedder=embedder, mode=None if embedder is not None else "keyword", state=state
     )

@@ -290,9 +290,11 @@ async def _closing_events(
         if titled is not None:
             yield titled
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
-    # on) for later recall. A failure only leaves them to the next pass or the catch-up.
+    # on) for later recall, and load them into this process's index, so that the next turn
+    # reads none of it before its first text. A failure only leaves them to the next pass or
+    # the catch-up.
     try:
-        await db(memory_services.reindex_recent)()
+        await db(memory_services.reindex_after_reply)()
     except Exception:
         logger.exception("Conversation %s: recall index not updated", conversation_id)
 

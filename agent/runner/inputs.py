@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
@@ -84,13 +85,17 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
 
 def _owner_and_recall_pass(
     text: str, opening: Opening
-) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
+) -> tuple[OwnerSettings, memory_selectors.RecallPass, str]:
     """The settings (this process's copy, when the version the opening read is its own), the
-    first model step's reservation (its limit is in them) and the index's lazy pass: one trip."""
+    first model step's reservation (its limit is in them) and the index's lazy pass, in the
+    opening read's trip; and the summary it read."""
     owner = owner_settings_current(version=opening.settings_version)
     if not provider_config(owner).is_demo:  # the demo's replies cost nothing (model_loop)
         reserve_step(CHAT_BUDGETS, owner_settings=owner)
-    return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
+    recall = memory_selectors.recall_pass(
+        text=text, owner_settings=owner, clock=opening.index_clock
+    )
+    return owner, recall, opening.summary
 
 
 async def _read_owner_inputs(
@@ -99,13 +104,9 @@ async def _read_owner_inputs(
     """The first model step's gate (the lease, the budget: model_loop's ``step_gate``) with the
     summary, the settings and the index's lazy pass, then the memories and the related items,
     each in a trip of its own at the same time."""
-    opened: list[Opening] = []
-
-    def then(opening: Opening) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
-        opened.append(opening)
-        return _owner_and_recall_pass(start.text, opening)
-
-    owner, recall = await phases.waited("gate", lease.opening_gate(then))
+    owner, recall, summary = await phases.waited(
+        "gate", lease.opening_gate(functools.partial(_owner_and_recall_pass, start.text))
+    )
     memories, related = await phases.waited(
         "recall",
         together(
@@ -116,7 +117,7 @@ async def _read_owner_inputs(
         ),
     )
     inputs = _inputs(owner, memories=memories, related=related)
-    inputs.summary = opened[0].summary
+    inputs.summary = summary
     return inputs
 
 

@@ -1,14 +1,17 @@
-"""The first model step's heartbeat as a read: what the turn needs of its conversation's row and
-of the settings' version comes back with the check itself, one statement instead of three."""
+"""The first model step's heartbeat as a read: what the turn needs of its conversation's row, the
+settings' version and the recall index's clock come back with the check itself, one statement
+instead of four."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Subquery
 from django.db.models.functions import Coalesce
 
 from agent.models import Conversation
+from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
 
 
@@ -17,6 +20,8 @@ class Opening:
     summary: str
     # None: no settings row yet (talorys.owner.services.settings.owner_settings_current).
     settings_version: int | None
+    # The recall index's clock, for recall's lazy pass (None: no index yet).
+    index_clock: dict[str, Any] | None
 
 
 def opening_read(*, conversation_id: int, turn_id: str) -> Opening | None:
@@ -26,11 +31,24 @@ def opening_read(*, conversation_id: int, turn_id: str) -> Opening | None:
         Conversation.objects.filter(
             pk=conversation_id, turn_id=turn_id, turn_cancel_requested=False
         )
-        .annotate(version=Subquery(OwnerSettings.objects.filter(pk=1).values("version")[:1]))
-        .values_list("summary", "version")
+        .annotate(
+            settings_version=Subquery(OwnerSettings.objects.filter(pk=1).values("version")[:1]),
+            **memory_selectors.recall_clock_subqueries(_CLOCK),
+        )
+        .values("summary", "settings_version", *_CLOCK_NAMES)
         .first()
     )
-    return None if row is None else Opening(summary=row[0], settings_version=row[1])
+    if row is None:
+        return None
+    return Opening(
+        summary=row["summary"],
+        settings_version=row["settings_version"],
+        index_clock=memory_selectors.recall_clock_of(row, _CLOCK),
+    )
+
+
+_CLOCK = "index_"
+_CLOCK_NAMES = tuple(memory_selectors.recall_clock_subqueries(_CLOCK))
 
 
 def summary_upto(conversation_id: int) -> Coalesce:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Subquery
 from django.utils import timezone
 
 from memory import embeddings
@@ -192,6 +192,8 @@ def _embed_pending(
 
     ``lazy`` (the per-recall pass): which ones is asked of this process's in-memory index,
     which knows without reading the table (a scan of every entry at each recall otherwise)."""
+    if limit == 0:  # a turn's pass before its first token: words only (no sync to ask either)
+        return
     if embedder is embeddings.ACTIVE:
         embedder = embeddings.active_embedder()
     if not isinstance(embedder, embeddings.Embedder):
@@ -324,18 +326,41 @@ def _sync_changed(*, since: dt.datetime, skip: tuple[str, ...], report: ReindexR
             report.removed += removed
 
 
+# The index's clock as reindex_recent reads it; READ_CLOCK: read it here.
+CLOCK_COLUMNS = ("recent_since", *STATE_COLUMNS)
+READ_CLOCK = object()
+
+
+def clock_subqueries(prefix: str) -> dict[str, Subquery]:
+    """The clock as scalar subqueries named ``prefix`` + column, for a caller that reads it in a
+    statement it makes anyway and passes it on (``clock_of``, then reindex_recent's ``clock``)."""
+    return {
+        prefix + name: Subquery(IndexState.objects.filter(pk=1).values(name)[:1])
+        for name in CLOCK_COLUMNS
+    }
+
+
+def clock_of(values: Mapping[str, Any], prefix: str) -> dict[str, Any] | None:
+    """The clock ``clock_subqueries`` read into ``values`` (None: no IndexState row yet)."""
+    clock = {name: values[prefix + name] for name in CLOCK_COLUMNS}
+    return None if clock["generation"] is None else clock
+
+
 def reindex_recent(
     *,
     embed_limit: int = RECENT_EMBED_LIMIT,
     skip: tuple[str, ...] = (),
     embedder: Embedder | None | object = embeddings.ACTIVE,
+    clock: dict[str, Any] | None | object = READ_CLOCK,
 ) -> ReindexReport:
     """The lazy pass: items changed since the last pass, and a few vectors.
 
     ``skip``: kinds left for a later pass (a turn skips "messages" before its first token: its
     own new message needs no index yet, and indexing it would cost a commit; the pass after the
     reply does them). A pass that skips a kind does not move the clock on. ``embedder``: the
-    active one when the caller already looked it up (None: none is on).
+    active one when the caller already looked it up (None: none is on). ``clock``: the index's
+    clock as the caller read it a moment ago (``clock_subqueries``; older is safe: a longer
+    lookback, a state the ranking syncs past).
 
     Cheap when nothing changed (a read of the clock and one or two queries per kind: what
     changed lately, and whether its entry is already newer). Whatever it leaves
@@ -343,7 +368,9 @@ def reindex_recent(
     """
     report = ReindexReport()
     started = timezone.now()
-    clock = IndexState.objects.filter(pk=1).values("recent_since", *STATE_COLUMNS).first()
+    if clock is READ_CLOCK:
+        clock = IndexState.objects.filter(pk=1).values(*CLOCK_COLUMNS).first()
+    assert clock is None or isinstance(clock, dict)
     since = clock["recent_since"] if clock else None
     if since is None:
         # Never indexed: the first pass indexes every item's words (once per install); its
@@ -358,4 +385,14 @@ def reindex_recent(
     if not (report.written or report.removed or report.embedded):
         # Unchanged by this pass: the ranking that follows may sync with it, not read it again.
         report.state = {name: clock[name] for name in STATE_COLUMNS} if clock else None
+    return report
+
+
+def reindex_after_reply() -> ReindexReport:
+    """``reindex_recent`` after a turn's reply is out, then this process's copy of the index
+    brought up to date with what it wrote: the next turn here finds nothing to read for its
+    ranking before its first token (the read is made now, when nobody waits for it)."""
+    report = reindex_recent()
+    with INDEX.lock:
+        INDEX.sync(vector_model=None)
     return report
