@@ -15,9 +15,10 @@ from memory import embeddings
 from memory.embeddings import Embedder
 from memory.models import Memory, MemoryRevision
 from memory.recall import engine
+from memory.recall.clock import READ_CLOCK, clock_join, clock_of
 from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
-from memory.recall.writer import READ_CLOCK, clock_of, clock_subqueries, reindex_recent
+from memory.recall.writer import reindex_recent
 from talorys.history.models import Change
 from talorys.lib.errors import BudgetExhausted, NotFound
 from talorys.owner.models import OwnerSettings
@@ -213,7 +214,7 @@ class RecallPass:
 
 # For a turn that reads the index's clock in a statement it makes anyway (agent/runner/opening.py)
 # and passes it to recall_pass: a statement fewer before the first token.
-recall_clock_subqueries = clock_subqueries
+recall_clock_join = clock_join
 recall_clock_of = clock_of
 
 

@@ -4,10 +4,12 @@ instead of four."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Subquery
+from django.db import connection
+from django.db.models import Field, Model, Subquery
 from django.db.models.functions import Coalesce
 
 from agent.models import Conversation
@@ -26,29 +28,44 @@ class Opening:
 
 def opening_read(*, conversation_id: int, turn_id: str) -> Opening | None:
     """services.turn_heartbeat's check, without renewing (the claim set the lease a moment
-    ago), with the running summary and the settings' version; None when the turn must stop."""
-    row = (
-        Conversation.objects.filter(
-            pk=conversation_id, turn_id=turn_id, turn_cancel_requested=False
-        )
-        .annotate(
-            settings_version=Subquery(OwnerSettings.objects.filter(pk=1).values("version")[:1]),
-            **memory_selectors.recall_clock_subqueries(_CLOCK),
-        )
-        .values("summary", "settings_version", *_CLOCK_NAMES)
-        .first()
-    )
+    ago), with the running summary, the settings' version and the index's clock; None when the
+    turn must stop.
+
+    A statement written once per process (``_opening_sql``), not a queryset: Django builds and
+    compiles one with these subqueries in about 1.5 ms, five times what PostgreSQL takes to
+    answer it, and this one is on the path to every turn's first text."""
+    with connection.cursor() as cursor:
+        cursor.execute(_opening_sql(), [conversation_id, turn_id])
+        row = cursor.fetchone()
     if row is None:
         return None
     return Opening(
-        summary=row["summary"],
-        settings_version=row["settings_version"],
-        index_clock=memory_selectors.recall_clock_of(row, _CLOCK),
+        summary=row[0],
+        settings_version=row[1],
+        index_clock=memory_selectors.recall_clock_of(row[2:]),
     )
 
 
-_CLOCK = "index_"
-_CLOCK_NAMES = tuple(memory_selectors.recall_clock_subqueries(_CLOCK))
+@functools.cache
+def _opening_sql() -> str:
+    quote = connection.ops.quote_name
+
+    def column(model: type[Model], name: str) -> str:
+        field = model._meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        return quote(field.column)
+
+    join, clock = memory_selectors.recall_clock_join("clock")
+    version = (
+        f"(SELECT s.{column(OwnerSettings, 'version')} FROM "
+        f"{quote(OwnerSettings._meta.db_table)} s WHERE s.{column(OwnerSettings, 'id')} = 1)"
+    )
+    return (
+        f"SELECT c.{column(Conversation, 'summary')}, {version}, {', '.join(clock)} "
+        f"FROM {quote(Conversation._meta.db_table)} c {join} "
+        f"WHERE c.{column(Conversation, 'id')} = %s AND c.{column(Conversation, 'turn_id')} = %s "
+        f"AND NOT c.{column(Conversation, 'turn_cancel_requested')}"
+    )
 
 
 def summary_upto(conversation_id: int) -> Coalesce:

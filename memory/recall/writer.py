@@ -26,12 +26,13 @@ from typing import Any
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, Subquery
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memory import embeddings
 from memory.embeddings import Embedder
 from memory.models import IndexState, RecallEntry
+from memory.recall.clock import CLOCK_COLUMNS, READ_CLOCK
 from memory.recall.index import INDEX, STATE_COLUMNS
 from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
@@ -326,26 +327,6 @@ def _sync_changed(*, since: dt.datetime, skip: tuple[str, ...], report: ReindexR
             report.removed += removed
 
 
-# The index's clock as reindex_recent reads it; READ_CLOCK: read it here.
-CLOCK_COLUMNS = ("recent_since", *STATE_COLUMNS)
-READ_CLOCK = object()
-
-
-def clock_subqueries(prefix: str) -> dict[str, Subquery]:
-    """The clock as scalar subqueries named ``prefix`` + column, for a caller that reads it in a
-    statement it makes anyway and passes it on (``clock_of``, then reindex_recent's ``clock``)."""
-    return {
-        prefix + name: Subquery(IndexState.objects.filter(pk=1).values(name)[:1])
-        for name in CLOCK_COLUMNS
-    }
-
-
-def clock_of(values: Mapping[str, Any], prefix: str) -> dict[str, Any] | None:
-    """The clock ``clock_subqueries`` read into ``values`` (None: no IndexState row yet)."""
-    clock = {name: values[prefix + name] for name in CLOCK_COLUMNS}
-    return None if clock["generation"] is None else clock
-
-
 def reindex_recent(
     *,
     embed_limit: int = RECENT_EMBED_LIMIT,
@@ -359,7 +340,7 @@ def reindex_recent(
     own new message needs no index yet, and indexing it would cost a commit; the pass after the
     reply does them). A pass that skips a kind does not move the clock on. ``embedder``: the
     active one when the caller already looked it up (None: none is on). ``clock``: the index's
-    clock as the caller read it a moment ago (``clock_subqueries``; older is safe: a longer
+    clock as the caller read it a moment ago (memory/recall/clock.py; older is safe: a longer
     lookback, a state the ranking syncs past).
 
     Cheap when nothing changed (a read of the clock and one or two queries per kind: what

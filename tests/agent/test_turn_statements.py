@@ -8,6 +8,7 @@ made meanwhile (each trip makes its own: agent/runner/db.py). A count, not a tim
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,9 +21,11 @@ from django.db.backends.signals import connection_created
 
 from agent.models import Conversation, Message
 from agent.runner import begin_turn, stream_turn
-from memory.models import Memory
+from agent.runner.opening import Opening, opening_read
+from memory.models import IndexState, Memory
+from memory.selectors import recall_clock_of
 from memory.services import reindex_recent
-from talorys.owner.services.settings import owner_settings_update
+from talorys.owner.services.settings import owner_settings_get, owner_settings_update
 from tests.agent.fake_openai import text
 from tests.agent.test_runner import TURN_DATABASE, use_fake
 from tests.memory.conftest import use_fake_embeddings
@@ -144,3 +147,28 @@ def test_the_turn_log_line_carries_the_time_of_each_phase(needs_postgres, fake_o
     assert set(phases) == PHASES
     assert all(ms >= 0 for ms in phases.values())
     assert phases["first_text"] >= max(phases["claim"], phases["reads"], phases["prompt"])
+
+
+def test_the_opening_read_is_the_heartbeat_check_with_what_the_turn_reads_anyway():
+    conversation = Conversation.objects.create(title="Weekend", summary="Earlier.", turn_id="t1")
+    assert opening_read(conversation_id=conversation.pk, turn_id="t1") == Opening(
+        summary="Earlier.", settings_version=None, index_clock=None
+    )  # no settings row, no index yet
+    version = owner_settings_get().version
+    reindex_recent()
+    clock = IndexState.objects.values("recent_since", "generation", "seq", "purged_upto").get()
+
+    opened = opening_read(conversation_id=conversation.pk, turn_id="t1")
+
+    assert opened == Opening(summary="Earlier.", settings_version=version, index_clock=clock)
+    assert opening_read(conversation_id=conversation.pk, turn_id="t2") is None  # another's turn
+    Conversation.objects.filter(pk=conversation.pk).update(turn_cancel_requested=True)
+    assert opening_read(conversation_id=conversation.pk, turn_id="t1") is None  # cancelled
+
+
+@pytest.mark.parametrize("since", ["2026-12-02 17:14:54.085050", dt.datetime(2026, 12, 2, 17, 14)])
+def test_a_clock_read_without_the_orm_is_an_aware_time(since):
+    clock = recall_clock_of([since, "gen", 3, 1])
+
+    assert clock is not None and clock["recent_since"].tzinfo is not None
+    assert recall_clock_of([None, None, None, None]) is None
