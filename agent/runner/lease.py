@@ -76,9 +76,9 @@ class TurnLease:
         return result  # type: ignore[return-value]  # then() ran: alive
 
     async def opening_gate(self, then: Callable[[Opening], R]) -> R:
-        """``gate`` for the turn's first model step, which also reads the summary and the
-        settings' version in the heartbeat's statement (agent/runner/opening.py) and passes them
-        to ``then``. It does not renew: the claim took the lease a moment ago."""
+        """``gate`` for the turn's first model step, which also reads the summary, the settings'
+        version and recall's clock in the heartbeat's statement (agent/runner/opening.py) and
+        passes them to ``then``. It does not renew: the claim took the lease a moment ago."""
 
         def heartbeat() -> tuple[Opening | None, R | None]:
             opening = opening_read(
