@@ -18,6 +18,7 @@ from django.db.models import (
     QuerySet,
     Sum,
 )
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce, TruncDate
 
 from agent.context import HistoryEntry, imported_as_data
@@ -83,10 +84,21 @@ def sibling_ids(*, conversation_id: int) -> dict[int | None, list[int]]:
     return by_parent
 
 
-def conversation_history(*, conversation_id: int, after_id: int | None) -> list[HistoryEntry]:
+def conversation_history(
+    *, conversation_id: int, after_id: int | Combinable | None
+) -> list[HistoryEntry]:
     """The newest messages a turn may show the model, oldest first: owner messages and complete
-    replies after the running summary (none replaced), at most HISTORY_LIMIT of them. A reply that proposed a
+    replies after the running summary (``after_id``: its ``summary_upto``, or an expression of
+    it), none replaced, at most HISTORY_LIMIT of them. A reply that proposed a
     destructive action carries a note of that action's outcome as it stands now."""
+    return turn_history(conversation_id=conversation_id, after_id=after_id)[0]
+
+
+def turn_history(
+    *, conversation_id: int, after_id: int | Combinable | None
+) -> tuple[list[HistoryEntry], bool]:
+    """``conversation_history``, and whether the conversation holds any proposal at all (read
+    in the same statement): without one it has no outcome notes to read."""
     rows = list(
         shown_messages()
         .filter(conversation_id=conversation_id, id__gt=after_id or 0)
@@ -94,9 +106,18 @@ def conversation_history(*, conversation_id: int, after_id: int | None) -> list[
             Q(role=Message.Role.USER)
             | Q(role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE)
         )
+        .annotate(proposals=Exists(PendingAction.objects.filter(conversation_id=conversation_id)))
         .order_by("-id")
-        .values_list("id", "role", "content", "tool_activity", "origin")[:HISTORY_LIMIT]
+        .values_list("id", "role", "content", "tool_activity", "origin", "proposals")[
+            :HISTORY_LIMIT
+        ]
     )
+    # No row, no answer: read the notes, as if there were proposals.
+    proposals = bool(rows[0][5]) if rows else True
+    return _history_entries([row[:5] for row in rows]), proposals
+
+
+def _history_entries(rows: list[tuple[Any, ...]]) -> list[HistoryEntry]:
     action_ids = [
         activity["action_id"]
         for _pk, _role, _content, activities, _origin in rows

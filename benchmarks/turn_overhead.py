@@ -13,8 +13,10 @@ the two measurements so both see the same machine state:
   allocated, settings, memory selection, history window, budget reservation, the same client),
   timed to its first ``text`` event.
 
-Overhead is Talorys minus direct, per pair. Target: p50 <= 8 ms. Then one more turn
-counts the SQL statements sent before its first text, and 200 trips of one ORM read give what
+Overhead is Talorys minus direct, per pair. Target: p50 <= 8 ms. The turns' own phases
+(agent/runner/phases.py) are printed as a table. Then one more turn lists the SQL statements
+sent before its first text: begin_turn's, then the stream's (at most 6 is the budget,
+tests/agent/test_turn_statements.py), and 200 trips of one ORM read give what
 each costs on this machine: the unit the overhead is made of.
 """
 
@@ -33,6 +35,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._database import analyze, drop_database, start_django  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
+from benchmarks._turn_phases import (  # noqa: E402
+    StatementLog,
+    phase_log,
+    phase_table,
+    statement_log,
+)
 
 TARGET_P50_MS = 8.0
 QUESTION = "Can you remind me what I planned for the garden this weekend?"
@@ -107,33 +115,24 @@ async def _talorys_first_text(conversation_id: int) -> float:
     return first - began
 
 
-async def _queries_before_first_text(conversation_id: int) -> int:
-    """How many SQL statements one turn sends before its first text (on every thread)."""
+async def _statements_before_first_text(conversation_id: int) -> StatementLog:
+    """The SQL statements one turn sends before its first text, on every thread: begin_turn's
+    (on the thread sync_to_async runs it on) and the trips'."""
+    from asgiref.sync import sync_to_async
     from django.db import connections
-    from django.db.backends.signals import connection_created
 
-    sent = {"before": 0, "done": False}
+    from agent.runner import begin_turn, stream_turn
 
-    def count(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        if not sent["done"]:
-            sent["before"] += 1
-        return execute(sql, params, many, context)
-
-    def hook(sender, connection, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        if count not in connection.execute_wrappers:
-            connection.execute_wrappers.append(count)
-
-    connections.close_all()  # every trip's connection is made afresh, so hooked
-    connection_created.connect(hook)
-    try:
-        from agent.runner import run_turn
-
-        async for event in run_turn(conversation_id=conversation_id, text=QUESTION):
+    # Every thread's connection is made afresh, so hooked.
+    await sync_to_async(connections.close_all)()
+    connections.close_all()
+    with statement_log() as log:
+        start = await begin_turn(conversation_id=conversation_id, text=QUESTION)
+        log.claimed = len(log.sent)
+        async for event in stream_turn(start):
             if event["type"] == "text":
-                sent["done"] = True
-    finally:
-        connection_created.disconnect(hook)
-    return sent["before"]
+                log.stop()
+    return log
 
 
 def _one_read() -> object:
@@ -190,7 +189,6 @@ def _percentile(values: list[float], fraction: float) -> float:
 async def _measure(
     conversation_id: int, config: object, runs: int, warmup: int, engine: str
 ) -> None:
-    from asgiref.sync import sync_to_async
 
     from talorys.providers import provider_for
 
@@ -199,17 +197,15 @@ async def _measure(
     direct: list[float] = []
     talorys: list[float] = []
     try:
-        for number in range(warmup + runs):
-            d = await _direct_first_text(provider)
-            t = await _talorys_first_text(conversation_id)
-            if number >= warmup:
-                direct.append(d * 1000)
-                talorys.append(t * 1000)
+        with phase_log() as phases:
+            for number in range(warmup + runs):
+                d = await _direct_first_text(provider)
+                t = await _talorys_first_text(conversation_id)
+                if number >= warmup:
+                    direct.append(d * 1000)
+                    talorys.append(t * 1000)
     finally:
         await provider.aclose()
-    queries = await _queries_before_first_text(conversation_id)
-    trip = await _read_trip_ms()
-    orm_read, bare_read = await sync_to_async(_on_one_connection, thread_sensitive=False)()
     overhead = [t - d for t, d in zip(talorys, direct, strict=True)]
     p50, p95 = _percentile(overhead, 0.5), _percentile(overhead, 0.95)
     ratio = statistics.median(talorys) / statistics.median(direct)
@@ -219,15 +215,8 @@ async def _measure(
     print(f"{'talorys':10} {_percentile(talorys, 0.5):8.2f} {_percentile(talorys, 0.95):8.2f}")
     print(f"{'overhead':10} {p50:8.2f} {p95:8.2f}")
     print(f"ratio (median talorys / median direct): {ratio:.2f}")
-    print(
-        f"before its first text a turn sends {queries} SQL statements; one read trip (a thread, "
-        f"a pooled connection, one ORM query) costs {trip:.2f} ms here: {queries} x {trip:.2f} = "
-        f"{queries * trip:.1f} ms"
-    )
-    print(
-        f"on one kept connection that ORM read takes {orm_read:.2f} ms, a bare SELECT 1 "
-        f"{bare_read:.2f} ms: the rest of a trip is Django, the driver and the thread"
-    )
+    phase_table("turn_overhead", phases.turns[warmup:], engine)
+    await _statements_report(conversation_id, engine)
     verdict = "meets" if p50 <= TARGET_P50_MS else "MISSES"
     print(f"overhead p50 {p50:.2f} ms {verdict} the target of {TARGET_P50_MS:.0f} ms")
     floor = _percentile(direct, 0.5)
@@ -244,15 +233,41 @@ async def _measure(
     figure(
         "turn_overhead", "in-process time-to-first-text overhead p95", p95, "ms", database=engine
     )
+
+
+async def _statements_report(conversation_id: int, engine: str) -> None:
+    """One more turn's statements before its first text, listed, and what a trip costs."""
+    from asgiref.sync import sync_to_async
+
+    statements = await _statements_before_first_text(conversation_id)
+    queries = len(statements.sent) - statements.claimed  # the stream's (the budget's)
+    trip = await _read_trip_ms()
+    orm_read, bare_read = await sync_to_async(_on_one_connection, thread_sensitive=False)()
+    print(
+        f"SQL statements before the first text: begin_turn's {statements.claimed}, then the "
+        f"stream's {queries} (budget 6)"
+    )
+    statements.print()
+    print(
+        f"after begin_turn, before its first text a turn sends {queries} SQL statements; one "
+        f"read trip (a thread, a pooled connection, one ORM query) costs {trip:.2f} ms here: "
+        f"{queries} x {trip:.2f} = {queries * trip:.1f} ms"
+    )
+    print(
+        f"on one kept connection that ORM read takes {orm_read:.2f} ms, a bare SELECT 1 "
+        f"{bare_read:.2f} ms: the rest of a trip is Django, the driver and the thread"
+    )
     figure(
         "turn_overhead",
         "SQL statements before the first text",
         queries,
         "statements",
+        target=6,
         database=engine,
         note=(
-            f"one read trip (thread, pooled connection, ORM query) {trip:.2f} ms here; on a kept "
-            f"connection the ORM read {orm_read:.2f} ms, SELECT 1 {bare_read:.2f} ms"
+            f"after begin_turn's {statements.claimed}; one read trip (thread, pooled "
+            f"connection, ORM query) {trip:.2f} ms here; on a kept connection the ORM read "
+            f"{orm_read:.2f} ms, SELECT 1 {bare_read:.2f} ms"
         ),
     )
 

@@ -8,12 +8,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, Exists, OuterRef, QuerySet, When
+from django.db.models import Case, Exists, OuterRef, QuerySet, Subquery, When
+from django.db.models.functions import Coalesce
 
 from memory import embeddings
 from memory.embeddings import Embedder
 from memory.models import Memory, MemoryRevision
 from memory.recall import engine
+from memory.recall.clock import READ_CLOCK, clock_join, clock_of
 from memory.recall.engine import Hit, Mode, Recall
 from memory.recall.sources import recall_kinds
 from memory.recall.writer import reindex_recent
@@ -210,7 +212,15 @@ class RecallPass:
     state: dict[str, Any] | None
 
 
-def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
+# For a turn that reads the index's clock in a statement it makes anyway (agent/runner/opening.py)
+# and passes it to recall_pass: a statement fewer before the first token.
+recall_clock_join = clock_join
+recall_clock_of = clock_of
+
+
+def recall_pass(
+    *, text: str, owner_settings: OwnerSettings, clock: dict[str, Any] | None | object = READ_CLOCK
+) -> RecallPass:
     """The lazy pass before a turn's recalls (``turn_memories``, ``turn_related``), without
     messages (the turn's own message needs no index yet, and indexing it would cost a commit:
     the pass after the reply does it) and without vectors; the embedder and the index's clock are looked up once
@@ -227,7 +237,7 @@ def recall_pass(*, text: str, owner_settings: OwnerSettings) -> RecallPass:
     # Words only before the first token: embedding waiting items here (16 of them, tasks an
     # API client keeps adding) put a hundred milliseconds of CPU in front of every answer. The
     # pass after the reply and the catch-up make their vectors; until then they rank by words.
-    state = reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0).state
+    state = reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0, clock=clock).state
     return RecallPass(
         embedder=embedder, mode=None if embedder is not None else "keyword", state=state
     )
@@ -291,25 +301,21 @@ def memories_for_turn(
         text.strip(), kinds=["memories"], top=2 * limit, mode=mode, embedder=embedder, state=state
     )
     ids = [item.object_id for item in ranked if item.score >= MEMORY_MIN_SCORE]
-    rows = {m.pk: m for m in current_memories().filter(pk__in=ids).only(*_LINE_FIELDS)}
+    rows = {m.pk: m for m in _memory_lines().filter(pk__in=ids)}
     ids = [pk for pk in ids if pk in rows][:limit]
     if len(ids) < limit:
         for memory in (
-            current_memories()
-            .only(*_LINE_FIELDS)
-            .exclude(pk__in=ids)
-            .order_by("-updated_at", "-id")[: limit - len(ids)]
+            _memory_lines().exclude(pk__in=ids).order_by("-updated_at", "-id")[: limit - len(ids)]
         ):
             rows[memory.pk] = memory
             ids.append(memory.pk)
-    open_conflicts = _open_conflicts(rows[pk] for pk in ids)
     lines = []
     for pk in ids:
         memory = rows[pk]
         line = memory.text
         if memory.valid_from or memory.valid_to:
             line += f" ({_validity(memory)})"
-        other = open_conflicts.get(pk)
+        other = memory.open_conflict  # type: ignore[attr-defined]  # _memory_lines
         if other is not None:
             line += f" [contradicts memory {other}; ask the owner which holds]"
         lines.append(line)
@@ -320,38 +326,25 @@ def memories_for_turn(
 _LINE_FIELDS = ("id", "text", "valid_from", "valid_to")
 
 
+def _memory_lines() -> QuerySet[Memory]:
+    """Current memories with what their line reads, and ``open_conflict``: the id of a current
+    memory this one contradicts, or that contradicts it (None: none), read in the same
+    statement (marks are rare: a partial index holds only them)."""
+    current = current_memories()
+    return current.only(*_LINE_FIELDS).annotate(
+        open_conflict=Coalesce(
+            Subquery(current.filter(pk=OuterRef("conflicts_with")).values("pk")[:1]),
+            Subquery(current.filter(conflicts_with=OuterRef("pk")).order_by("pk").values("pk")[:1]),
+        )
+    )
+
+
 def _validity(memory: Memory) -> str:
     if memory.valid_from and memory.valid_to:
         return f"from {memory.valid_from} to {memory.valid_to}"
     if memory.valid_from:
         return f"since {memory.valid_from}"
     return f"until {memory.valid_to}"
-
-
-def _open_conflicts(memories: Iterable[Memory]) -> dict[int, int]:
-    """memory id -> the id of a current memory it contradicts, or that contradicts it.
-
-    Marks are rare: one query reads every mark of a current memory (a partial index holds
-    only them), a second, only when some touch these, keeps the pairs whose other end is
-    current too."""
-    ids = {m.pk for m in memories}
-    pairs = [
-        (newer, older)
-        for newer, older in current_memories()
-        .filter(conflicts_with__isnull=False)
-        .values_list("pk", "conflicts_with")
-        if newer in ids or older in ids
-    ]
-    if not pairs:
-        return {}
-    ends = {pk for pair in pairs for pk in pair}
-    current = set(current_memories().filter(pk__in=ends).values_list("pk", flat=True))
-    found: dict[int, int] = {}
-    for newer, older in pairs:
-        if newer in current and older in current:
-            found.setdefault(newer, older)
-            found.setdefault(older, newer)
-    return found
 
 
 def related_items_for_turn(

@@ -21,6 +21,7 @@ from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
 from agent.runner.model_loop import CHAT_BUDGETS, model_loop, shared_provider
+from agent.runner.phases import claimed, turn_phases
 from agent.runner.title import generated_title
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.logs import with_turn_id
@@ -102,7 +103,8 @@ async def begin_turn(
     # Not db(): the request's response phase (its session save) reuses this connection on the
     # request's thread, where a pool found empty would be a 500; the chat API's stream gives it
     # back as its first step (give_back_request_connection).
-    return await sync_to_async(services.turn_begin)(
+    began = time.perf_counter()
+    start = await sync_to_async(services.turn_begin)(
         conversation_id=conversation_id,
         text=text,
         retry=retry,
@@ -111,6 +113,8 @@ async def begin_turn(
         message_id=message_id,
         origin=origin,
     )
+    claimed(start, began)
+    return start
 
 
 def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
@@ -125,7 +129,7 @@ def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
 
 
 async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
-    state = TurnState()
+    state = TurnState(phases=turn_phases(start))
     started = time.monotonic()
     inputs: TurnInputs | None = None
     lease = TurnLease(start)
@@ -137,7 +141,7 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
         for event in _opening_events(start):
             yield event
         # The first model step's gate (a cancel, the budget) is passed with the reads.
-        read = await read_chat_inputs(start, lease)
+        read = await state.phases.waited("reads", read_chat_inputs(start, lease, state.phases))
         inputs = read  # for the title, after the reply
         async with aclosing(_reply_events(start, state, lease, read)) as replies:
             async for event in replies:
@@ -185,7 +189,7 @@ async def _reply_events(
 ) -> AsyncGenerator[TurnEvent, None]:
     """The model's steps as ``text`` and ``tool`` events; ``state`` gathers the reply."""
     provider = shared_provider(read.provider)
-    messages = await turn_messages(provider, lease, start, read)
+    messages = await state.phases.waited("prompt", turn_messages(provider, lease, start, read))
     executor = ToolExecutor(
         ctx=ToolContext(
             mode=start.tool_mode,
@@ -261,6 +265,7 @@ def _log_turn_end(state: TurnState, started: float, conversation_id: int) -> Non
             "error_code": state.error_code,
             "duration_ms": round(elapsed * 1000),
             "tool_calls": len(state.tool_activity),
+            "phases_ms": state.phases.rounded(),
         },
     )
 
@@ -285,7 +290,9 @@ async def _closing_events(
         if titled is not None:
             yield titled
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
-    # on) for later recall. A failure only leaves them to the next pass or the catch-up.
+    # on) for later recall, and load them into this process's index, so that the next turn
+    # reads none of it before its first text. A failure only leaves them to the next pass or
+    # the catch-up.
     try:
         await reindex.after_reply()
     except Exception:

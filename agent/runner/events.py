@@ -13,6 +13,7 @@ from typing import Literal, TypedDict
 from agent.activity import ShownActivity
 from agent.executor import ToolActivity
 from agent.models import Message
+from agent.runner.phases import Phases
 
 
 class TitleEvent(TypedDict):
@@ -83,6 +84,8 @@ class TurnState:
     status: Message.Status = Message.Status.STREAMING
     error_code: str = ""
     error_message: str = ""
+    # Where the time went before the first text (agent/runner/phases.py).
+    phases: Phases = field(default_factory=Phases)
 
     def fail(self, code: str, message: str) -> None:
         self.status = Message.Status.ERROR

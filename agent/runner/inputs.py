@@ -10,14 +10,16 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 
 from agent import context, prompt, selectors, services
-from agent.models import Conversation, Message
+from agent.models import Message
 from agent.runner.db import db, together
-from agent.runner.lease import Lease
+from agent.runner.lease import TurnLease
 from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
+from agent.runner.opening import Opening, summary_upto
+from agent.runner.phases import Phases
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import provider_config
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.services.settings import owner_settings_current, owner_settings_get
 from talorys.providers.base import ProviderConfig
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
@@ -81,50 +83,67 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
     )
 
 
-def _owner_and_recall_pass(text: str) -> tuple[OwnerSettings, memory_selectors.RecallPass]:
-    """The settings, the first model step's reservation (its limit is in them) and the index's
-    lazy pass: one trip."""
-    owner = owner_settings_get()
+def _owner_and_recall_pass(
+    text: str, opening: Opening
+) -> tuple[OwnerSettings, memory_selectors.RecallPass, str]:
+    """The settings (this process's copy, when the version the opening read is its own), the
+    first model step's reservation (its limit is in them) and the index's lazy pass, in the
+    opening read's trip; and the summary it read."""
+    owner = owner_settings_current(version=opening.settings_version)
     if not provider_config(owner).is_demo:  # the demo's replies cost nothing (model_loop)
         reserve_step(CHAT_BUDGETS, owner_settings=owner)
-    return owner, memory_selectors.recall_pass(text=text, owner_settings=owner)
+    recall = memory_selectors.recall_pass(
+        text=text, owner_settings=owner, clock=opening.index_clock
+    )
+    return owner, recall, opening.summary
 
 
-async def _read_owner_inputs(start: services.TurnStart, lease: Lease) -> TurnInputs:
+async def _read_owner_inputs(
+    start: services.TurnStart, lease: TurnLease, phases: Phases
+) -> TurnInputs:
     """The first model step's gate (the lease, the budget: model_loop's ``step_gate``) with the
-    settings and the index's lazy pass, then the memories and the related items, each in a trip
-    of its own at the same time."""
-    owner, recall = await lease.gate(functools.partial(_owner_and_recall_pass, start.text))
-    memories, related = await together(
-        db(memory_selectors.turn_memories)(text=start.text, recall=recall),
-        db(memory_selectors.turn_related)(
-            text=start.text, conversation_id=start.conversation_id, recall=recall
+    summary, the settings and the index's lazy pass, then the memories and the related items,
+    each in a trip of its own at the same time."""
+    owner, recall, summary = await phases.waited(
+        "gate", lease.opening_gate(functools.partial(_owner_and_recall_pass, start.text))
+    )
+    memories, related = await phases.waited(
+        "recall",
+        together(
+            db(memory_selectors.turn_memories)(text=start.text, recall=recall),
+            db(memory_selectors.turn_related)(
+                text=start.text, conversation_id=start.conversation_id, recall=recall
+            ),
         ),
     )
-    return _inputs(owner, memories=memories, related=related)
+    inputs = _inputs(owner, memories=memories, related=related)
+    inputs.summary = summary
+    return inputs
 
 
 @dataclass
 class _Conversation:
-    summary: str
     history: list[context.HistoryEntry]
+    # Whether the conversation holds any proposal: without one there are no outcome notes.
+    proposals: bool
     # The outcome notes when the window keeps every reply of ``history`` (the usual case).
     outcomes_all_shown: list[str]
 
 
 def _read_conversation(start: services.TurnStart) -> _Conversation:
-    conversation = Conversation.objects.only("summary", "summary_upto").get(
-        pk=start.conversation_id
-    )
-    history = selectors.conversation_history(
-        conversation_id=start.conversation_id, after_id=conversation.summary_upto
+    """The history after the summary (the opening read brings the summary itself) and the
+    outcome notes of the replies it leaves out."""
+    history, proposals = selectors.turn_history(
+        conversation_id=start.conversation_id, after_id=summary_upto(start.conversation_id)
     )
     return _Conversation(
-        summary=conversation.summary,
         history=history,
+        proposals=proposals,
         outcomes_all_shown=selectors.outcome_notes_outside(
             conversation_id=start.conversation_id, shown_from_id=_first_id(history)
-        ),
+        )
+        if proposals
+        else [],
     )
 
 
@@ -136,7 +155,9 @@ def _replies(entries: list[context.HistoryEntry]) -> set[int]:
     return {entry.id for entry in entries if entry.role == Message.Role.ASSISTANT}
 
 
-async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInputs:
+async def read_chat_inputs(
+    start: services.TurnStart, lease: TurnLease, phases: Phases | None = None
+) -> TurnInputs:
     """``read_inputs`` plus the conversation: its summary, history, window and outcome notes;
     and the first model step passes its gate (pass ``first_step_gated`` to model_loop).
 
@@ -144,10 +165,19 @@ async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInput
     needs none of it: recall is the longer, so the conversation costs the turn nothing before
     its first token. (Where the trips share one thread, the suite's settings, they run one
     after the other.)"""
+    phases = phases or Phases()
     conversation, inputs = await together(
-        db(_read_conversation)(start), _read_owner_inputs(start, lease)
+        phases.waited("conversation", db(_read_conversation)(start)),
+        _read_owner_inputs(start, lease, phases),
     )
-    inputs.summary = conversation.summary
+    with phases.timed("window"):
+        await _choose_window(start, inputs, conversation)
+    return inputs
+
+
+async def _choose_window(
+    start: services.TurnStart, inputs: TurnInputs, conversation: _Conversation
+) -> None:
     inputs.history = conversation.history
     # Chosen here: the window is a pure function of what was just read, and the outcomes need
     # to know which replies it keeps.
@@ -165,7 +195,7 @@ async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInput
         )
         inputs.window = context.select_window(inputs.history, budget_tokens=budget)
         shown = _replies(inputs.window.kept)
-        if shown == all_replies:
+        if shown == all_replies or not conversation.proposals:
             inputs.outcomes = conversation.outcomes_all_shown
         else:
             inputs.outcomes = await db(selectors.outcome_notes_outside)(
@@ -174,4 +204,3 @@ async def read_chat_inputs(start: services.TurnStart, lease: Lease) -> TurnInput
         if inputs.outcomes == outcomes:
             break
         outcomes = inputs.outcomes
-    return inputs

@@ -12,6 +12,7 @@ from typing import Protocol, TypeVar
 
 from agent import services
 from agent.runner.db import db
+from agent.runner.opening import Opening, opening_read
 
 # How often a streaming turn looks at its row for a cancel request (a cheap read; every
 # LEASE_SECONDS / 3 it is the lease renewal instead).
@@ -71,6 +72,23 @@ class TurnLease:
         if renew:
             self.renewed_at = self.polled_at
         if not alive:
+            raise TurnCancelled
+        return result  # type: ignore[return-value]  # then() ran: alive
+
+    async def opening_gate(self, then: Callable[[Opening], R]) -> R:
+        """``gate`` for the turn's first model step, which also reads the summary, the settings'
+        version and recall's clock in the heartbeat's statement (agent/runner/opening.py) and
+        passes them to ``then``. It does not renew: the claim took the lease a moment ago."""
+
+        def heartbeat() -> tuple[Opening | None, R | None]:
+            opening = opening_read(
+                conversation_id=self.start.conversation_id, turn_id=self.start.turn_id
+            )
+            return opening, None if opening is None else then(opening)
+
+        opening, result = await db(heartbeat)()
+        self.polled_at = time.monotonic()
+        if opening is None:
             raise TurnCancelled
         return result  # type: ignore[return-value]  # then() ran: alive
 

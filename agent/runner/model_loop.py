@@ -10,6 +10,7 @@ import asyncio
 import functools
 import logging
 import threading
+import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
@@ -203,12 +204,17 @@ async def model_loop(
             await step_gate(lease, budgets)
         state.requests += 1
         reply = _StepReply()
+        began = time.perf_counter()
+        # Asked each step: once the tool budget is spent the executor offers none.
+        tools = executor.specs()
+        if step == 1:
+            state.phases.add("tools", began)
+            state.phases.request_began = time.perf_counter()
         events = stream_step(
             provider,
             lease,
             messages=messages,
-            # Asked each step: once the tool budget is spent the executor offers none.
-            tools=executor.specs(),
+            tools=tools,
             max_tokens=max_output_tokens,
             tool_choice="none" if final else "auto",
         )
@@ -247,6 +253,7 @@ async def _step_deltas(
                     raise _reply_too_long(max_reply_chars)
                 reply.text += event.text
                 state.text += delta
+                state.phases.first_text()
                 yield delta
             elif isinstance(event, ToolCall):
                 reply.calls.append(event)

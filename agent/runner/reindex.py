@@ -1,7 +1,8 @@
 """The recall index's pass after a reply, shared by the turns that end together.
 
-Each reply's messages are indexed once it is out (memory.services.reindex_recent: what changed
-since the last pass, and a few vectors). A pass costs the same for one reply as for fifty, and
+Each reply's messages are indexed once it is out (memory.services.reindex_after_reply: what
+changed since the last pass, a few vectors, and this process's copy of the index brought up to
+date). A pass costs the same for one reply as for fifty, and
 under load fifty replies end within a pass's time: one pass each made the web process spend
 more on indexing than on the turns themselves. So a process runs one pass at a time (per event
 loop), and a reply that ends while one runs waits for the next, which starts after it and
@@ -49,7 +50,7 @@ async def _run(passes: _Passes) -> None:
         while passes.next is not None:
             done, passes.next = passes.next, None
             try:
-                await db(memory_services.reindex_recent)()
+                await db(memory_services.reindex_after_reply)()
             except Exception as error:  # each waiter logs it as its own
                 done.set_exception(error)
                 done.exception()  # retrieved: its waiters may all have gone

@@ -22,8 +22,9 @@ alike the later one ("moved to Lisbon" after "I live in Berlin") comes first. Su
 memories are never ranked at all; the prior orders the rest, messages above all.
 
 Each recall first catches the index up with what changed since the last pass (writer.py's
-lazy pass: cheap when nothing did). Every hit is checked against its source before it is returned (``live_ids``): an item binned
-or superseded a moment ago, whose entry the index has not caught up with, is never recalled.
+lazy pass: cheap when nothing did). Every hit is checked against its source before it is
+returned (``live_pks``, in the statement that reads the hits' text): an item binned or
+superseded a moment ago, whose entry the index has not caught up with, is never recalled.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from django.db.models import Q
 
 from memory import embeddings
 from memory.embeddings import Embedder
@@ -194,28 +196,27 @@ def recall(
 
 
 def _hits(ranked: list[Ranked], *, query: str, limit: int) -> list[Hit]:
+    """The best ``limit`` of ``ranked`` whose item is recallable now, with their text: one
+    statement reads the entries of the live ones (each source's ``live_pks``)."""
     by_kind: dict[str, set[int]] = {}
     for item in ranked:
         by_kind.setdefault(item.kind, set()).add(item.object_id)
-    live = {
-        (kind, object_id)
-        for kind, ids in by_kind.items()
-        for object_id in source(kind).live_ids(ids)
-    }
-    chosen = [item for item in ranked if (item.kind, item.object_id) in live][:limit]
-    if not chosen:
+    if not by_kind:
         return []
+    live = Q()
+    for kind, ids in by_kind.items():
+        live |= Q(kind=kind, object_id__in=source(kind).live_pks(ids))
     entries = {
         (kind, object_id): (title, text)
-        for kind, object_id, title, text in RecallEntry.objects.filter(
-            kind__in={item.kind for item in chosen},
-            object_id__in={item.object_id for item in chosen},
-        ).values_list("kind", "object_id", "title", "text")
+        for kind, object_id, title, text in RecallEntry.objects.filter(live).values_list(
+            "kind", "object_id", "title", "text"
+        )
     }
+    chosen = [item for item in ranked if (item.kind, item.object_id) in entries][:limit]
     query_terms = set(terms(query))
     hits = []
     for item in chosen:
-        title, text = entries.get((item.kind, item.object_id), ("", ""))
+        title, text = entries[item.kind, item.object_id]
         hits.append(
             Hit(
                 kind=item.kind,

@@ -49,9 +49,11 @@ class RecallSource:
         for row in rows.order_by("pk").iterator(chunk_size=2000):
             yield self.doc(row)
 
-    def live_ids(self, ids: set[int]) -> set[int]:
+    def live_pks(self, ids: set[int]) -> QuerySet[Any]:
+        """Which of ``ids`` are recallable now, as a subquery (recall's hits read their entries
+        through it: one statement for the check and the text)."""
         # No ordering: a model's default one only costs the database a sort here.
-        return set(self.live().filter(pk__in=ids).order_by().values_list("pk", flat=True))
+        return self.live().filter(pk__in=ids).order_by().values("pk")
 
 
 _SOURCES: dict[str, RecallSource] = {}

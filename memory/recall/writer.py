@@ -32,6 +32,7 @@ from django.utils import timezone
 from memory import embeddings
 from memory.embeddings import Embedder
 from memory.models import IndexState, RecallEntry
+from memory.recall.clock import CLOCK_COLUMNS, READ_CLOCK
 from memory.recall.index import INDEX, STATE_COLUMNS
 from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
@@ -192,6 +193,8 @@ def _embed_pending(
 
     ``lazy`` (the per-recall pass): which ones is asked of this process's in-memory index,
     which knows without reading the table (a scan of every entry at each recall otherwise)."""
+    if limit == 0:  # a turn's pass before its first token: words only (no sync to ask either)
+        return
     if embedder is embeddings.ACTIVE:
         embedder = embeddings.active_embedder()
     if not isinstance(embedder, embeddings.Embedder):
@@ -329,13 +332,16 @@ def reindex_recent(
     embed_limit: int = RECENT_EMBED_LIMIT,
     skip: tuple[str, ...] = (),
     embedder: Embedder | None | object = embeddings.ACTIVE,
+    clock: dict[str, Any] | None | object = READ_CLOCK,
 ) -> ReindexReport:
     """The lazy pass: items changed since the last pass, and a few vectors.
 
     ``skip``: kinds left for a later pass (a turn skips "messages" before its first token: its
     own new message needs no index yet, and indexing it would cost a commit; the pass after the
     reply does them). A pass that skips a kind does not move the clock on. ``embedder``: the
-    active one when the caller already looked it up (None: none is on).
+    active one when the caller already looked it up (None: none is on). ``clock``: the index's
+    clock as the caller read it a moment ago (memory/recall/clock.py; older is safe: a longer
+    lookback, a state the ranking syncs past).
 
     Cheap when nothing changed (a read of the clock and one or two queries per kind: what
     changed lately, and whether its entry is already newer). Whatever it leaves
@@ -343,7 +349,9 @@ def reindex_recent(
     """
     report = ReindexReport()
     started = timezone.now()
-    clock = IndexState.objects.filter(pk=1).values("recent_since", *STATE_COLUMNS).first()
+    if clock is READ_CLOCK:
+        clock = IndexState.objects.filter(pk=1).values(*CLOCK_COLUMNS).first()
+    assert clock is None or isinstance(clock, dict)
     since = clock["recent_since"] if clock else None
     if since is None:
         # Never indexed: the first pass indexes every item's words (once per install); its
@@ -358,4 +366,14 @@ def reindex_recent(
     if not (report.written or report.removed or report.embedded):
         # Unchanged by this pass: the ranking that follows may sync with it, not read it again.
         report.state = {name: clock[name] for name in STATE_COLUMNS} if clock else None
+    return report
+
+
+def reindex_after_reply() -> ReindexReport:
+    """``reindex_recent`` after a turn's reply is out, then this process's copy of the index
+    brought up to date with what it wrote: the next turn here finds nothing to read for its
+    ranking before its first token (the read is made now, when nobody waits for it)."""
+    report = reindex_recent()
+    with INDEX.lock:
+        INDEX.sync(vector_model=None)
     return report

@@ -2,7 +2,7 @@
 the owner's settling of a contradiction (contradictions.py), the checks of its fields
 (checks.py) and the recall index (memory/recall/writer.py)."""
 
-from memory.recall.writer import ReindexReport, reindex, reindex_recent
+from memory.recall.writer import ReindexReport, reindex, reindex_after_reply, reindex_recent
 from memory.services.checked import (
     Remembered,
     memory_correct,
@@ -38,5 +38,6 @@ __all__ = [
     "memory_update",
     "reindex",
     "remembered_note",
+    "reindex_after_reply",
     "reindex_recent",
 ]

@@ -8,6 +8,7 @@ the workspace without a change to the database.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 from zoneinfo import available_timezones
 
 from django.core.exceptions import ValidationError
@@ -43,6 +44,12 @@ def _bounded(name: str) -> list[MinValueValidator | MaxValueValidator]:
 def new_calendar_secret() -> str:
     """A fresh secret for the calendar feed's URL: 256 random bits, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+def new_settings_version() -> int:
+    """A fresh version of the settings row: random, so a row deleted and made again never
+    repeats the version a process keeps its copy under (owner_settings_current)."""
+    return secrets.randbits(62)
 
 
 class OwnerSettings(models.Model):
@@ -97,6 +104,10 @@ class OwnerSettings(models.Model):
     # reads the feed, so it is shown to the session only, never exported, and rotated to end it.
     calendar_secret = models.CharField(max_length=64, default=new_calendar_secret)
     updated_at = models.DateTimeField(auto_now=True)
+    # Changed by every write of the row (``save``; the writes by ``update()``, and the backup
+    # import's, change it themselves): a turn reads it in a statement it makes anyway and keeps
+    # the rest of the row in memory while it holds (talorys/owner/services/settings.py).
+    version = models.BigIntegerField(default=new_settings_version)
 
     class Meta:
         db_table = "talorys_ownersettings"
@@ -114,6 +125,13 @@ class OwnerSettings(models.Model):
 
     def __str__(self) -> str:
         return "Owner settings"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Every save is a new ``version`` (with ``update_fields`` too)."""
+        self.version = new_settings_version()
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "version"}
+        super().save(*args, **kwargs)
 
 
 class UsageDay(models.Model):

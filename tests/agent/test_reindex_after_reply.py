@@ -38,7 +38,7 @@ def test_replies_ending_while_a_pass_runs_share_the_next_one(monkeypatch):
     first = Message.objects.create(conversation=conversation, role="user", content="Tulips")
     started, release = threading.Event(), threading.Event()
     passes: list[list[int]] = []  # the messages indexed when each pass began
-    real_pass = memory_services.reindex_recent
+    real_pass = memory_services.reindex_after_reply
 
     def held_pass() -> object:
         passes.append(list(Message.objects.values_list("pk", flat=True)))
@@ -46,7 +46,7 @@ def test_replies_ending_while_a_pass_runs_share_the_next_one(monkeypatch):
         assert release.wait(HANG_SECONDS)
         return real_pass()
 
-    monkeypatch.setattr(memory_services, "reindex_recent", held_pass)
+    monkeypatch.setattr(memory_services, "reindex_after_reply", held_pass)
     later: list[Message] = []
 
     async def replies() -> None:
@@ -80,7 +80,7 @@ def test_a_failed_pass_is_raised_to_every_reply_that_waited_for_it(monkeypatch):
     def broken_pass() -> object:
         raise RuntimeError("index unavailable")
 
-    monkeypatch.setattr(memory_services, "reindex_recent", broken_pass)
+    monkeypatch.setattr(memory_services, "reindex_after_reply", broken_pass)
 
     async def two() -> list[object]:
         return await asyncio.gather(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hmac
 
-from talorys.owner.models import OwnerSettings, new_calendar_secret
+from talorys.owner.models import OwnerSettings, new_calendar_secret, new_settings_version
 from talorys.owner.services.settings import owner_settings_get
 
 
@@ -30,5 +30,7 @@ def calendar_secret_rotate() -> str:
     """A new secret, saved: the old URL is refused from the next request on."""
     row = owner_settings_get()
     secret = new_calendar_secret()
-    OwnerSettings.objects.filter(pk=row.pk).update(calendar_secret=secret)
+    OwnerSettings.objects.filter(pk=row.pk).update(
+        calendar_secret=secret, version=new_settings_version()
+    )
     return secret

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import threading
 from typing import Any, TypedDict, Unpack
 from zoneinfo import ZoneInfo
 
@@ -23,6 +25,30 @@ def owner_settings_get() -> OwnerSettings:
         except IntegrityError:  # made by a concurrent request
             settings_row = OwnerSettings.objects.get(pk=1)
     return settings_row
+
+
+# This process's copy of the row, kept by owner_settings_current under its version.
+_kept: OwnerSettings | None = None
+_kept_lock = threading.Lock()
+
+
+def owner_settings_current(*, version: int | None) -> OwnerSettings:
+    """The settings row, as ``owner_settings_get`` reads it, from this process's copy when
+    ``version`` (read by the caller in a statement it makes anyway: agent/runner/opening.py)
+    is the copy's; else read, and kept. ``None``: no row was found (made here).
+
+    Every write of the row changes its version (OwnerSettings.save; the ``update()`` writes
+    and the backup import set it too), so a copy under the version just read is the row. Each
+    caller gets a copy of its own to read or change."""
+    global _kept
+    with _kept_lock:
+        kept = _kept
+    if kept is not None and version is not None and kept.version == version:
+        return copy.copy(kept)
+    row = owner_settings_get()
+    with _kept_lock:
+        _kept = copy.copy(row)
+    return row
 
 
 def owner_zone() -> ZoneInfo:
@@ -53,13 +79,13 @@ class OwnerSettingsChanges(TypedDict, total=False):
     quiet_hours_end: dt.time | None
 
 
-# Every owner setting is settable, except the row's id, its timestamp, whether the zone was
-# chosen (set with the zone itself: any change of ``time_zone`` confirms it) and the calendar
-# feed's secret (made here, only ever replaced by a rotation: talorys/owner/services/calendar.py).
+# Every owner setting is settable, except the row's id, its timestamp and version, whether the
+# zone was chosen (set with the zone itself: any change of ``time_zone`` confirms it) and the
+# calendar feed's secret (made here, only ever replaced by a rotation: talorys/owner/services/calendar.py).
 SETTINGS_FIELDS = frozenset(
     field.name
     for field in OwnerSettings._meta.concrete_fields
-    if field.name not in {"id", "updated_at", "time_zone_confirmed", "calendar_secret"}
+    if field.name not in {"id", "updated_at", "version", "time_zone_confirmed", "calendar_secret"}
 )
 
 
