@@ -17,6 +17,7 @@ from memory.models import Memory, MemoryRevision
 from memory.recall import engine
 from memory.recall.clock import READ_CLOCK, clock_join, clock_of
 from memory.recall.engine import Hit, Mode, Recall
+from memory.recall.shared import SharedPass
 from memory.recall.sources import recall_kinds
 from memory.recall.writer import reindex_recent
 from talorys.history.models import Change
@@ -216,6 +217,7 @@ class RecallPass:
 # and passes it to recall_pass: a statement fewer before the first token.
 recall_clock_join = clock_join
 recall_clock_of = clock_of
+_WORDS_PASS = SharedPass()
 
 
 def recall_pass(
@@ -237,7 +239,13 @@ def recall_pass(
     # Words only before the first token: embedding waiting items here (16 of them, tasks an
     # API client keeps adding) put a hundred milliseconds of CPU in front of every answer. The
     # pass after the reply and the catch-up make their vectors; until then they rank by words.
-    state = reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0, clock=clock).state
+    # Shared with the turns that need a pass at the same time (memory/recall/shared.py). One that
+    # joined another's pass reads the index's state itself: the clock the pass was given was
+    # read before this turn asked.
+    report = _WORDS_PASS.run(
+        lambda: reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0, clock=clock)
+    )
+    state = report.state if report is not None else None
     return RecallPass(
         embedder=embedder, mode=None if embedder is not None else "keyword", state=state
     )
