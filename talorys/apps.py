@@ -8,9 +8,3 @@ class TalorysConfig(AppConfig):
 
     name = "talorys"
     verbose_name = "Talorys"
-
-    def ready(self) -> None:
-        # Every process of Talorys sets Django up: web, worker, beat and commands alike.
-        from talorys.lib.malloc import large_blocks_returned
-
-        large_blocks_returned()
