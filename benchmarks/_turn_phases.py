@@ -12,20 +12,6 @@ from typing import Any
 
 from benchmarks._results import figure
 
-# The order the table shows them in (agent/runner/phases.py's).
-ORDER = (
-    "claim",
-    "gate",
-    "recall",
-    "conversation",
-    "reads",
-    "window",
-    "prompt",
-    "tools",
-    "first_text_wait",
-    "first_text",
-)
-
 
 class PhaseLog(logging.Handler):
     """Keeps the ``phases_ms`` of every "Turn ended" line of agent.runner.chat."""
@@ -64,7 +50,9 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 def phase_table(benchmark: str, turns: list[dict[str, float]], database: str) -> None:
     """Print phase, p50 ms, p95 ms over ``turns`` and record each as a figure."""
-    names = [n for n in ORDER if any(n in t for t in turns)]
+    from agent.runner.phases import PHASES  # after django.setup(), which the caller made
+
+    names = [n for n in PHASES if any(n in t for t in turns)]
     names += sorted({n for t in turns for n in t} - set(names))
     print(f"phases of {len(turns)} turns (overlapping: gate+recall run beside conversation)")
     print(f"{'phase':16} {'p50 ms':>8} {'p95 ms':>8}")

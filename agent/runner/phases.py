@@ -28,6 +28,20 @@ from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+# Every phase's name, in the order above (the benchmarks' tables and the tests read it).
+PHASES = (
+    "claim",
+    "gate",
+    "recall",
+    "conversation",
+    "reads",
+    "window",
+    "prompt",
+    "tools",
+    "first_text_wait",
+    "first_text",
+)
+
 T = TypeVar("T")
 
 
