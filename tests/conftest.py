@@ -206,6 +206,29 @@ def fake_openai():
     server.stop()
 
 
+# --- a transactional test's tables are emptied after its turns' trips have ended ----------------
+
+# A trip outlives the test only by what it was doing when the test returned: a pass over the index.
+TRIPS_SETTLE_SECONDS = 10.0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Before the teardown (a transactional test's flush among it): wait a while for the turn
+    trips still running on their threads (agent/runner/db.py). A test that returns as soon as it
+    has the events it wants leaves its turn's last trip, the index pass after the reply, running;
+    the flush's TRUNCATE and that pass's writes deadlocked once. Bounded: a trip a test left
+    blocked on purpose only delays its teardown."""
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and marker.kwargs.get("transaction"):
+        from agent.runner.db import trips_in_flight
+
+        deadline = time.monotonic() + TRIPS_SETTLE_SECONDS
+        while trips_in_flight() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    yield
+
+
 # --- a live daphne process on the test database (WebSocket and SSE need a real ASGI server) ----
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
@@ -41,10 +42,12 @@ def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     """
 
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        _in_flight.add(1)
         try:
             return fn(*args, **kwargs)
         finally:
             _close()
+            _in_flight.add(-1)
 
     def trip(*args: P.args, **kwargs: P.kwargs) -> Awaitable[R]:
         threads = trip_threads()
@@ -66,6 +69,25 @@ async def together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
         if isinstance(outcome, BaseException):
             raise outcome
     return one, two  # type: ignore[return-value]
+
+
+class _Count:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self, step: int) -> None:
+        with self._lock:
+            self.value += step
+
+
+# Trips running now, on any thread: a trip goes on in its thread after its awaiting task is
+# cancelled, and the suite waits for them before it empties a test's tables.
+_in_flight = _Count()
+
+
+def trips_in_flight() -> int:
+    return _in_flight.value
 
 
 def _close() -> None:
