@@ -63,6 +63,8 @@ BENCHES = [
     Bench("api_throughput"),
     Bench("pages", ("--runs", "15")),
     Bench("recall", ("--quick",), postgres="never"),
+    # LoCoMo's long chat histories (read from outside the clone; skipped without the file).
+    Bench("recall_longchat", postgres="never"),
     Bench("dispatch", ("--count", "1000"), postgres="needs", redis=True),
     Bench("dispatch:10000", ("--count", "10000"), postgres="needs", redis=True, full_only=True),
     Bench("load", ("--seconds", "30"), postgres="needs", redis=True),
