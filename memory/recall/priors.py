@@ -26,6 +26,16 @@ between two phrasings of the same thing, and never a clearly better one. The hal
 quarter of a year: the facts of a life (a home, a job, a dose, a manager) change over months, so
 a statement a season old has lost half its advantage. An item with no known time has none.
 Scores at or below zero are left alone (a negative cosine is no match to favour).
+
+**The period the question names.** "What did Maria donate in December 2023?" asks about what was
+said then, and the item rarely says "December 2023" itself. An item stated within a period the
+question names (periods.py), or within ``PERIOD_GRACE`` after it (an event is often told in the
+days after it happened: "last weekend I..."), scores ``1 + PERIOD_BOOST`` times as much. It
+reorders items that match the rest of the question alike (a boost of 0.6 outweighs the recency
+prior and a cosine's spread between phrasings) but does not lift an item that matches nothing
+else: a score of zero stays zero. On LoCoMo's development conversations (benchmarks/
+recall_longchat.py) it is worth +0.02 R@10 overall; boosts from 0.3 to 1.0 measured within 0.005
+of each other, so the value is not fitted.
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ import numpy as np
 CONTEXT_SHARE = 0.5
 RECENCY_BOOST = 0.2
 RECENCY_HALF_LIFE = 91 * 86_400.0  # seconds: a quarter of a year
+PERIOD_BOOST = 0.6
+PERIOD_GRACE = 7 * 86_400.0  # seconds after a named period that still count as within it
 
 
 def in_conversation(scores: np.ndarray, previous: np.ndarray) -> np.ndarray:
@@ -65,3 +77,20 @@ def recency(scores: np.ndarray, factor: np.ndarray | None) -> np.ndarray:
     if factor is None:
         return scores
     return np.where(scores > 0.0, scores * factor, scores).astype(scores.dtype, copy=False)
+
+
+def in_period(
+    scores: np.ndarray, times: np.ndarray, periods: list[tuple[float, float]]
+) -> np.ndarray:
+    """``scores`` with the items stated within one of ``periods`` (POSIX seconds, [start, end),
+    each widened by PERIOD_GRACE after it) weighed ``1 + PERIOD_BOOST``; an unknown time (NaN)
+    is within none."""
+    if not periods:
+        return scores
+    within = np.zeros(len(scores), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for start, end in periods:
+            within |= (times >= start) & (times < end + PERIOD_GRACE)
+    return np.where(within & (scores > 0.0), scores * (1.0 + PERIOD_BOOST), scores).astype(
+        scores.dtype, copy=False
+    )

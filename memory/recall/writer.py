@@ -257,8 +257,8 @@ def _embed_batches(
     for start in range(0, len(todo), EMBED_BATCH):
         batch = todo[start : start + EMBED_BATCH]
         try:
-            vectors = embeddings.embed_texts(
-                embedder, [embeddings.document_text(t, x) for _, t, x, _ in batch], force=not lazy
+            vectors = embeddings.document_vectors(
+                embedder, [(t, x) for _, t, x, _ in batch], force=not lazy
             )
         except (ProviderError, BudgetExhausted) as error:
             # Left for the next pass; recall meanwhile ranks these by keyword only.

@@ -48,7 +48,9 @@ _MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 # tokens take about 15 MB at once), onnxruntime's by texts.
 _BATCH_TOKENS = 512
 _BATCH = 32
-NAME = "local:all-MiniLM-L6-v2-onnx-int8"
+# The vectors' name: ":sentences" since a document's vector is its sentences' mean
+# (memory/embeddings.py document_pieces), so vectors stored before are made again.
+NAME = "local:all-MiniLM-L6-v2-onnx-int8:sentences"
 DIM = 384
 # all-MiniLM-L6-v2's cosines of unrelated texts: on benchmarks/recall_set.py, 92 % of a question's
 # cosines with turns that do not answer it are below 0.2, and 98 % of those with the turns that
@@ -61,6 +63,7 @@ class LocalModel(Protocol):
     name: str
     dim: int
     floor: float
+    sentences: bool
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
@@ -133,6 +136,7 @@ class NumpyEmbedder:
     name: str = NAME
     dim: int = DIM
     floor: float = FLOOR
+    sentences: bool = True
 
     def __init__(self) -> None:
         from threadpoolctl import threadpool_limits
@@ -176,6 +180,7 @@ class OnnxEmbedder:
     name: str = NAME
     dim: int = DIM
     floor: float = FLOOR
+    sentences: bool = True
 
     def __init__(self) -> None:
         # Optional extra: absent from the default install, so mypy may not find them.

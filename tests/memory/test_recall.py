@@ -174,7 +174,10 @@ def test_hybrid_finds_a_paraphrase_that_keywords_miss_and_keeps_the_exact_name(l
     assert selectors.recall_memories(query=question)[0].id == cello.pk
     assert selectors.recall_memories(query="okonkwo")[0].id == okonkwo.pk
     entry = RecallEntry.objects.get(kind="memories", object_id=cello.pk)
-    assert entry.vector_model == "local:all-MiniLM-L6-v2-onnx-int8" and entry.vector_dim == 384
+    assert (
+        entry.vector_model == "local:all-MiniLM-L6-v2-onnx-int8:sentences"
+        and entry.vector_dim == 384
+    )
 
 
 def test_with_an_embeddings_server_recall_is_hybrid_and_vectors_follow_content(fake_openai):
