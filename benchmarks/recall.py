@@ -30,8 +30,8 @@ PostgreSQL database that does not exist yet: the script creates it, migrates it 
    local-embeddings extra's onnxruntime embedder (same model and vectors: only the query's
    vector is its own). A hit is relevant when its message is a supporting turn: recall@k (share
    of supporting turns in the top k) and MRR (1 / rank of the first relevant hit, 0 past 10),
-   averaged over questions. The "rrf" row is computed here, not by the engine: engine.fuse over
-   INDEX.keyword and INDEX.vector's top 50, under INDEX.lock, without the priors. R@5, R@10 and
+   averaged over questions. The fusion candidates' rows (benchmarks/_fusion.py: the engine's two
+   score arrays fused another way, reciprocal rank fusion among them) follow. R@5, R@10 and
    MRR of keyword only, the default and the MiniLM extra are published (benchmarks/_results.py),
    with the default's paraphrase R@10 and temporal-update MRR.
 

@@ -217,6 +217,7 @@ class FakeEmbedder:
 
     name = FAKE_MODEL
     floor = 0.0
+    sentences = False
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.stack([unit_vector(text) for text in texts]) if texts else np.zeros((0, DIM))

@@ -21,6 +21,10 @@ recall R@5, R@10, R@25 (the share of a question's evidence turns in the top k, a
 questions) and MRR (1 / rank of the first evidence hit, 0 past 25). Modes: ``keyword``
 (semantic recall off) and ``default`` (the default install: semantic recall on, hybrid).
 
+``--fusion`` adds a row per fusion candidate (benchmarks/_fusion.py: the same two score
+arrays fused another way) and one for the default engine with each message read whole (one
+vector of its text, not the mean of its sentences').
+
 Categories (LoCoMo's): 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop.
 """
 
@@ -42,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import _fusion  # noqa: E402
 from benchmarks import recall_build as rb  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 
@@ -136,12 +141,13 @@ def score(ranked: list[str], evidence: frozenset[str]) -> tuple[float, ...]:
     return (*found, first)
 
 
-def measure(samples: list[Any], modes: list[str]) -> dict[str, dict[str, list[tuple[float, ...]]]]:
-    """Each mode's scores per category ("all" too), over every sample."""
+def measure(
+    samples: list[Any], modes: list[str], *, fusion: bool = False
+) -> dict[str, dict[str, list[tuple[float, ...]]]]:
+    """Each mode's (and with ``fusion`` each candidate's) scores per category ("all" too)."""
     from memory import services
-    from memory.selectors import recall_items
 
-    scores: dict[str, dict[str, list[tuple[float, ...]]]] = {m: {} for m in modes}
+    scores: dict[str, dict[str, list[tuple[float, ...]]]] = {}
     for name, turns, questions in samples:
         rb.wipe()
         turn_of = load_history(turns)
@@ -150,17 +156,57 @@ def measure(samples: list[Any], modes: list[str]) -> dict[str, dict[str, list[tu
             began = time.perf_counter()
             report = services.reindex()
             took = time.perf_counter() - began
-            for q in questions:
-                hits = recall_items(query=q.text, kinds=["messages"], limit=LIMIT)
-                row = score([turn_of.get(hit.id, "") for hit in hits], q.evidence)
-                for key in ("all", CATEGORIES[q.category]):
-                    scores[mode].setdefault(key, []).append(row)
+            _score_rows(scores.setdefault(mode, {}), questions, turn_of, _engine)
             print(
                 f"{name}: {len(turns)} turns, {len(questions)} questions, {mode}: "
                 f"reindex {took:.1f} s, {report.embedded} embedded",
                 flush=True,
             )
+        if fusion:
+            _measure_fusion(scores, questions, turn_of)
     return scores
+
+
+def _engine(question: str) -> list[int]:
+    from memory.selectors import recall_items
+
+    return [hit.id for hit in recall_items(query=question, kinds=["messages"], limit=LIMIT)]
+
+
+def _measure_fusion(scores: dict[str, Any], questions: list[Question], turn_of: dict) -> None:
+    from memory import embeddings
+
+    rb.set_semantic(True)
+    embedder = embeddings.active_embedder()
+    for name in _fusion.CANDIDATES:
+
+        def by_candidate(question: str, name: str = name) -> list[int]:
+            return _fusion.ranked(name, question, embedder, kinds=["messages"], top=LIMIT)
+
+        _score_rows(scores.setdefault(name, {}), questions, turn_of, by_candidate)
+    whole = _fusion.WholeText(embedder)
+    _fusion.embed_all(whole)
+    label = "standardised, messages read whole"
+    _score_rows(
+        scores.setdefault(label, {}),
+        questions,
+        turn_of,
+        lambda q: _fusion.ranked(
+            "standardised (the engine's)", q, whole, kinds=["messages"], top=LIMIT
+        ),
+    )
+
+
+def _score_rows(
+    into: dict[str, list[tuple[float, ...]]],
+    questions: list[Question],
+    turn_of: dict[int, str],
+    rank: Any,
+) -> None:
+    for q in questions:
+        row = score([turn_of.get(i, "") for i in rank(q.text)], q.evidence)
+        for key in ("all", CATEGORIES[q.category]):
+            into.setdefault(key, []).append(row)
 
 
 def table(scores: dict[str, dict[str, list[tuple[float, ...]]]]) -> str:
@@ -178,7 +224,10 @@ def table(scores: dict[str, dict[str, list[tuple[float, ...]]]]) -> str:
 
 
 def publish(scores: dict[str, dict[str, list[tuple[float, ...]]]]) -> None:
-    for mode, by_category in scores.items():
+    for mode in ("keyword", "default"):
+        by_category = scores.get(mode)
+        if by_category is None:
+            continue
         rows = by_category["all"]
         for metric, index in (("R@5", 0), ("R@10", 1), ("R@25", 2), ("MRR", 3)):
             figure(
@@ -197,6 +246,7 @@ def main() -> int:
     parser.add_argument("--data", help="LoCoMo's JSON (default: TALORYS_LOCOMO or ../shared)")
     parser.add_argument("--modes", default="keyword,default")
     parser.add_argument("--database-url")
+    parser.add_argument("--fusion", action="store_true", help="add the fusion candidates' rows")
     args = parser.parse_args()
     path = data_path(args.data)
     if not path.is_file():
@@ -206,7 +256,7 @@ def main() -> int:
     scratch = rb.boot(args.database_url)
     try:
         print(f"database: {rb.database_label()}; data: {path}", flush=True)
-        scores = measure(samples, args.modes.split(","))
+        scores = measure(samples, args.modes.split(","), fusion=args.fusion)
     finally:
         rb.close(scratch)
     print(table(scores))

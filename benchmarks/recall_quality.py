@@ -16,31 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import _fusion, recall_set  # noqa: E402
 from benchmarks import recall_build as rb  # noqa: E402
-from benchmarks import recall_set  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 
 if TYPE_CHECKING:
     from memory.recall.engine import Mode
 
 TOP = 10
-RRF_DEPTH = 50
 ENGINE_MODES: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
-
-
-def rrf_ids(question: str, embedder: Any) -> list[int]:
-    """The comparison row: reciprocal rank fusion of the engine's two rankings (not its hybrid)."""
-    from memory import embeddings
-    from memory.recall import engine
-    from memory.recall.index import INDEX
-    from memory.recall.text import terms
-
-    vector = embeddings.embed_query(embedder, question)
-    with INDEX.lock:
-        INDEX.sync(vector_model=embedder.name)
-        keyword = INDEX.keyword(terms(question), kinds=["messages"], top=RRF_DEPTH)
-        semantic = INDEX.vector(vector, kinds=["messages"], top=RRF_DEPTH)
-    return [item.object_id for item in engine.fuse([keyword, semantic])[:TOP]]
 
 
 def minilm_extra() -> Any:
@@ -106,10 +90,10 @@ def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str], dict[str,
         + (f"{extra.name} ({type(extra).__name__})" if extra else "not installed")
         + f"; reindex() {time.perf_counter() - began:.1f} s, {report.embedded} embedded"
         + (f" (error: {report.embed_error})" if report.embed_error else ""),
-        f"engine hybrid: {engine.HYBRID_WEIGHT} x cosine + {1 - engine.HYBRID_WEIGHT:.1f} x "
-        f"BM25/sum(idf), then the conversation and recency priors (memory/recall/priors.py); "
-        f"rrf (benchmark only): engine.fuse(k={engine.RRF_K}) over INDEX.keyword and "
-        f"INDEX.vector top {RRF_DEPTH}, no priors",
+        f"engine hybrid: {engine.HYBRID_WEIGHT} x standardised cosine + "
+        f"{1 - engine.HYBRID_WEIGHT:.1f} x BM25/sum(idf), then the conversation, recency and "
+        "period priors (memory/recall/priors.py); the fusion candidates' rows: "
+        "benchmarks/_fusion.py",
     ]
     print(info[0], flush=True)
     ranked: dict[str, list[list[int]]] = {}
@@ -118,7 +102,11 @@ def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str], dict[str,
     ranked["default"] = ranked_ids(rs, mode=None, embedder=None)
     if extra is not None:
         ranked["MiniLM extra"] = ranked_ids(rs, mode=None, embedder=extra)
-    ranked["rrf"] = [rrf_ids(q.text, embedder) for q in rs.questions]
+    for name in _fusion.CANDIDATES:  # the same two score arrays fused another way
+        ranked[name] = [
+            _fusion.ranked(name, q.text, embedder, kinds=["messages"], top=TOP)
+            for q in rs.questions
+        ]
     means = {name: quality_means(rs, ids, turn_of) for name, ids in ranked.items()}
     return quality_table(means), info, means
 
@@ -139,7 +127,7 @@ def quality_means(
 
 
 def quality_table(means: dict[str, dict[str, tuple[int, float, float, float]]]) -> str:
-    labels = {"rrf": "rrf (benchmark, not the engine)", "default": "default (hybrid, active)"}
+    labels = {"default": "default (hybrid, active)"}
     head = ["mode", "category", "questions", "recall@5", "recall@10", "MRR"]
     lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * 4]
     for name, by_category in means.items():
