@@ -211,23 +211,26 @@ MAX_SENTENCES = 16
 
 
 def document_pieces(title: str, body: str) -> list[str]:
-    """What a document's vector is made of, for an embedder that reads sentences: each
-    sentence of its first EMBED_CHARS, carrying the item's context (its title, else the label
-    its text opens with) so each says whose or what it is about; at most MAX_SENTENCES.
+    """What a document's vector is made of, for an embedder that reads sentences: when the item
+    has a context (its title, else the label its text opens with: "Caroline: ..."), each sentence
+    of its first EMBED_CHARS carrying that context, so each says whose or what it is about (at
+    most MAX_SENTENCES); otherwise, and for a single sentence, the whole text.
 
     Why: all-MiniLM-L6-v2 was trained on sentence pairs, and its mean over a paragraph blurs the
-    statements in it. On LoCoMo's long chats (benchmarks/recall_longchat.py) the mean of a
-    message's sentences, each with its speaker, ranks better than one vector of the message
-    (hybrid R@10 0.754 vs 0.737, MRR 0.554 vs 0.521); without the speaker on each sentence the
-    mean was worse than the whole (0.726): the context is the gain, the split lets it count."""
+    statements in it and their subject. On LoCoMo's long chats (benchmarks/recall_longchat.py)
+    the mean of a message's sentences, each with its speaker, ranks better than one vector of
+    the message (hybrid R@10 0.754 vs 0.706, MRR 0.558 vs 0.491); without the context on each
+    sentence the mean was worse than the whole (0.726 vs 0.737 in the prototype), and so it was
+    on the recall set's unlabelled messages (MRR 0.666 vs 0.754): the context is the gain, the
+    split lets it count."""
     text = body[:EMBED_CHARS]
     context = title.strip()
     if not context and (label := _LABEL.match(text)):
         context, text = label.group(1), text[label.end() :]
     pieces = [piece for piece in _SENTENCE_END.split(text) if piece.strip()]
-    if len(pieces) <= 1:
+    if not context or len(pieces) <= 1:
         return [document_text(title, body)]
-    return [f"{context}: {piece}" if context else piece for piece in pieces[:MAX_SENTENCES]]
+    return [f"{context}: {piece}" for piece in pieces[:MAX_SENTENCES]]
 
 
 def document_vectors(

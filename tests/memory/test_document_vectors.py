@@ -27,22 +27,22 @@ from memory.models import RecallEntry
             ["Groceries: Buy milk.", "Groceries: Buy eggs.", "Groceries: Then call mum?"],
         ),
         ("Trip", "Pack the tent", ["Trip\nPack the tent"]),  # one sentence: the whole text
-        ("", "See https://example.org: it opens at 9. Bring cash.", None),
+        # No context to carry: the whole text (a colon that is not a label's makes none up).
+        ("", "I moved to Lisbon. The flat is small.", ["I moved to Lisbon. The flat is small."]),
+        (
+            "",
+            "See https://example.org: it opens at 9. Bring cash.",
+            ["See https://example.org: it opens at 9. Bring cash."],
+        ),
     ],
 )
 def test_a_document_is_read_as_its_sentences_with_their_context(title, body, pieces):
-    if pieces is None:  # a colon that is not a label's: no context is made up
-        assert document_pieces(title, body) == [
-            "See https://example.org: it opens at 9.",
-            "Bring cash.",
-        ]
-    else:
-        assert document_pieces(title, body) == pieces
+    assert document_pieces(title, body) == pieces
 
 
 def test_a_long_document_gives_at_most_max_sentences():
     body = " ".join(f"Sentence {n} is here." for n in range(40))
-    assert len(document_pieces("", body)) == MAX_SENTENCES
+    assert len(document_pieces("Notes", body)) == MAX_SENTENCES
 
 
 @pytest.mark.django_db
