@@ -1,5 +1,6 @@
 """Run the whole product: daphne (web; several processes on one port with Redis, see
-talorys/ops/web.py), a celery worker and celery beat. A child that dies is restarted
+talorys/ops/web.py), a celery worker, celery beat and the embedder (talorys_embedder: the one
+process per install that holds semantic recall's model). A child that dies is restarted
 (talorys/ops/supervisor.py); Ctrl-C or SIGTERM stops them all."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from talorys.lib.env import env_int, env_str
+from talorys.management.commands.talorys_embedder import embedder_command
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
 from talorys.ops.web import run_supervised, shown_host, web_process_count
@@ -74,7 +76,8 @@ class Command(BaseCommand):
             + (f" ({count} web processes)" if count > 1 else "")
         )
         self.stdout.write(
-            login_hint(username, setup_output) + "\nPress Ctrl-C to stop web, worker and beat.\n"
+            login_hint(username, setup_output)
+            + "\nPress Ctrl-C to stop web, worker, beat and the embedder.\n"
         )
 
     def _wait_for_heartbeats(
@@ -100,9 +103,11 @@ class Command(BaseCommand):
 
 
 def _commands() -> dict[str, list[str]]:
-    """The worker and beat, run beside the web processes (talorys/ops/web.py)."""
+    """The worker, beat and the embedder, run beside the web processes (talorys/ops/web.py)."""
     celery = [sys.executable, "-m", "celery", "-A", "talorys"]
     return {
+        # Straight to the process talorys_embedder would exec: no Django start-up in between.
+        "embedder": embedder_command(),
         "worker": [*celery, "worker", "-l", "warning", "--concurrency", "2"],
         "beat": [*celery, "beat", "-l", "warning"]
         + ["-s", str(settings.DATA_DIR / "celerybeat-schedule")],
