@@ -95,10 +95,10 @@ def seed_child(model_url: str, semantic: bool) -> None:
     from benchmarks.turn_overhead import _seed
     from memory import services as memory_services
     from memory.models import RecallEntry
-    from talorys.providers import local_embedding
+    from talorys.embedder import model_files
 
     conversation_id = _seed(model_url)
-    if semantic and not local_embedding.available():
+    if semantic and not model_files.available():
         raise SystemExit("the local embedder's model package is missing; or --keyword-recall")
     from talorys.owner.services.settings import owner_settings_update
 
@@ -108,9 +108,7 @@ def seed_child(model_url: str, semantic: bool) -> None:
     memory_services.reindex(embed_limit=0)
     if semantic:
         write_vectors(np.random.default_rng(14))
-        RecallEntry.objects.filter(vector_model=FAKE_MODEL).update(
-            vector_model=local_embedding.NAME
-        )
+        RecallEntry.objects.filter(vector_model=FAKE_MODEL).update(vector_model=model_files.NAME)
     analyze()
     print(conversation_id)
 
