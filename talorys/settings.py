@@ -352,7 +352,7 @@ TALORYS_MODEL_API_KEY = env_str("TALORYS_MODEL_API_KEY")
 TALORYS_EMBEDDINGS_BASE_URL = env_str("TALORYS_EMBEDDINGS_BASE_URL")
 TALORYS_EMBEDDINGS_MODEL = env_str("TALORYS_EMBEDDINGS_MODEL")
 TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
-# Where the local embedder process listens (talorys_embedder, talorys/providers/local_embedding.py):
+# Where the local embedder process listens (talorys_embedder, talorys/embedder/address.py):
 # unset, the data dir's embedder.sock (talorys_run starts it there); ``unix:/path`` for another
 # socket, or ``http://host:port`` (compose's embedder service).
 TALORYS_EMBEDDER_URL = env_str("TALORYS_EMBEDDER_URL")

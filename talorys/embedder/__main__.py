@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from talorys.embedder.malloc import freed_memory_returned
 from talorys.embedder.model_files import NAME
 from talorys.embedder.queue import EmbedQueue
 from talorys.embedder.server import make_server
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
     began = time.monotonic()
     try:
         model = OnnxEmbedder(cache_dir=args.cache_dir)
-        queue = EmbedQueue(model.embed, model.dim)
+        queue = EmbedQueue(model.embed, model.dim, idle=freed_memory_returned)
         server = make_server(queue, model_name=NAME, socket_path=args.socket, listen=args.listen)
     except (RuntimeError, OSError) as error:
         print(f"The embedder could not start: {error}", file=sys.stderr)

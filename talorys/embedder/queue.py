@@ -44,9 +44,18 @@ class _Request:
 class EmbedQueue:
     """``embed(texts)`` from any thread, by the rule above; ``model`` is called on one thread."""
 
-    def __init__(self, model: Callable[[list[str]], np.ndarray], dim: int) -> None:
+    def __init__(
+        self,
+        model: Callable[[list[str]], np.ndarray],
+        dim: int,
+        *,
+        idle: Callable[[], object] = lambda: None,
+    ) -> None:
+        """``idle``: called on the model's thread when a call leaves no work waiting (the
+        process gives its freed memory back then: malloc.py)."""
         self._model = model
         self._dim = dim
+        self._idle = idle
         self._ready = threading.Condition()
         self._queries: deque[_Request] = deque()
         self._bulk: deque[_Request] = deque()
@@ -91,8 +100,12 @@ class EmbedQueue:
     def _run(self) -> None:
         while True:
             with self._ready:
-                while not (taken := self._next()):
-                    self._ready.wait()
+                taken = self._next()
+            if not taken:
+                self._idle()
+                with self._ready:
+                    while not (taken := self._next()):
+                        self._ready.wait()
             texts = [request.texts[i] for request, rows in taken for i in rows]
             try:
                 vectors = self._model(texts)

@@ -57,7 +57,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
     assert (events[-1]["type"], reply.status) == ("done", Message.Status.COMPLETE)
     assert reply.content == "In Lisbon."
     assert "keyword only" in caplog.text  # the recall's mode, as the log tells it
-    # Found by its words: the memory is in the prompt the model got.
+    # The prompt still has the owner's memories.
     assert "Sister Ana lives in Lisbon" in fake_openai.requests[0]["messages"][0]["content"]
     assert took < 5  # no wait on the dead process (a refused socket fails at once)
     assert report.embedder == "unavailable" and "embedder" in report.problems
@@ -78,3 +78,38 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
     assert RecallEntry.objects.filter(
         kind="messages", object_id=question.pk, vector_model=model_files.NAME
     ).exists()
+
+
+def test_the_questions_vector_is_made_at_the_claim_beside_the_turns_reads(
+    folder, settings, fake_openai, caplog
+):
+    """The claim starts the question's vector (query_prefetch): once it is made, the embedder
+    can die and the turn's recall is still by meaning; nothing asks the process again."""
+    from asgiref.sync import async_to_sync
+
+    from agent.runner import begin_turn, stream_turn
+    from tests.waiting import wait_for
+
+    use_fake(fake_openai)
+    owner_settings_update(semantic_enabled=True)
+    question = "Which instrument does my kid play these days?"
+    with embedder_process(folder) as embedder:
+        settings.TALORYS_EMBEDDER_URL = embedder.url
+        memory_services.memory_create(text="My daughter started the cello")
+        memory_services.reindex()  # its vector, while the process is up
+        fake_openai.script(text("The cello."))
+        start = async_to_sync(begin_turn)(text=question)
+        wait_for(lambda: (model_files.NAME, question) in embeddings._queries, "the vector")
+        embedder.process.send_signal(signal.SIGKILL)
+        embedder.process.wait()
+
+        async def rest() -> list[dict]:
+            return [event async for event in stream_turn(start)]
+
+        with caplog.at_level(logging.WARNING, logger="memory"):
+            events = async_to_sync(rest)()
+
+    assert events[-1]["status"] == Message.Status.COMPLETE
+    # The recall used the vector made at the claim: it did not fall back to keywords.
+    assert "keyword only" not in caplog.text
+    assert "My daughter started the cello" in fake_openai.requests[0]["messages"][0]["content"]

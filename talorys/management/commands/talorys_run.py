@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from talorys.lib.env import env_int, env_str
 from talorys.management.commands.talorys_embedder import embedder_command
+from talorys.ops.health import embedder_status
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
 from talorys.ops.web import run_supervised, shown_host, web_process_count
@@ -87,18 +88,19 @@ class Command(BaseCommand):
         stopping: Callable[[], bool],
         timeout: float = 30,
     ) -> None:
-        """Announce the URL once the worker and beat have shown a heartbeat of this run too, so
-        "running" means all three (and /api/health says "ok" from the first request)."""
+        """Announce the URL once the worker and beat have shown a heartbeat of this run too, and
+        the embedder answers, so "running" means all of them (and /api/health says "ok" from the
+        first request)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not stopping():
             states = heartbeat_states()
             waiting = [n for n, s in states.items() if s.at is None or s.at < started]
-            if not waiting:
+            if not waiting and embedder_status()[0] == "ok":
                 return
             supervisor.tick()
             time.sleep(0.3)
         self.stderr.write(
-            "The worker or beat has not shown a heartbeat yet: `manage.py talorys_check` tells."
+            "The worker, beat or the embedder is not up yet: `manage.py talorys_check` tells."
         )
 
 
