@@ -103,7 +103,7 @@ def start_embedder(folder: Path, cache: Path) -> subprocess.Popen:
             str(cache),
         ],
         cwd=ROOT,
-        stderr=subprocess.DEVNULL,
+        stderr=(folder / "embedder.log").open("w"),
     )
     deadline = time.monotonic() + 60
     while not sock.exists():

@@ -192,6 +192,7 @@ def child(name: str, queries: int) -> dict:
         times.append((time.perf_counter() - began) * 1000)
     times.sort()
     pairs = [float(a @ b) for a, b in (embedder.embed(list(pair)) for pair in PAIRS)]
+    quality = ranking_quality(rs, turns, embedder.embed(asked))
     if isinstance(embedder, Process):
         # The whole process's: the optimised graph was made by this run's first load.
         rss = _pid_rss_mb(embedder.process.pid)
@@ -205,7 +206,7 @@ def child(name: str, queries: int) -> dict:
         "query_p50_ms": round(statistics.median(times), 2),
         "query_p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
         "docs_per_s": round(docs_per_s, 1),
-        "quality": ranking_quality(rs, turns, embedder.embed(asked)),
+        "quality": quality,
         "pairs": [round(p, 3) for p in pairs],
         "installed_mb": installed_mb(PACKAGES[name]),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -68,4 +69,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stderr.flush()
+    # Not the interpreter's finalisation: it would destroy the session under a model call still
+    # running on the queue's thread (onnxruntime then aborts: "terminate called ...").
+    os._exit(code)
