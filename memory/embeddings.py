@@ -130,12 +130,10 @@ class LocalEmbedder:
         )
         self._client = OpenAIEmbeddingsClient(config, transport=transport)
 
-    def embed(self, texts: list[str], *, timeout: float | None = None) -> np.ndarray:
+    def embed(self, texts: list[str]) -> np.ndarray:
         rows: list[list[float]] = []
         for start in range(0, len(texts), LOCAL_BATCH):
-            rows.extend(
-                self._client.embed_batch(texts[start : start + LOCAL_BATCH], timeout=timeout)
-            )
+            rows.extend(self._client.embed_batch(texts[start : start + LOCAL_BATCH]))
         if not rows:
             return np.zeros((0, model_files.DIM), dtype=np.float32)
         return unit_rows(np.array(rows, dtype=np.float32))

@@ -64,10 +64,8 @@ class OpenAIEmbeddingsClient:
     def close(self) -> None:
         self._client.close()
 
-    def embed_batch(self, texts: list[str], *, timeout: float | None = None) -> list[list[float]]:
-        """One vector per text, in the order of ``texts``. Raises ProviderError; never retries.
-        ``timeout``: this request's, instead of the configuration's."""
-        timeout = self.config.timeout if timeout is None else timeout
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in the order of ``texts``. Raises ProviderError; never retries."""
         if not texts:
             return []
         if len(texts) > self.config.batch_size:
@@ -77,25 +75,23 @@ class OpenAIEmbeddingsClient:
         headers = {"Accept": "application/json", **key}
         received_headers = False
         try:
-            with self._client.stream(
-                "POST", self.url, json=body, headers=headers, timeout=httpx.Timeout(timeout)
-            ) as response:
+            with self._client.stream("POST", self.url, json=body, headers=headers) as response:
                 received_headers = True
-                raw = self._read_capped(response, timeout)
+                raw = self._read_capped(response)
                 _raise_for_status(response, raw)
         except httpx.HTTPError as error:
             raise transport_error(
                 error,
                 server="embeddings server",
                 base_url=self.config.base_url,
-                connect_timeout=timeout,
-                read_timeout=timeout,
+                connect_timeout=self.config.timeout,
+                read_timeout=self.config.timeout,
                 received_headers=received_headers,
             ) from error
         return parse_embeddings(raw, len(texts))
 
-    def _read_capped(self, response: httpx.Response, timeout: float) -> bytes:
-        deadline = time.monotonic() + timeout
+    def _read_capped(self, response: httpx.Response) -> bytes:
+        deadline = time.monotonic() + self.config.timeout
         pieces: list[bytes] = []
         size = 0
         for piece in response.iter_bytes():
@@ -105,7 +101,8 @@ class OpenAIEmbeddingsClient:
             if time.monotonic() > deadline:
                 raise ProviderError(
                     "timeout",
-                    f"The embeddings server took more than {timeout:g} s to send its answer.",
+                    f"The embeddings server took more than {self.config.timeout:g} s to send "
+                    "its answer.",
                 )
             pieces.append(piece)
         return b"".join(pieces)
