@@ -3,17 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
-# Semantic recall runs on the local embedder in every install (numpy). `make run
-# LOCAL_EMBEDDINGS=1` runs the same model on onnxruntime instead (the local-embeddings extra,
-# about 125 MB: quicker, more memory); its lock is the runtime lock plus the extra.
-ifeq ($(LOCAL_EMBEDDINGS),1)
-RUN_LOCK := requirements/local-embeddings.lock
-RUN_STAMP := $(VENV)/.run-installed-local
-export TALORYS_LOCAL_EMBEDDER := onnxruntime
-else
 RUN_LOCK := requirements/runtime.lock
 RUN_STAMP := $(VENV)/.run-installed
-endif
 DEV_STAMP := $(VENV)/.dev-installed
 # The locks are for the one platform Talorys runs on: Linux x86_64 (glibc 2.28+), CPython 3.11.
 LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
@@ -48,15 +39,14 @@ $(UV): requirements/bootstrap.lock | $(BIN)/python
 
 $(RUN_STAMP): $(RUN_LOCK) | $(UV)
 	$(SYNC) $(RUN_LOCK)
-	@rm -f $(DEV_STAMP) $(VENV)/.run-installed $(VENV)/.run-installed-local
+	@rm -f $(DEV_STAMP)
 	@touch $@
 
 $(DEV_STAMP): requirements/dev.lock requirements/runtime.lock | $(UV)
 	$(SYNC) requirements/dev.lock
-	@rm -f $(VENV)/.run-installed-local
 	@touch $@ $(VENV)/.run-installed
 
-run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat (embedded defaults)
+run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat + embedder (embedded defaults)
 	$(BIN)/python manage.py talorys_run
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, each with its own test database, Redis
@@ -110,15 +100,12 @@ typecheck: $(DEV_STAMP) ## Type-check the code (mypy, django-stubs)
 	$(BIN)/mypy
 
 # The locks against pyproject.toml's ranges (requirements/check_locks.py), then deptry
-# ([tool.deptry] in pyproject.toml): the apps import only [project] dependencies and the
-# local-embeddings extra; only talorys/providers/local_embedding.py may import that extra (it does
-# so when the extra is installed); tests, benchmarks and requirements/ may import any dependency.
+# ([tool.deptry] in pyproject.toml): the apps import only [project] dependencies; tests,
+# benchmarks and requirements/ may import any dependency.
 DEPTRY := $(BIN)/deptry --no-ansi
 check-lock: $(DEV_STAMP) ## Check the locks against pyproject.toml and the code's imports
 	$(BIN)/python requirements/check_locks.py
 	$(DEPTRY) .
-	$(DEPTRY) . --ignore DEP002 --optional-dependencies-dev-groups dev,local-embeddings \
-		--extend-exclude 'talorys/providers/local_embedding\.py'
 	$(DEPTRY) tests benchmarks requirements --exclude '\.venv' --ignore DEP002,DEP004 \
 		--known-first-party tests --known-first-party benchmarks
 
@@ -130,9 +117,6 @@ lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux 
 	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
 		--custom-compile-command "make lock" -c requirements/dev.lock \
 		-o requirements/runtime.lock pyproject.toml
-	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
-		--custom-compile-command "make lock" -c requirements/dev.lock --extra local-embeddings \
-		-o requirements/local-embeddings.lock pyproject.toml
 
 # Every benchmark, one table beside the floors, benchmarks/results.json (benchmarks/run.py);
 # BENCH_ARGS="--only pages,load" or "--full" (10,000 automations due at once, a cold make run).

@@ -12,7 +12,7 @@ PostgreSQL database that does not exist yet: the script creates it, migrates it 
    reindex()`` indexes them ("build s"). A random unit float32 384-d vector is then written
    straight into every RecallEntry for a fake embedder name, as a reindex with that embedder
    would leave it (the real model over 100k texts is too slow on 2 cores); for hybrid,
-   ``talorys.providers.local_embedding.local_embedder`` is monkeypatched to return a fake
+   ``memory.embeddings.local_embedder`` is monkeypatched to return a fake
    embedder whose vector for a text is a fixed random unit vector (memory.embeddings.
    active_embedder runs unpatched). Each run empties the process's in-memory index (INDEX.
    _reset) and times the first call, which loads it ("load s", keyword / hybrid), then after 10
@@ -26,13 +26,12 @@ PostgreSQL database that does not exist yet: the script creates it, migrates it 
    on its day), semantic recall on with the default install's embedder (memory.embeddings.
    active_embedder), ``reindex()`` embeds them; each question ranked by ``engine.recall(query=
    question, kinds=["messages"], limit=10, mode=...)`` for keyword, vector and hybrid, then as
-   the default install ranks (mode None: hybrid with the active embedder) and with the
-   local-embeddings extra's onnxruntime embedder (same model and vectors: only the query's
-   vector is its own). A hit is relevant when its message is a supporting turn: recall@k (share
+   the default install ranks (mode None: hybrid with the active embedder: the embedder
+   process, started for the run). A hit is relevant when its message is a supporting turn: recall@k (share
    of supporting turns in the top k) and MRR (1 / rank of the first relevant hit, 0 past 10),
    averaged over questions. The fusion candidates' rows (benchmarks/_fusion.py: the engine's two
    score arrays fused another way, reciprocal rank fusion among them) follow. R@5, R@10 and
-   MRR of keyword only, the default and the MiniLM extra are published (benchmarks/_results.py),
+   MRR of keyword only and the default are published (benchmarks/_results.py),
    with the default's paraphrase R@10 and temporal-update MRR.
 
 --quick: sizes 1000,10000, 50 queries, one run. --quality-only: part 2 alone.
@@ -69,7 +68,6 @@ if TYPE_CHECKING:
 
 WARMUP = 10
 TOP = 10
-RRF_DEPTH = 50
 LATENCY_KEYS = ("keyword", "keyword+catch-up", "hybrid", "hybrid+catch-up", "numpy floor")
 ENGINE_MODES: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
 T = TypeVar("T")

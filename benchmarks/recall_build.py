@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -228,26 +227,41 @@ _REAL: dict[str, Callable[..., Any]] = {}
 
 
 def use_fake_embedder(on: bool) -> str:
-    """Point talorys.providers.local_embedding.local_embedder at FakeEmbedder (and, when the
-    local-embeddings extra is missing, ``available`` at True) or back. memory.embeddings'
-    active_embedder is left as it is: it still reads the owner's settings on every recall."""
-    from talorys.providers import local_embedding
+    """Point memory.embeddings.local_embedder at FakeEmbedder, or back at the embedder process
+    (one started here for the benchmark's run, on a socket of a temp dir, the first time).
+    memory.embeddings' active_embedder is left as it is: it still reads the owner's settings on
+    every recall."""
+    from memory import embeddings
 
     if not _REAL:
-        _REAL.update(
-            local_embedder=local_embedding.local_embedder, available=local_embedding.available
-        )
+        _REAL.update(local_embedder=embeddings.local_embedder)
     if on:
-        # As in a process that ranks with the default embedder: it holds BLAS to one thread
-        # (local_embedding.NumpyEmbedder), so the vectors' product runs in halves.
-        threadpool_limits(limits=1, user_api="blas")
-        local_embedding.local_embedder = lambda: _FAKE  # type: ignore[assignment,return-value]
-        if not _REAL["available"]():
-            local_embedding.available = lambda: True
-        return "talorys.providers.local_embedding.local_embedder monkeypatched to " + FAKE_MODEL
-    local_embedding.local_embedder = _REAL["local_embedder"]
-    local_embedding.available = _REAL["available"]
-    return "real local embedder"
+        embeddings.local_embedder = lambda: _FAKE  # type: ignore[assignment,return-value]
+        return "memory.embeddings.local_embedder monkeypatched to " + FAKE_MODEL
+    embeddings.local_embedder = _REAL["local_embedder"]  # type: ignore[assignment]
+    _embedder_process()
+    return "the embedder process"
+
+
+def _embedder_process() -> None:
+    """An embedder process for this benchmark's run (stopped when the run exits)."""
+    import atexit
+    import tempfile
+
+    from django.conf import settings
+
+    from benchmarks.embedder_process import start_embedder
+
+    if _PROCESS:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="tal-bench-"))
+    process = start_embedder(folder, folder / "cache")
+    atexit.register(process.terminate)
+    _PROCESS.append(process)
+    settings.TALORYS_EMBEDDER_URL = f"unix:{folder / 'embedder.sock'}"
+
+
+_PROCESS: list[Any] = []
 
 
 def load_recall_set(rs: RecallSet) -> dict[int, str]:

@@ -27,22 +27,6 @@ TOP = 10
 ENGINE_MODES: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
 
 
-def minilm_extra() -> Any:
-    """The local-embeddings extra's onnxruntime embedder (the same vectors and name as the
-    default's pure-numpy one), or None when it is not installed. Its class is ``OnnxEmbedder``
-    once the numpy embedder has landed beside it, ``LocalEmbedder`` before."""
-    from talorys.providers import local_embedding
-
-    make = getattr(local_embedding, "OnnxEmbedder", None) or getattr(
-        local_embedding, "LocalEmbedder", None
-    )
-    try:
-        return make() if make is not None else None
-    except Exception as exc:  # any failure to load means "not installed" here
-        print(f"MiniLM extra unavailable: {exc}", flush=True)
-        return None
-
-
 def ranked_ids(rs: recall_set.RecallSet, *, mode: Mode | None, embedder: Any) -> list[list[int]]:
     """Each question's top 10 message ids, as recall_items ranks them (``embedder`` None: the
     active one, as the default install's recall has it)."""
@@ -83,11 +67,9 @@ def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str], dict[str,
         raise RuntimeError("no embedder: semantic recall is on but none is available")
     began = time.perf_counter()
     report = services.reindex()
-    extra = minilm_extra()
     info = [
         f"{len(rs.turns)} turns, {len(rs.questions)} questions; default embedder {embedder.name} "
-        f"({type(embedder).__name__}); MiniLM extra "
-        + (f"{extra.name} ({type(extra).__name__})" if extra else "not installed")
+        f"({type(embedder).__name__}, the embedder process)"
         + f"; reindex() {time.perf_counter() - began:.1f} s, {report.embedded} embedded"
         + (f" (error: {report.embed_error})" if report.embed_error else ""),
         f"engine hybrid: {engine.HYBRID_WEIGHT} x standardised cosine + "
@@ -100,8 +82,6 @@ def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str], dict[str,
     for mode in ENGINE_MODES:  # one mode at a time: a mode change reloads the index
         ranked[mode] = ranked_ids(rs, mode=mode, embedder=None)
     ranked["default"] = ranked_ids(rs, mode=None, embedder=None)
-    if extra is not None:
-        ranked["MiniLM extra"] = ranked_ids(rs, mode=None, embedder=extra)
     for name in _fusion.CANDIDATES:  # the same two score arrays fused another way
         ranked[name] = [
             _fusion.ranked(name, q.text, embedder, kinds=["messages"], top=TOP)
@@ -139,7 +119,7 @@ def quality_table(means: dict[str, dict[str, tuple[int, float, float, float]]]) 
 
 # Published figures (name in the table: row of ``means``) and their targets: the
 # default install's R@10 overall and on paraphrases; keyword-only no worse than at 24d5a95.
-PUBLISHED = {"keyword only": "keyword", "default": "default", "MiniLM extra": "MiniLM extra"}
+PUBLISHED = {"keyword only": "keyword", "default": "default"}
 TARGETS = {
     ("keyword only", "all", "R@10"): 0.675,
     ("default", "all", "R@10"): 0.90,

@@ -59,7 +59,7 @@ BENCHES = [
     Bench("turn_http:semantic", postgres="needs", redis=True),
     # /v1/chat/completions (the OpenAI-compatible endpoint) against the web chat, first text.
     Bench("openai_turn", postgres="needs", redis=True),
-    Bench("embedders", ("--only", "numpy,onnxruntime"), postgres="never"),
+    Bench("embedders", ("--only", "process"), postgres="never"),
     Bench("api_throughput"),
     Bench("pages", ("--runs", "15")),
     Bench("recall", ("--quick",), postgres="never"),

@@ -94,11 +94,12 @@ def seed_child(model_url: str, semantic: bool) -> None:
     from benchmarks.recall_build import FAKE_MODEL, write_vectors
     from benchmarks.turn_overhead import _seed
     from memory import services as memory_services
+    from memory.embeddings import LocalEmbedder
     from memory.models import RecallEntry
-    from talorys.providers import local_embedding
+    from talorys.embedder import model_files
 
     conversation_id = _seed(model_url)
-    if semantic and not local_embedding.available():
+    if semantic and not model_files.available():
         raise SystemExit("the local embedder's model package is missing; or --keyword-recall")
     from talorys.owner.services.settings import owner_settings_update
 
@@ -108,9 +109,7 @@ def seed_child(model_url: str, semantic: bool) -> None:
     memory_services.reindex(embed_limit=0)
     if semantic:
         write_vectors(np.random.default_rng(14))
-        RecallEntry.objects.filter(vector_model=FAKE_MODEL).update(
-            vector_model=local_embedding.NAME
-        )
+        RecallEntry.objects.filter(vector_model=FAKE_MODEL).update(vector_model=LocalEmbedder.name)
     analyze()
     print(conversation_id)
 

@@ -3,33 +3,46 @@
 - ``HttpEmbedder``: an OpenAI-compatible ``/embeddings`` server (talorys/providers/
   openai_embeddings.py speaks the wire format), batched, each request reserved from the day's
   embedding budget before it is sent. Opt-in: configured on /settings/, and then it wins.
-- The local embedder (talorys/providers/local_embedding.py): all-MiniLM-L6-v2 in-process, in
-  every install (numpy; onnxruntime with the ``local-embeddings`` extra); no server, no budget,
-  nothing leaves the machine.
+- ``LocalEmbedder``: the install's embedder process (talorys/embedder/: all-MiniLM-L6-v2 on
+  onnxruntime, started by talorys_run), asked over the same wire format on its Unix socket (or
+  TALORYS_EMBEDDER_URL); no budget (it costs nothing), nothing leaves the machine. No web
+  process or worker loads the model.
 
 Vector recall is on when the owner's ``semantic_enabled`` is set (the default) and one of them
 is available (a configured server first). Otherwise recall is the keyword engine alone.
 
 The embedder's ``name`` is stored with every vector: a different model (or server) makes every
 stored vector stale, and the reindex embeds them again.
+
+A query never waits long for its vector (``embed_query``): at most QUERY_BUDGET (250 ms) for
+the local process, whatever it is doing (down, restarting, busy); past it that recall is a
+keyword recall, and the vector, when it comes, is kept for the next one. Items without a vector
+rank by keyword meanwhile, and the lazy passes embed them later. A turn starts its question's
+vector at the claim (``query_prefetch``), so it is ready, or on its way, when recall asks.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Protocol, runtime_checkable
 
+import httpx
 import numpy as np
+from django.conf import settings
 
+from talorys.embedder import model_files
+from talorys.embedder.address import EmbedderAddress, embedder_address
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import embeddings_endpoint, embeddings_provider_kind, recall_mode
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.services.settings import owner_settings_get, owner_settings_kept
 from talorys.owner.services.usage import usage_reserve
-from talorys.providers import local_embedding
 from talorys.providers.base import ProviderError
 from talorys.providers.openai_embeddings import EmbeddingsConfig, OpenAIEmbeddingsClient
 
@@ -41,6 +54,12 @@ EMBED_CHARS = 2_000
 QUERY_CACHE_SIZE = 256
 # A recall waits for its query's vector: a server slower than this is treated as down.
 HTTP_TIMEOUT = 10.0
+# The longest a recall waits for its query's vector from the local process (p50 is about 5 ms;
+# a bulk chunk ahead of it about 30 ms). Past it the recall is keyword only, and the turn goes on.
+QUERY_BUDGET = 0.25
+# A bulk request (the lazy pass, a reindex: up to LOCAL_BATCH texts) to the local process.
+LOCAL_TIMEOUT = 30.0
+LOCAL_BATCH = 64
 
 
 @runtime_checkable
@@ -94,8 +113,56 @@ class HttpEmbedder:
         self._client.close()
 
 
+class LocalEmbedder:
+    """The install's embedder process (talorys/embedder/), through the OpenAI wire format.
+    Free, so no budget is reserved. Its name is the model's wherever it runs (a socket, or
+    compose's embedder service), with ":sentences": a document's vector is its sentences' mean
+    (``document_pieces``), so the whole-text vectors stored before are made again."""
+
+    name = f"{model_files.NAME}:sentences"
+    floor = model_files.FLOOR
+    sentences = True
+    # The supervisor restarts a dead process within about a second: retry soon after.
+    pause_after_failure = 2.0
+
+    def __init__(self, address: EmbedderAddress) -> None:
+        self.address = address
+        self.pause_key = f"{self.name} @ {address}"
+        transport = httpx.HTTPTransport(uds=str(address.socket)) if address.socket else None
+        config = EmbeddingsConfig(
+            base_url=f"{address.url}/v1",
+            model=model_files.NAME,
+            timeout=LOCAL_TIMEOUT,
+            batch_size=LOCAL_BATCH,
+        )
+        self._client = OpenAIEmbeddingsClient(config, transport=transport)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), LOCAL_BATCH):
+            rows.extend(self._client.embed_batch(texts[start : start + LOCAL_BATCH]))
+        if not rows:
+            return np.zeros((0, model_files.DIM), dtype=np.float32)
+        return unit_rows(np.array(rows, dtype=np.float32))
+
+    def close(self) -> None:
+        self._client.close()
+
+
 _lock = threading.Lock()
 _http: dict[EmbeddingsConfig, HttpEmbedder] = {}
+_local: dict[EmbedderAddress, LocalEmbedder] = {}
+
+
+def local_embedder() -> LocalEmbedder:
+    """The client of the embedder process at the settings' address (one per process and
+    address: its connections outlive a turn)."""
+    address = embedder_address()
+    with _lock:
+        embedder = _local.get(address)
+        if embedder is None:
+            embedder = _local[address] = LocalEmbedder(address)
+        return embedder
 
 
 def _http_embedder(config: EmbeddingsConfig) -> HttpEmbedder:
@@ -122,13 +189,8 @@ def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder 
     if recall_mode(owner_settings=owner) != "hybrid":
         return None
     if embeddings_provider_kind(owner_settings=owner) == "local":
-        try:
-            return local_embedding.local_embedder()
-        except RuntimeError:
-            # A broken install (a changed model file, a missing library): keyword recall, and
-            # the operator reads why in the log.
-            logger.exception("The local embedder could not be loaded; recall is keyword only")
-            return None
+        # Whether the process answers is each request's (and the health report's) to find.
+        return local_embedder()
     endpoint = embeddings_endpoint(owner_settings=owner)
     return _http_embedder(
         EmbeddingsConfig(
@@ -141,9 +203,14 @@ def active_embedder(*, owner_settings: OwnerSettings | None = None) -> Embedder 
 
 
 # After a failure the embedder is left alone this long (per process): a server that is down
-# would otherwise cost every recall its timeout, twice (the query, the lazy pass).
+# would otherwise cost every recall its timeout, twice (the query, the lazy pass). The local
+# process's is shorter (LocalEmbedder.pause_after_failure): it is restarted in about a second.
 PAUSE_AFTER_FAILURE = 60.0
 _paused_until: dict[str, float] = {}
+
+
+def _pause_key(embedder: Embedder) -> str:
+    return str(getattr(embedder, "pause_key", embedder.name))
 
 
 def embed_texts(embedder: Embedder, texts: list[str], *, force: bool = False) -> np.ndarray:
@@ -155,7 +222,7 @@ def embed_texts(embedder: Embedder, texts: list[str], *, force: bool = False) ->
     todo = [text for i, text in enumerate(texts) if i not in known]
     if not todo:
         return np.stack([known[i] for i in range(len(texts))]) if texts else embedder.embed([])
-    until = _paused_until.get(embedder.name, 0.0)
+    until = _paused_until.get(_pause_key(embedder), 0.0)
     if not force and time.monotonic() < until:
         raise ProviderError(
             "unreachable",
@@ -164,7 +231,8 @@ def embed_texts(embedder: Embedder, texts: list[str], *, force: bool = False) ->
     try:
         made = iter(embedder.embed(todo))
     except ProviderError:
-        _paused_until[embedder.name] = time.monotonic() + PAUSE_AFTER_FAILURE
+        pause = getattr(embedder, "pause_after_failure", PAUSE_AFTER_FAILURE)
+        _paused_until[_pause_key(embedder)] = time.monotonic() + pause
         raise
     return np.stack([known[i] if i in known else next(made) for i in range(len(texts))])
 
@@ -183,19 +251,81 @@ _queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     """The query's vector; the last few hundred are cached, so a turn that recalls the owner's
-    message for memories, items and a search tool spends one request, not three."""
+    message for memories, items and a search tool spends one request, not three. The local
+    process's is waited for QUERY_BUDGET at most (ProviderError "timeout" past it): its request
+    goes on, and its vector lands in the cache for the next recall."""
     key = (embedder.name, text)
     with _lock:
         cached = _queries.get(key)
         if cached is not None:
             _queries.move_to_end(key)
             return cached
+    if not isinstance(embedder, LocalEmbedder):
+        return _embed_and_keep(embedder, text)
+    try:
+        return _query_future(embedder, text).result(timeout=QUERY_BUDGET)
+    except FutureTimeout:
+        raise ProviderError(
+            "timeout", f"The embedder took more than {QUERY_BUDGET * 1000:.0f} ms."
+        ) from None
+
+
+def _embed_and_keep(embedder: Embedder, text: str) -> np.ndarray:
     vector = embed_texts(embedder, [text[:EMBED_CHARS]])[0]
     with _lock:
-        _queries[key] = vector
+        _queries[(embedder.name, text)] = vector
         while len(_queries) > QUERY_CACHE_SIZE:
             _queries.popitem(last=False)
     return vector
+
+
+_pending: dict[tuple[str, str], Future[np.ndarray]] = {}
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _query_future(embedder: LocalEmbedder, text: str) -> Future[np.ndarray]:
+    """The request for ``text``'s vector in flight, started now if none is."""
+    key = (embedder.name, text)
+    with _lock:
+        future = _pending.get(key)
+        if future is not None:
+            return future
+        # Per process: a forked child (a Celery worker's) has none of its parent's threads.
+        pool = _pools.get(os.getpid())
+        if pool is None:
+            pool = _pools[os.getpid()] = ThreadPoolExecutor(2, thread_name_prefix="query-vector")
+        future = _pending[key] = pool.submit(_embed_and_keep, embedder, text)
+    future.add_done_callback(lambda _: _forget(key, future))
+    return future
+
+
+def _forget(key: tuple[str, str], future: Future[np.ndarray]) -> None:
+    with _lock:
+        if _pending.get(key) is future:
+            del _pending[key]
+
+
+def query_prefetch(text: str) -> None:
+    """Start ``text``'s vector from the local process now, without waiting and without a
+    statement: a turn calls it at its claim (agent/runner/chat.py begin_turn), so the vector is
+    made beside the turn's reads and recall (embed_query) finds it ready or on its way. Guessed
+    from this process's last read of the settings (before any: the environment's); a wrong
+    guess costs one local embedding, which recall then does not use."""
+    text = text.strip()
+    owner = owner_settings_kept()
+    if owner is not None:
+        local = owner.semantic_enabled and embeddings_provider_kind(owner_settings=owner) == "local"
+    else:
+        local = not settings.TALORYS_EMBEDDINGS_BASE_URL
+    if not (text and local and model_files.available()):
+        return
+    embedder = local_embedder()
+    if time.monotonic() < _paused_until.get(embedder.pause_key, 0.0):
+        return
+    with _lock:
+        if (embedder.name, text) in _queries:
+            return
+    _query_future(embedder, text)
 
 
 def document_text(title: str, body: str) -> str:

@@ -2,8 +2,7 @@
 
 1. Every range in pyproject.toml has an upper bound, and the pin in the lock satisfies it (a
    range changed without `make lock` fails here).
-2. runtime.lock and local-embeddings.lock pin exactly what dev.lock pins for the same packages,
-   and every lock is hashed.
+2. runtime.lock pins exactly what dev.lock pins for the same packages, and every lock is hashed.
 
 Whether the code imports only what pyproject.toml declares is deptry's job (the Makefile's
 check-lock target); neither deptry nor uv checks a pip-style lock against its ranges offline.
@@ -66,18 +65,14 @@ def dev_requirements(project: dict) -> list[str]:
 def main() -> int:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime_reqs = project["dependencies"]
-    local_reqs = project["optional-dependencies"]["local-embeddings"]
     runtime, dev = read_lock("runtime.lock"), read_lock("dev.lock")
-    local = read_lock("local-embeddings.lock")
     read_lock("bootstrap.lock")
 
     problems = check_ranges(runtime_reqs, runtime, "runtime.lock")
     problems += check_ranges(runtime_reqs + dev_requirements(project), dev, "dev.lock")
-    problems += check_ranges(runtime_reqs + local_reqs, local, "local-embeddings.lock")
-    for lock, pins in (("runtime.lock", runtime), ("local-embeddings.lock", local)):
-        for name, version in pins.items():
-            if dev.get(name) != version:
-                problems.append(f"{lock} pins {name}=={version}, dev.lock {dev.get(name)}")
+    for name, version in runtime.items():
+        if dev.get(name) != version:
+            problems.append(f"runtime.lock pins {name}=={version}, dev.lock {dev.get(name)}")
 
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -352,13 +352,10 @@ TALORYS_MODEL_API_KEY = env_str("TALORYS_MODEL_API_KEY")
 TALORYS_EMBEDDINGS_BASE_URL = env_str("TALORYS_EMBEDDINGS_BASE_URL")
 TALORYS_EMBEDDINGS_MODEL = env_str("TALORYS_EMBEDDINGS_MODEL")
 TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
-# The local embedder's runtime (talorys/providers/local_embedding.py): numpy in every install;
-# onnxruntime with the local-embeddings extra (the same vectors, quicker on long texts).
-TALORYS_LOCAL_EMBEDDER = env_str("TALORYS_LOCAL_EMBEDDER", "numpy")
-if TALORYS_LOCAL_EMBEDDER not in ("numpy", "onnxruntime"):
-    raise ImproperlyConfigured(
-        f"TALORYS_LOCAL_EMBEDDER={TALORYS_LOCAL_EMBEDDER!r}: use numpy or onnxruntime."
-    )
+# Where the local embedder process listens (talorys_embedder, talorys/embedder/address.py):
+# unset, the data dir's embedder.sock (talorys_run starts it there); ``unix:/path`` for another
+# socket, or ``http://host:port`` (compose's embedder service).
+TALORYS_EMBEDDER_URL = env_str("TALORYS_EMBEDDER_URL")
 # A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
 SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
 # A reply that ran at least this long and ends with no page attached sends "Your reply is

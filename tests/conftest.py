@@ -261,6 +261,7 @@ class LiveServer:
     url: str
     log: Path
     access_log: Path
+    pid: int = 0
 
 
 @contextmanager
@@ -294,7 +295,7 @@ def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveSe
         )
     try:
         wait_for(lambda: _answers(server.url), "daphne to start", alive=daphne, log=server.log)
-        yield server
+        yield LiveServer(server.url, server.log, server.access_log, daphne.pid)
     finally:
         daphne.terminate()
         try:
@@ -339,3 +340,84 @@ def live_servers(
             ]
 
         yield start
+
+
+# --- the embedder process (talorys/embedder/): semantic recall's model ---------------------------
+
+
+@dataclass(frozen=True)
+class EmbedderProcess:
+    """A ``python -m talorys.embedder`` on a Unix socket: ``url`` is its TALORYS_EMBEDDER_URL."""
+
+    socket: Path
+    process: subprocess.Popen
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"unix:{self.socket}"
+
+
+def _embedder_answers(socket_path: Path) -> bool:
+    try:
+        transport = httpx.HTTPTransport(uds=str(socket_path))
+        with httpx.Client(transport=transport, timeout=5) as client:
+            return client.get("http://embedder/health").status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@contextmanager
+def embedder_process(folder: Path, cache_dir: Path | None = None) -> Iterator[EmbedderProcess]:
+    """Run the embedder process on ``folder``/embedder.sock until the block ends (SIGTERM, then
+    SIGKILL). ``folder`` must be short: a socket's path has at most 107 bytes."""
+    socket_path = folder / "embedder.sock"
+    log_path = folder / "embedder.log"
+    cache = str(cache_dir or folder / "cache")
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "talorys.embedder", "--socket", str(socket_path)]
+            + ["--cache-dir", cache],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    embedder = EmbedderProcess(socket_path, process, log_path)
+    try:
+        wait_for(
+            lambda: _embedder_answers(socket_path), "the embedder", alive=process, log=log_path
+        )
+        yield embedder
+    finally:
+        process.terminate()
+        try:
+            process.wait(HANG_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="session")
+def embedder_session() -> Iterator[EmbedderProcess]:
+    """One embedder process per xdist worker, started by the first test that wants semantic
+    recall (``local_embeddings``); the tests that want none never start it."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="tal-emb-"))
+    try:
+        with embedder_process(folder) as embedder:
+            yield embedder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def local_embeddings(db, embedder_session, settings) -> EmbedderProcess:
+    """Semantic recall on, through the session's embedder process. Without it a test's recall
+    finds no process at the data dir's socket and is keyword only (as with the process down)."""
+    from talorys.owner.services.settings import owner_settings_update
+
+    settings.TALORYS_EMBEDDER_URL = embedder_session.url
+    owner_settings_update(semantic_enabled=True)
+    return embedder_session

@@ -23,6 +23,7 @@ from agent.runner.messages import turn_messages
 from agent.runner.model_loop import CHAT_BUDGETS, model_loop, shared_provider
 from agent.runner.phases import claimed, turn_phases
 from agent.runner.title import generated_title
+from memory import embeddings
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown_async
@@ -114,6 +115,9 @@ async def begin_turn(
         origin=origin,
     )
     claimed(start, began)
+    # The question's vector, from the embedder process, beside the turn's reads: recall then
+    # finds it made (or on its way) instead of asking for it after them (memory/embeddings.py).
+    embeddings.query_prefetch(start.text)
     return start
 
 

@@ -38,7 +38,6 @@ from memory.recall.sources import Doc, RecallSource, sources
 from memory.recall.text import content_hash
 from talorys.history.selectors import changed_since
 from talorys.lib.errors import BudgetExhausted
-from talorys.lib.malloc import freed_memory_returned
 from talorys.providers.base import ProviderError
 
 logger = logging.getLogger(__name__)
@@ -244,11 +243,7 @@ def _embed_pending_now(
         )
     pending = entries.order_by("-seq").values_list("id", "title", "text", "content_hash")
     todo: list[tuple[int, str, str, str]] = list(pending[:limit] if limit is not None else pending)
-    try:
-        _embed_batches(todo, embedder, report, lazy=lazy)
-    finally:
-        if todo:  # the batches' temporaries, back to the system (talorys/lib/malloc.py)
-            freed_memory_returned()
+    _embed_batches(todo, embedder, report, lazy=lazy)
 
 
 def _embed_batches(

@@ -50,6 +50,8 @@ class HealthOut(HealthStatusOut):
     channel_layer: str  # ok | embedded | unavailable
     worker: str  # ok | stale | unknown
     beat: str  # ok | stale | unknown
+    embedder: str  # ok | unavailable (semantic recall's model process; keyword recall meanwhile)
+    embedder_error: str | None = None  # why it is unavailable
     setup: str  # the last setup run: ok | failed | unknown
     version: str
     # web, worker and beat as talorys_run keeps them; left out when something else runs them.
@@ -78,6 +80,8 @@ def health(request: HttpRequest):
         channel_layer=report.channel_layer,
         worker=report.worker.status,
         beat=report.beat.status,
+        embedder=report.embedder,
+        embedder_error=report.embedder_error or None,
         setup=report.setup,
         version=report.version,
         processes=_processes(report.processes),

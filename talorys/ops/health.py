@@ -1,9 +1,10 @@
 """The health report: the database, the broker, the channel layer, the worker's and beat's
-heartbeats and the last setup run. `/api/health` (api.py) and `talorys_check` show it.
+heartbeats, the embedder process and the last setup run. `/api/health` (api.py) and `talorys_check` show it.
 
 Each check has its own short timeout, so a server that is down makes the report slow by
 seconds, never hang. Only a database that cannot be reached makes the web server unhealthy
-(503); anything else is "degraded": the pages still work, the background work may not.
+(503); anything else is "degraded": the pages still work, the background work may not (with
+the embedder down, recall is keyword only until it is back).
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+import httpx
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.db import connection
 
+from talorys.embedder.address import embedder_address
 from talorys.ops import selectors
 from talorys.ops.models import SetupRun
 from talorys.ops.selectors import HeartbeatState
@@ -35,6 +38,8 @@ class HealthReport:
     version: str
     # talorys_run's children (talorys/ops/supervisor.py); None when something else runs them.
     processes: dict[str, ProcessState] | None = None
+    embedder: str = "ok"  # ok | unavailable (talorys/embedder/: semantic recall's model)
+    embedder_error: str = ""  # why it is unavailable
 
     @property
     def setup(self) -> str:
@@ -49,6 +54,7 @@ class HealthReport:
                 ("database", self.database),
                 ("broker", self.broker),
                 ("channel_layer", self.channel_layer),
+                ("embedder", self.embedder),
             )
             if value == "unavailable"
         ]
@@ -72,6 +78,7 @@ def health_report() -> HealthReport:
     else:
         unknown = HeartbeatState("unknown", None)
         beats, last_setup = {"worker": unknown, "beat": unknown}, None
+    embedder, embedder_error = embedder_status()
     return HealthReport(
         database=database,
         broker=broker_status(),
@@ -81,6 +88,8 @@ def health_report() -> HealthReport:
         last_setup=last_setup,
         version=selectors.app_version(),
         processes=processes_read(settings.DATA_DIR),
+        embedder=embedder,
+        embedder_error=embedder_error,
     )
 
 
@@ -91,6 +100,22 @@ def database_status() -> str:
     except Exception:
         return "unavailable"
     return "ok"
+
+
+def embedder_status() -> tuple[str, str]:
+    """The embedder process answers its ``GET /health`` (talorys/embedder/server.py): ("ok", "")
+    or ("unavailable", why). Checked whatever recall uses: it is part of every install, like the
+    worker, and a configured embeddings server can be cleared at any time."""
+    address = embedder_address()
+    transport = httpx.HTTPTransport(uds=str(address.socket)) if address.socket else None
+    try:
+        with httpx.Client(transport=transport, timeout=CHECK_TIMEOUT) as client:
+            response = client.get(f"{address.url}/health")
+    except httpx.HTTPError as error:
+        return "unavailable", f"no answer at {address} ({type(error).__name__}: {error})"
+    if response.status_code != 200:
+        return "unavailable", f"{address} answered {response.status_code}"
+    return "ok", ""
 
 
 def broker_status() -> str:

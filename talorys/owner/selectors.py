@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.utils import timezone
 
+from talorys.embedder import model_files
 from talorys.owner.models import OwnerSettings, UsageDay
-from talorys.providers import local_embedding
 from talorys.providers.base import ProviderConfig
 
 
@@ -70,11 +70,11 @@ def model_provider_kind(*, owner_settings: OwnerSettings) -> ModelProviderKind:
 
 def embeddings_provider_kind(*, owner_settings: OwnerSettings) -> EmbeddingsProviderKind:
     """The embedder semantic recall uses when it is on: a configured server first, else the
-    local one when its extra is installed, else none (recall is keyword only)."""
+    local embedder process (its model files ship with every install), else none."""
     endpoint = embeddings_endpoint(owner_settings=owner_settings)
     if endpoint.base_url and endpoint.model:
         return "openai-compatible"
-    return "local" if local_embedding.available() else "none"
+    return "local" if model_files.available() else "none"
 
 
 def recall_mode(*, owner_settings: OwnerSettings) -> RecallMode:

@@ -1,4 +1,5 @@
-"""Fixtures for recall: items of every kind, and the embedders (the fake server's, the local)."""
+"""Fixtures for recall: items of every kind, and the fake server's embedder (the local one's
+process is tests/conftest.py's ``local_embeddings``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from agent.models import Conversation, Message
 from automations.services.crud import automation_create
 from memory import services as memory_services
 from talorys.owner.services.settings import owner_settings_update
-from talorys.providers import local_embedding
 from talorys.workspace import services
-from tests.conftest import _missing
 
 DAILY = {"type": "daily", "time": "09:00"}
 
@@ -45,11 +44,3 @@ def use_fake_embeddings(server: Any) -> None:
 def keyword_recall(db) -> None:
     """Semantic recall off: the keyword engine alone (the owner's switch on /settings/)."""
     owner_settings_update(semantic_enabled=False)
-
-
-@pytest.fixture
-def local_embeddings(db) -> None:
-    """Semantic recall on, through the local embedder (the local-embeddings extra)."""
-    if not local_embedding.available():
-        _missing("The local embedder (pip install '.[local-embeddings]')")
-    owner_settings_update(semantic_enabled=True)

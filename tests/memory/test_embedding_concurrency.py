@@ -14,7 +14,7 @@ from talorys.lib import halves
 
 
 @pytest.mark.django_db
-def test_a_lazy_pass_leaves_the_vectors_to_the_one_already_embedding():
+def test_a_lazy_pass_leaves_the_vectors_to_the_one_already_embedding(local_embeddings):
     memory_services.reindex_recent()  # the first pass of an install (a full one) is done
     memory_services.memory_create(text="My daughter started the cello")
 

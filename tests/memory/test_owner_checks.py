@@ -93,7 +93,7 @@ def test_bad_input_is_refused_before_the_check_and_changes_nothing(api, fake_ope
     assert fake_openai.json_requests == [] and current_texts() == ["Lives in Berlin"]
 
 
-def test_a_models_verdict_applies_to_the_owners_write(api, fake_openai):
+def test_a_models_verdict_applies_to_the_owners_write(api, fake_openai, local_embeddings):
     berlin = api.post("/api/memories", {"text": "Home: Berlin"}).json()
     use_fake(fake_openai)
     fake_openai.script_json(verdict("updates", berlin["id"], "moved"))

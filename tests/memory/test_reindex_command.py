@@ -16,7 +16,7 @@ from tests.memory.conftest import one_of_each, use_fake_embeddings
 pytestmark = pytest.mark.django_db
 
 
-def test_the_catch_up_task_indexes_everything_and_removes_what_is_gone():
+def test_the_catch_up_task_indexes_everything_and_removes_what_is_gone(local_embeddings):
     items = one_of_each("Skopelos")
 
     # The local embedder is on by default: each new entry gets its vector.

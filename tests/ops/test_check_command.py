@@ -13,6 +13,9 @@ from talorys.ops.models import Heartbeat, SetupRun
 from talorys.ops.selectors import app_version
 from talorys.ops.services import heartbeat_record, setup_run_record
 
+# The embedder process is part of every install's report: up here, unless a test stops it.
+pytestmark = pytest.mark.usefixtures("local_embeddings")
+
 
 def check(*args: str) -> tuple[str, CommandError | None]:
     out = io.StringIO()
@@ -38,7 +41,8 @@ def test_all_well_prints_each_check_and_exits_0(db):
     assert lines[3].split() == ["channel", "layer", "embedded"]
     assert lines[4].split()[:2] == ["worker", "ok"]
     assert "last heartbeat 0 s ago" in lines[4]
-    assert lines[6].split()[:4] == ["setup", "ok:", "setup", "of"]
+    assert lines[6].split() == ["embedder", "ok"]
+    assert lines[7].split()[:4] == ["setup", "ok:", "setup", "of"]
     assert "->" not in out  # nothing to fix
 
 
@@ -86,3 +90,16 @@ def test_one_service_checks_its_heartbeat_only(db, settings, service):
     Heartbeat.objects.filter(name=service).update(at=timezone.now() - dt.timedelta(seconds=91))
     out, error = check("--service", service)
     assert error is not None and str(error).startswith(f"{service} is stale")
+
+
+def test_no_embedder_process_exits_1_with_why_and_what_to_do(db, settings, tmp_path):
+    heartbeat_record(name="worker")
+    heartbeat_record(name="beat")
+    settings.TALORYS_EMBEDDER_URL = f"unix:{tmp_path / 'nothing.sock'}"
+
+    out, error = check()
+
+    assert str(error) == "Talorys is degraded: embedder."
+    embedder = next(line for line in out.splitlines() if line.split()[0] == "embedder")
+    assert f"unavailable (no answer at unix:{tmp_path / 'nothing.sock'}" in embedder
+    assert "talorys_embedder" in embedder and "keyword only" in embedder

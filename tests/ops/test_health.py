@@ -17,6 +17,9 @@ from talorys.ops.models import Heartbeat, SetupRun
 from talorys.ops.selectors import app_version
 from talorys.ops.services import heartbeat_record, setup_run_record
 
+# The embedder process is part of every install's report: up here, unless a test stops it.
+pytestmark = pytest.mark.usefixtures("local_embeddings")
+
 
 def beat_at(name: str, seconds_ago: float) -> None:
     Heartbeat.objects.update_or_create(
@@ -65,6 +68,7 @@ def test_fresh_heartbeats_are_ok(api, settings):
         "channel_layer": "embedded",  # in-memory: this process only
         "worker": "ok",
         "beat": "ok",
+        "embedder": "ok",
         "setup": "unknown",
         "version": app_version(),
         "served_by": os.getpid(),  # the web process that answered (talorys/ops/web.py)

@@ -47,7 +47,8 @@ def test_a_dead_child_is_restarted_after_a_pause_that_doubles_to_30_s(tmp_path, 
             assert supervisor.process("quick") is None  # not before its pause is over
             now = restart_at
             supervisor.tick(now)
-        assert pauses == [1, 2, 4, 8, 16, 30, 30]
+        # approx: the monotonic clock is a float of its own size (30.000000000000455 once).
+        assert pauses == pytest.approx([1, 2, 4, 8, 16, 30, 30])
 
         # One that stayed up a minute before it died is back after 1 s again.
         supervisor.process("quick").wait(60)

@@ -190,7 +190,7 @@ def test_two_web_processes_share_the_port_and_a_killed_one_comes_back(
             output += line
         assert f"running at {url}/ (2 web processes)" in output
         password = re.search(r"OWNER PASSWORD \(shown once\): (\S+)", output).group(1)
-        assert set(processes(data_dir)) == {"web-1", "web-2", "worker", "beat"}
+        assert set(processes(data_dir)) == {"web-1", "web-2", "worker", "beat", "embedder"}
         webs = {name: processes(data_dir)[name]["pid"] for name in ("web-1", "web-2")}
 
         with httpx.Client(base_url=url, timeout=10) as client:

@@ -259,3 +259,13 @@ def test_dockerignore_keeps_the_code_and_leaves_out_state_and_secrets():
     for path in [".venv", "data/talorys.sqlite3", ".git", "secrets/secret_key", ".env"]:
         assert ignored(path, patterns), path
     assert ignored("talorys/__pycache__/settings.cpython-311.pyc", patterns)
+
+
+def test_web_and_worker_ask_the_one_embedder_service_on_its_port():
+    services = compose()["services"]
+    command = services["embedder"]["command"]
+    assert command[:3] == ["python", "manage.py", "talorys_embedder"]
+    port = command[command.index("--listen") + 1].rsplit(":", 1)[1]
+    for name in ("web", "worker"):
+        assert services[name]["environment"]["TALORYS_EMBEDDER_URL"] == f"http://embedder:{port}"
+    assert "ports" not in services["embedder"]  # no authentication: never published

@@ -1,4 +1,4 @@
-def test_health_is_public(anon_api):
+def test_health_is_public(anon_api, local_embeddings):
     from talorys.ops.services import heartbeat_record
 
     heartbeat_record(name="worker")  # else "degraded": no worker or beat has been seen

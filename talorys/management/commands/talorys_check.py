@@ -19,12 +19,17 @@ HINTS = {
     "worker": "start the worker (`celery -A talorys worker`); it runs the heartbeat beat sends, "
     "so start beat too",
     "beat": "start beat (`celery -A talorys beat`)",
+    "embedder": "start the embedder (`python manage.py talorys_embedder`; talorys_run starts it): "
+    "recall is keyword only meanwhile",
     "setup": "run `python manage.py talorys_setup` again (with --upgrade for an upgrade)",
 }
 
 
 class Command(BaseCommand):
-    help = "Check the database, Redis, the channel layer, the worker and beat; exit 1 if degraded."
+    help = (
+        "Check the database, Redis, the channel layer, the worker, beat and the embedder; "
+        "exit 1 if degraded."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -58,6 +63,10 @@ def report_lines(report: HealthReport) -> list[str]:
         ("channel_layer", report.channel_layer),
         ("worker", describe(report.worker)),
         ("beat", describe(report.beat)),
+        (
+            "embedder",
+            report.embedder + (f" ({report.embedder_error})" if report.embedder_error else ""),
+        ),
         ("setup", setup),
     ]
     lines = [f"Talorys {report.version}: {report.status}"]

@@ -1,5 +1,6 @@
 """Run the whole product: daphne (web; several processes on one port with Redis, see
-talorys/ops/web.py), a celery worker and celery beat. A child that dies is restarted
+talorys/ops/web.py), a celery worker, celery beat and the embedder (talorys_embedder: the one
+process per install that holds semantic recall's model). A child that dies is restarted
 (talorys/ops/supervisor.py); Ctrl-C or SIGTERM stops them all."""
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from talorys.lib.env import env_int, env_str
+from talorys.management.commands.talorys_embedder import embedder_command
+from talorys.ops.health import embedder_status
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
 from talorys.ops.web import run_supervised, shown_host, web_process_count
@@ -74,7 +77,8 @@ class Command(BaseCommand):
             + (f" ({count} web processes)" if count > 1 else "")
         )
         self.stdout.write(
-            login_hint(username, setup_output) + "\nPress Ctrl-C to stop web, worker and beat.\n"
+            login_hint(username, setup_output)
+            + "\nPress Ctrl-C to stop web, worker, beat and the embedder.\n"
         )
 
     def _wait_for_heartbeats(
@@ -84,25 +88,28 @@ class Command(BaseCommand):
         stopping: Callable[[], bool],
         timeout: float = 30,
     ) -> None:
-        """Announce the URL once the worker and beat have shown a heartbeat of this run too, so
-        "running" means all three (and /api/health says "ok" from the first request)."""
+        """Announce the URL once the worker and beat have shown a heartbeat of this run too, and
+        the embedder answers, so "running" means all of them (and /api/health says "ok" from the
+        first request)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not stopping():
             states = heartbeat_states()
             waiting = [n for n, s in states.items() if s.at is None or s.at < started]
-            if not waiting:
+            if not waiting and embedder_status()[0] == "ok":
                 return
             supervisor.tick()
             time.sleep(0.3)
         self.stderr.write(
-            "The worker or beat has not shown a heartbeat yet: `manage.py talorys_check` tells."
+            "The worker, beat or the embedder is not up yet: `manage.py talorys_check` tells."
         )
 
 
 def _commands() -> dict[str, list[str]]:
-    """The worker and beat, run beside the web processes (talorys/ops/web.py)."""
+    """The worker, beat and the embedder, run beside the web processes (talorys/ops/web.py)."""
     celery = [sys.executable, "-m", "celery", "-A", "talorys"]
     return {
+        # Straight to the process talorys_embedder would exec: no Django start-up in between.
+        "embedder": embedder_command(),
         "worker": [*celery, "worker", "-l", "warning", "--concurrency", "2"],
         "beat": [*celery, "beat", "-l", "warning"]
         + ["-s", str(settings.DATA_DIR / "celerybeat-schedule")],

@@ -51,6 +51,14 @@ def owner_settings_current(*, version: int | None) -> OwnerSettings:
     return row
 
 
+def owner_settings_kept() -> OwnerSettings | None:
+    """This process's copy of the settings as last read (``owner_settings_current``), without
+    reading: None before the first read. For guesses made before any read, which must cost no
+    statement (memory.embeddings.query_prefetch at a turn's claim); never for a decision."""
+    with _kept_lock:
+        return copy.copy(_kept) if _kept is not None else None
+
+
 def owner_zone() -> ZoneInfo:
     """The owner's time zone, in which schedules run and times are shown to the model."""
     return ZoneInfo(owner_settings_get().time_zone)

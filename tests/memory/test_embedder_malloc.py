@@ -1,4 +1,4 @@
-"""talorys/lib/malloc.py: memory freed after a burst of large temporaries goes back to the system
+"""talorys/embedder/malloc.py: memory freed after a burst of large temporaries goes back to the system
 (glibc otherwise keeps it in its heap once a larger block was freed)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import sys
 import numpy as np
-from talorys.lib.malloc import freed_memory_returned
+from talorys.embedder.malloc import freed_memory_returned
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
 big = np.ones(8_000_000, np.float32)
