@@ -98,7 +98,9 @@ def test_the_questions_vector_is_made_at_the_claim_beside_the_turns_reads(
         memory_services.reindex()  # its vector, while the process is up
         fake_openai.script(text("The cello."))
         start = async_to_sync(begin_turn)(text=question)
-        wait_for(lambda: (embeddings.LocalEmbedder.name, question) in embeddings._queries, "the vector")
+        wait_for(
+            lambda: (embeddings.LocalEmbedder.name, question) in embeddings._queries, "the vector"
+        )
         embedder.process.send_signal(signal.SIGKILL)
         embedder.process.wait()
 
