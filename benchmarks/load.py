@@ -11,7 +11,11 @@ reply streams ``--pieces`` pieces, ``--pause`` s before each) and ``--web-proces
 sharing one port as in production (talorys/ops/web.py; by default production's count with Redis:
 TALORYS_WEB_PROCESSES, else the CPU count) with REDIS_URL=TALORYS_BENCH_REDIS_URL (default
 redis://127.0.0.1:6379/13, flushed), so the channel layer and the cache are on Redis as in
-production. The RSS figures are the largest web process's.
+production. The embedder process runs beside them as talorys_run runs it (one per install, on
+the data dir's socket; semantic recall is on, as in a default install; ``--keyword-recall``
+turns it off and starts no embedder). The RSS figures are the largest web process's and the
+embedder's; CPU per turn is the web processes' (and the embedder's) user + system time over the
+load phase divided by the turns completed in it.
 
 Load phase (``--seconds``): ``--turns`` WebSocket clients, each sending turns in a conversation of
 its own, one after another, and ``--crud`` clients making, listing, changing and deleting tasks
@@ -70,6 +74,13 @@ class Stack:
     conninfo: str  # its database
     db_name: str
     model_url: str
+    embedder_pid: int | None = None
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU time so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _wait_for(check, what: str, process: subprocess.Popen, log: Path, seconds: float = 30) -> None:
@@ -85,6 +96,23 @@ def _wait_for(check, what: str, process: subprocess.Popen, log: Path, seconds: f
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not start:\n{log.read_text()}")
         time.sleep(0.1)
+
+
+def _wait_for_embedder(socket: Path, seconds: float = 120) -> None:
+    """Until the embedder answers on ``socket`` (its first start optimises the model)."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            transport = httpx.HTTPTransport(uds=str(socket))
+            with httpx.Client(transport=transport, timeout=5) as client:
+                if client.get("http://embedder/health").status_code == 200:
+                    return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the embedder did not answer (its errors are above)")
 
 
 def free_port() -> int:
@@ -124,30 +152,40 @@ def start_daphne(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]
 
 
 def start_web(
-    stack: ExitStack, env: dict[str, str], data_dir: Path, count: int
-) -> tuple[str, list[int]]:
+    stack: ExitStack, env: dict[str, str], data_dir: Path, count: int, *, embedder: bool = True
+) -> tuple[str, list[int], int | None]:
     """``count`` daphnes on one free port of 127.0.0.1 as talorys_web runs them
-    (talorys/ops/web.py), stopped when ``stack`` closes, once /api/health answers 200: the URL
-    and their pids."""
+    (talorys/ops/web.py), and the embedder beside them as talorys_run runs it, stopped when
+    ``stack`` closes, once /api/health answers 200: the URL, the webs' pids, the embedder's."""
     import httpx
 
     from talorys.ops.web import wait_until_listening, web_serving
 
+    others = {}
+    if embedder:
+        socket = data_dir / "embedder.sock"
+        others["embedder"] = [sys.executable, "-m", "talorys.embedder", "--socket", str(socket)]
+        others["embedder"] += ["--cache-dir", str(data_dir / "embedder")]
     supervisor, web = stack.enter_context(
-        web_serving("127.0.0.1", 0, count, others={}, data_dir=data_dir, quiet_web=True, env=env)
+        web_serving(
+            "127.0.0.1", 0, count, others=others, data_dir=data_dir, quiet_web=True, env=env
+        )
     )
     port = web.listening.getsockname()[1]
     wait_until_listening("127.0.0.1", port, supervisor, lambda: False, timeout=60)
     url = f"http://127.0.0.1:{port}"
     if httpx.get(f"{url}/api/health", timeout=10).status_code != 200:
         raise RuntimeError("the web processes did not start (their errors are above)")
-    pids = [c.process.pid for c in supervisor.children.values() if c.process is not None]
-    return url, pids
+    if embedder:
+        _wait_for_embedder(data_dir / "embedder.sock")
+    children = {name: c.process.pid for name, c in supervisor.children.items() if c.process}
+    embedder_pid = children.pop("embedder", None)
+    return url, list(children.values()), embedder_pid
 
 
 @contextmanager
 def live_stack(
-    redis_url: str, *, pieces: int, pause: float, web_processes: int = 1
+    redis_url: str, *, pieces: int, pause: float, web_processes: int = 1, semantic: bool = True
 ) -> Iterator[Stack]:
     """A throwaway database with the owner, the fake model and ``web_processes`` daphnes on
     them, arranged as in production (one listening socket, supervised: talorys/ops/web.py);
@@ -189,17 +227,20 @@ def live_stack(
             "from talorys.owner.services.settings import owner_settings_update\n"
             # Budgets far beyond what the load spends: a refusal here would be no finding.
             f"owner_settings_update(model_base_url={model_url!r}, model_name='fake',\n"
-            "    daily_ai_requests=1_000_000, daily_scheduled_ai_requests=1_000_000)\n"
+            "    daily_ai_requests=1_000_000, daily_scheduled_ai_requests=1_000_000,\n"
+            f"    semantic_enabled={semantic!r})\n"
         )
         subprocess.run([sys.executable, "-c", setup], cwd=ROOT, env=env, check=True)
-        url, pids = start_web(webs, env | {"PYTHONPATH": str(ROOT)}, data_dir, web_processes)
+        url, pids, embedder_pid = start_web(
+            webs, env | {"PYTHONPATH": str(ROOT)}, data_dir, web_processes, embedder=semantic
+        )
         _wait_for(
             lambda: httpx.post(f"{model_url}/chat/completions", json={}, timeout=1).is_success,
             "the fake model",
             model,
             model_log,
         )
-        yield Stack(url, pids, database_url, db_name, model_url)
+        yield Stack(url, pids, database_url, db_name, model_url, embedder_pid)
     finally:
         webs.close()
         for process in reversed(processes):
@@ -266,6 +307,8 @@ class Report:
     lost: list[str] = field(default_factory=list)  # the database check's problems
     samples: list[tuple[float, float, int, int]] = field(default_factory=list)  # soak
     grew: list[str] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds in the load phase, by part
+    embedder_rss: float | None = None  # MB, after the load phase
 
     @property
     def failures(self) -> list[str]:
@@ -312,6 +355,7 @@ def measure(
     if soak_minutes:
         sample()
         seconds = soak_minutes * 60
+    cpu_before = _cpu(stack)
     load = asyncio.run(
         load_phase(
             session,
@@ -324,15 +368,32 @@ def measure(
         )
     )
     rss["after load"] = web_rss_mb(stack)
+    cpu = {part: seconds - cpu_before[part] for part, seconds in _cpu(stack).items()}
+    embedder_rss = rss_mb(stack.embedder_pid) if stack.embedder_pid else None
     bursted = asyncio.run(burst_phase(session, count=burst, pieces=pieces)) if burst else None
     rss["after burst"] = web_rss_mb(stack)
     turns_seen = load.turns + (bursted.turns if bursted else [])
-    report = Report(seconds, load, bursted, first_chunk, rss, samples=samples)
+    report = Report(seconds, load, bursted, first_chunk, rss, samples=samples, cpu=cpu)
+    report.embedder_rss = embedder_rss
     report.lost = check_database(stack.conninfo, turns_seen, pieces)
     if soak_minutes:
         sample()
         report.grew = growth(samples)
     return report
+
+
+def _cpu(stack: Stack) -> dict[str, float]:
+    """CPU seconds so far: the web processes' together, and the embedder's."""
+    parts = {"web": sum(cpu_seconds(pid) for pid in stack.pids)}
+    if stack.embedder_pid:
+        parts["embedder"] = cpu_seconds(stack.embedder_pid)
+    return parts
+
+
+def cpu_per_turn(report: Report) -> dict[str, float]:
+    """Milliseconds of CPU per turn completed in the load phase, by part."""
+    complete = sum(t.outcome == "complete" for t in report.load.turns)
+    return {part: seconds * 1000 / max(complete, 1) for part, seconds in report.cpu.items()}
 
 
 def growth(samples: list[tuple[float, float, int, int]]) -> list[str]:
@@ -376,6 +437,10 @@ def summary(
         f"{(percentile(ttft, 0.95) - base) * 1000:6.0f} ms",
         "  web RSS (largest)     "
         + ", ".join(f"{moment} {mb:.1f} MB" for moment, mb in report.rss.items()),
+        "  embedder RSS          "
+        + (f"{report.embedder_rss:.1f} MB after load" if report.embedder_rss else "(none)"),
+        "  CPU per complete turn "
+        + ", ".join(f"{part} {ms:.1f} ms" for part, ms in cpu_per_turn(report).items()),
         f"  errors                {len(load.errors):6d}",
     ]
     lines += [f"    {error}" for error in load.errors[:10]]
@@ -411,6 +476,9 @@ def main() -> int:
     parser.add_argument("--pieces", type=int, default=5, help="pieces in each model reply")
     parser.add_argument("--pause", type=float, default=0.05, help="seconds before each piece")
     parser.add_argument(
+        "--keyword-recall", action="store_true", help="semantic recall off, no embedder process"
+    )
+    parser.add_argument(
         "--web-processes",
         type=int,
         default=None,
@@ -425,7 +493,11 @@ def main() -> int:
     elif web_processes < 1:
         parser.error("--web-processes must be 1 or more")
     with live_stack(
-        redis_url, pieces=options.pieces, pause=options.pause, web_processes=web_processes
+        redis_url,
+        pieces=options.pieces,
+        pause=options.pause,
+        web_processes=web_processes,
+        semantic=not options.keyword_recall,
     ) as stack:
         report = measure(
             stack,
@@ -464,10 +536,17 @@ def _figures(report: Report, *, turns: int) -> None:
         "ms",
         floor=None if base is None else base * 1000,
         floor_name="the fake model's own first piece, asked directly",
+        target=1500.0,
         database=where,
     )
+    complete = sum(t.outcome == "complete" for t in report.load.turns)
+    figure("load", "chat turns completed in the load phase", complete, "", better="higher")
+    for part, ms in cpu_per_turn(report).items():
+        figure("load", f"{part} CPU per completed turn", ms, "ms", database=where)
+    if report.embedder_rss is not None:
+        figure("load", "embedder RSS after load", report.embedder_rss, "MB", target=200.0)
     for moment, mb in report.rss.items():
-        target = 200.0 if moment == "after load" else None
+        target = 180.0 if moment == "after load" else None
         figure("load", f"web process RSS {moment}", mb, "MB", target=target, database=where)
     figure(
         "load",

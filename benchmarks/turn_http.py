@@ -273,7 +273,9 @@ def main() -> int:
         seed_child(options.seed_child, semantic)
         return 0
     recall = "hybrid (semantic on, local embedder)" if semantic else "keyword (semantic off)"
-    with live_stack(options.redis_url, pieces=PIECES, pause=0) as stack:
+    with live_stack(
+        options.redis_url, pieces=PIECES, pause=0, semantic=not options.keyword_recall
+    ) as stack:
         conversation_id = seed(stack, options.redis_url, semantic=semantic)
         session = asyncio.run(login(stack.url, PASSWORD))
         try:
