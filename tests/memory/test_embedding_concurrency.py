@@ -1,16 +1,12 @@
-"""Embedding under concurrency: one lazy pass of a process embeds at a time, and a busy helper
-thread is not queued behind (talorys/lib/halves.py)."""
+"""Embedding under concurrency: one lazy pass of a process embeds at a time."""
 
 from __future__ import annotations
-
-import threading
 
 import pytest
 
 from memory import selectors
 from memory import services as memory_services
 from memory.recall import writer
-from talorys.lib import halves
 
 
 @pytest.mark.django_db
@@ -27,18 +23,3 @@ def test_a_lazy_pass_leaves_the_vectors_to_the_one_already_embedding(local_embed
 
     assert skipped.embedded == 0
     assert made.embedded == 1
-
-
-def test_halves_run_on_the_helper_when_it_is_free_and_here_when_it_is_busy(monkeypatch):
-    monkeypatch.setattr(halves, "ENABLED", True)
-
-    def where() -> str:
-        return threading.current_thread().name
-
-    here = threading.current_thread().name
-    first, second = halves.at_once(where, where)
-    assert first == here and second.startswith("talorys-halves")
-
-    with halves._idle:  # another caller's half is on the helper
-        assert halves.at_once(where, where) == (here, here)
-    assert halves.at_once(where, where, split=False) == (here, here)
