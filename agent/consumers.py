@@ -28,6 +28,7 @@ from agent.live import attach, conversation_check, turn_run
 from agent.live.turns import Event
 from agent.runner.events import error_event
 from agent.schemas import AttachFrame, CancelFrame, SendFrame, frame_adapter, turn_request
+from memory import embeddings
 from talorys.accounts.auth import (
     WEBSOCKET_SESSION_ENDED,
     WEBSOCKET_UNAUTHENTICATED,
@@ -148,6 +149,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def _run(self, frame: SendFrame) -> None:
         # A socket lives for hours, but no connection goes stale on it: database_sync_to_async
         # drops a stale connection before and after the trip.
+        # As begin_turn does: the question's vector is made beside the claim and the reads.
+        embeddings.query_prefetch(frame.text)
         try:
             start = await database_sync_to_async(_begin_if_owner)(self.scope, turn_request(frame))
         except AppError as error:
@@ -162,6 +165,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if start is None:
             await self._session_ended()
             return
+        embeddings.query_prefetch(start.text)
         turn = turn_run(start)
         await self._send_all(turn.follow((start.assistant_message_id, 0)))
 

@@ -216,7 +216,7 @@ def live_stack(
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": str(data_dir),
             "REDIS_URL": redis_url,
-            "LOG_LEVEL": "ERROR",
+            "LOG_LEVEL": os.environ.get("TALORYS_BENCH_LOG_LEVEL", "ERROR"),
         }
         setup = (
             "import django; django.setup()\n"

@@ -307,8 +307,9 @@ def _forget(key: tuple[str, str], future: Future[np.ndarray]) -> None:
 
 def query_prefetch(text: str) -> None:
     """Start ``text``'s vector from the local process now, without waiting and without a
-    statement: a turn calls it at its claim (agent/runner/chat.py begin_turn), so the vector is
-    made beside the turn's reads and recall (embed_query) finds it ready or on its way. Guessed
+    statement: a turn calls it before and after its claim (agent/runner/chat.py begin_turn, the
+    chat socket's send), so the vector is made beside the claim and the turn's reads, and recall
+    (embed_query) finds it ready or on its way. Guessed
     from this process's last read of the settings (before any: the environment's); a wrong
     guess costs one local embedding, which recall then does not use."""
     text = text.strip()
@@ -317,9 +318,13 @@ def query_prefetch(text: str) -> None:
         local = owner.semantic_enabled and embeddings_provider_kind(owner_settings=owner) == "local"
     else:
         local = not settings.TALORYS_EMBEDDINGS_BASE_URL
-    if not (text and local and model_files.available()):
-        return
-    embedder = local_embedder()
+    if text and local and model_files.available():
+        query_start(local_embedder(), text)
+
+
+def query_start(embedder: LocalEmbedder, text: str) -> None:
+    """Start ``text``'s vector from the local process unless it is cached, on its way, or the
+    process failed a moment ago; ``embed_query`` waits for it."""
     if time.monotonic() < _paused_until.get(embedder.pause_key, 0.0):
         return
     with _lock:

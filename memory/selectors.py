@@ -225,12 +225,17 @@ def recall_pass(
 ) -> RecallPass:
     """The lazy pass before a turn's recalls (``turn_memories``, ``turn_related``), without
     messages (the turn's own message needs no index yet, and indexing it would cost a commit:
-    the pass after the reply does it) and without vectors; the embedder and the index's clock are looked up once
-    for both. With an embedder on, the message's vector is made here, once for both (and
-    cached: embeddings.embed_query): when that fails both recalls are keyword recalls, rather
-    than each asking the embedder again."""
+    the pass after the reply does it) and without vectors; the embedder and the index's clock
+    are looked up once for both. The message's vector is made once for both (and cached:
+    embeddings.embed_query). The local process's is only started here (if the claim did not
+    start it already), so it is made while this pass reads the index's changes, and the recalls
+    wait for it (QUERY_BUDGET at most: past it both are keyword recalls). A configured server's
+    is waited for here: when it fails both recalls are keyword recalls, rather than each asking
+    the server again."""
     embedder = embeddings.active_embedder(owner_settings=owner_settings)
-    if embedder is not None and text.strip():
+    if isinstance(embedder, embeddings.LocalEmbedder) and text.strip():
+        embeddings.query_start(embedder, text.strip())
+    elif embedder is not None and text.strip():
         try:
             embeddings.embed_query(embedder, text.strip())
         except (ProviderError, BudgetExhausted) as error:

@@ -105,6 +105,10 @@ async def begin_turn(
     # request's thread, where a pool found empty would be a 500; the chat API's stream gives it
     # back as its first step (give_back_request_connection).
     began = time.perf_counter()
+    # The question's vector, from the embedder process, beside the claim and the turn's reads:
+    # recall then finds it made (or on its way) instead of asking for it after them
+    # (memory/embeddings.py). A retry's or an edit's text is known after the claim.
+    embeddings.query_prefetch(text)
     start = await sync_to_async(services.turn_begin)(
         conversation_id=conversation_id,
         text=text,
@@ -115,8 +119,6 @@ async def begin_turn(
         origin=origin,
     )
     claimed(start, began)
-    # The question's vector, from the embedder process, beside the turn's reads: recall then
-    # finds it made (or on its way) instead of asking for it after them (memory/embeddings.py).
     embeddings.query_prefetch(start.text)
     return start
 
