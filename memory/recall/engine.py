@@ -11,14 +11,16 @@ Why standardised, not the raw cosine: a small sentence model's cosines mean diff
 for different questions. On long chat histories (LoCoMo, benchmarks/recall_longchat.py) a
 question naming a person has cosines around 0.35 with everything that person said, another
 question around 0.15 with everything; the raw cosine at 0.7 of the weight buried the keyword
-match and hybrid lost to keyword only (R@10 0.662 vs 0.680). Measured on that set (R@10, with
-the priors below): raw cosine 0.737, min-max over the collection 0.745, reciprocal rank fusion
-0.592 (it throws the scores away: an item sharing one common word ranks with the best semantic
-match), standardised 0.754; weights 0.3 to 0.5 and spans 3 to 6 all measured within 0.012 of
-each other (benchmarks/recall_longchat.py's notes). With few vectors the mean and deviation are
-shrunk toward the embedder's unrelated level (``PRIOR_ITEMS`` pseudo-items at its floor, with
-``PRIOR_SPREAD``), so a collection of three notes still finds a paraphrase. A cosine at or
-below the embedder's floor counts as nothing, so a query that matches nothing finds nothing.
+match and hybrid lost to keyword only (R@10 0.662 vs 0.680). Measured on that set with the
+sentence vectors and the priors below (``benchmarks/recall_longchat.py --fusion``, R@10): raw
+cosine 0.730, min-max over the collection 0.745, reciprocal rank fusion 0.697 (it throws the
+scores away: an item sharing one common word ranks with the best semantic match), keyword first
+with its top 50 re-ranked 0.670, standardised 0.754. A grid over the same score arrays (weights
+0.3 to 0.5, spans 3 to 6) stayed within 0.012 R@10; 0.5 keeps the recall set's paraphrases (0.4
+gave it R@10 0.941). With few vectors the mean and deviation are shrunk toward the embedder's
+unrelated level (``PRIOR_ITEMS`` pseudo-items at its floor, with ``PRIOR_SPREAD``), so a
+collection of three notes still finds a paraphrase. A cosine at or below the embedder's floor
+counts as nothing, so a query that matches nothing finds nothing.
 With no embedder, or when it fails, the keyword ranking is the answer.
 
 Then, in every mode, what an item's own text cannot say (``with_priors``; the constants and
