@@ -41,6 +41,7 @@ superseded a moment ago, whose entry the index has not caught up with, is never 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -152,17 +153,21 @@ def hybrid_scores(lexical: np.ndarray, semantic: np.ndarray, *, floor: float = 0
     docstring says why). A cosine at or below the embedder's ``floor`` (its unrelated texts'
     level) counts as 0. An item without a vector yet (written since the last pass embedded) is
     ranked by its keyword score alone, which stands in for the cosine it does not have."""
-    lexical = np.minimum(lexical, 1.0)
     missing = np.isnan(semantic)
-    cosine = np.nan_to_num(semantic, nan=floor)
-    known = cosine[~missing]
-    count = len(known) + PRIOR_ITEMS
-    center = (known.sum() + PRIOR_ITEMS * floor) / count
-    spread = np.sqrt((((known - center) ** 2).sum() + PRIOR_ITEMS * PRIOR_SPREAD**2) / count)
-    standard = np.maximum((cosine - center) / (Z_SPAN * spread), 0.0)
-    standard[cosine <= floor] = 0.0
-    standard[missing] = lexical[missing]
-    return (HYBRID_WEIGHT * standard + (1.0 - HYBRID_WEIGHT) * lexical).astype(np.float32)
+    known = semantic[~missing]
+    count = known.size + PRIOR_ITEMS
+    center = (float(known.sum(dtype=np.float64)) + PRIOR_ITEMS * floor) / count
+    deviation = known - np.float32(center)
+    spread = math.sqrt((float(deviation @ deviation) + PRIOR_ITEMS * PRIOR_SPREAD**2) / count)
+    # In place, one array: at 100k items every extra pass is a tenth of a millisecond.
+    scores = semantic - np.float32(center)
+    scores *= np.float32(HYBRID_WEIGHT / (Z_SPAN * spread))
+    np.fmax(scores, 0.0, out=scores)  # and no vector (NaN): 0
+    scores *= semantic > floor  # at or below the floor: 0
+    lexical = np.minimum(lexical, 1.0)
+    np.copyto(scores, HYBRID_WEIGHT * lexical, where=missing)
+    scores += np.float32(1.0 - HYBRID_WEIGHT) * lexical
+    return scores
 
 
 def recall(
