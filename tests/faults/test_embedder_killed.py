@@ -18,7 +18,7 @@ from memory import embeddings
 from memory import services as memory_services
 from memory.models import RecallEntry
 from talorys.ops.health import health_report
-from talorys.owner.services.settings import owner_settings_update
+from talorys.owner.services.settings import owner_settings_current, owner_settings_update
 from tests.agent.fake_openai import text
 from tests.agent.test_runner import TURN_DATABASE, reply_of, turn, use_fake
 from tests.conftest import embedder_process
@@ -91,6 +91,9 @@ def test_the_questions_vector_is_made_at_the_claim_beside_the_turns_reads(
 
     use_fake(fake_openai)
     owner_settings_update(semantic_enabled=True)
+    # The claim's guess reads the process's copy of the settings, as the last turn left it:
+    # read them now, as a turn before this one would have (another test's copy may say off).
+    owner_settings_current(version=None)
     question = "Which instrument does my kid play these days?"
     with embedder_process(folder) as embedder:
         settings.TALORYS_EMBEDDER_URL = embedder.url
