@@ -5,11 +5,13 @@ at once."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
 
+from agent.live.turns import live_turn
 from agent.models import Message
 from tests.agent.fake_openai import Gate, chunk, events, text
 from tests.agent.test_consumer import communicator, receive_until_done, until
@@ -84,6 +86,13 @@ def test_attach_to_a_finished_or_unknown_conversation_answers_at_once(session_co
         sent = await receive_until_done(ws)
         conversation_id = sent[0]["conversation_id"]
         await until(lambda: not Message.objects.filter(status="streaming").exists())
+        # The turn's work after the reply (indexing it) keeps it in this process a moment
+        # longer, where an attach reads its buffer: both attaches here are to read the
+        # finished conversation from the database.
+        deadline = asyncio.get_running_loop().time() + HANG_SECONDS
+        while live_turn(conversation_id) is not None:
+            assert asyncio.get_running_loop().time() < deadline, "waited too long"
+            await asyncio.sleep(0.05)
         await ws.send_json_to({"type": "attach", "conversation_id": conversation_id})
         state = await ws.receive_json_from(timeout=HANG_SECONDS)
         await ws.send_json_to(
