@@ -92,6 +92,8 @@ class HttpEmbedder:
     # configured model is trusted to read a whole document (and each sentence would be a cost).
     floor = 0.0
     sentences = False
+    budgeted = True  # each request is reserved from the day's embedding budget
+    dim = 0  # not known before its first vector
 
     def __init__(self, config: EmbeddingsConfig) -> None:
         self.config = config
@@ -102,26 +104,29 @@ class HttpEmbedder:
         rows: list[list[float]] = []
         size = max(1, self.config.batch_size)
         for start in range(0, len(texts), size):
-            # Reserved before the request, like every provider call: a failed call still spent it.
-            usage_reserve(kind="embedding")
+            if self.budgeted:
+                # Reserved before the request, like every provider call: a failed one spent it.
+                usage_reserve(kind="embedding")
             rows.extend(self._client.embed_batch(texts[start : start + size]))
         if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         return unit_rows(np.array(rows, dtype=np.float32))
 
     def close(self) -> None:
         self._client.close()
 
 
-class LocalEmbedder:
-    """The install's embedder process (talorys/embedder/), through the OpenAI wire format.
-    Free, so no budget is reserved. Its name is the model's wherever it runs (a socket, or
-    compose's embedder service), with ":sentences": a document's vector is its sentences' mean
-    (``document_pieces``), so the whole-text vectors stored before are made again."""
+class LocalEmbedder(HttpEmbedder):
+    """The install's embedder process (talorys/embedder/), through the same wire format and
+    client. Free, so no budget is reserved. Its name is the model's wherever it runs (a socket,
+    or compose's embedder service), with ":sentences": a document's vector is its sentences'
+    mean (``document_pieces``), so the whole-text vectors stored before are made again."""
 
     name = f"{model_files.NAME}:sentences"
     floor = model_files.FLOOR
     sentences = True
+    budgeted = False
+    dim = model_files.DIM
     # The supervisor restarts a dead process within about a second: retry soon after.
     pause_after_failure = 2.0
 
@@ -129,24 +134,13 @@ class LocalEmbedder:
         self.address = address
         self.pause_key = f"{self.name} @ {address}"
         transport = httpx.HTTPTransport(uds=str(address.socket)) if address.socket else None
-        config = EmbeddingsConfig(
+        self.config = EmbeddingsConfig(
             base_url=f"{address.url}/v1",
             model=model_files.NAME,
             timeout=LOCAL_TIMEOUT,
             batch_size=LOCAL_BATCH,
         )
-        self._client = OpenAIEmbeddingsClient(config, transport=transport)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        rows: list[list[float]] = []
-        for start in range(0, len(texts), LOCAL_BATCH):
-            rows.extend(self._client.embed_batch(texts[start : start + LOCAL_BATCH]))
-        if not rows:
-            return np.zeros((0, model_files.DIM), dtype=np.float32)
-        return unit_rows(np.array(rows, dtype=np.float32))
-
-    def close(self) -> None:
-        self._client.close()
+        self._client = OpenAIEmbeddingsClient(self.config, transport=transport)
 
 
 _lock = threading.Lock()
