@@ -10,7 +10,7 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from agent import branches, selectors, services
-from agent.live import attach, conversation_check, turn_run
+from agent.live import attach_held, attach_open, turn_run
 from agent.live.turns import Event
 from agent.models import Conversation
 from agent.runner import begin_turn
@@ -123,9 +123,11 @@ async def chat(request: HttpRequest, payload: ChatIn) -> StreamingHttpResponse:
     return _sse_response(turn.follow((start.assistant_message_id, 0)))
 
 
+# Beside what every operation answers: a conversation that is not there, an API token's
+# attaches beyond their caps (agent/live/slots.py).
 @router.get(
     "/conversations/{int:conversation_id}/stream",
-    response={200: None, 404: ErrorOut},
+    response={200: None, frozenset({404, 429}): ErrorOut},
     openapi_extra=_ATTACH_DOC,
 )
 async def conversation_stream(
@@ -133,9 +135,12 @@ async def conversation_stream(
     conversation_id: int,
     last_event_id: str | None = Query(None, max_length=40),
 ) -> StreamingHttpResponse:
-    await conversation_check(conversation_id)  # NOT_FOUND as a plain error, before the stream
+    # Checked before the stream starts, so a refusal (NOT_FOUND, RATE_LIMITED) is a plain error
+    # with its status; no database connection is held from here on.
+    actor = request_actor(request)
+    opened = await attach_open(conversation_id, holder=actor.source if actor.is_token else None)
     last = request.headers.get("Last-Event-ID") or last_event_id
-    return _sse_response(attach(conversation_id, last), greet=True)
+    return _sse_response(attach_held(opened, last), greet=True)
 
 
 @router.post("/chat/cancel", response={200: ChatCancelOut, 404: ErrorOut})

@@ -358,6 +358,10 @@ TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
 TALORYS_EMBEDDER_URL = env_str("TALORYS_EMBEDDER_URL")
 # A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
 SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
+# Attaches (GET /api/conversations/{id}/stream) API tokens may hold open at once: each token, and
+# all of them together; more answer 429 (agent/live/slots.py). The owner's session has no cap.
+ATTACHES_PER_TOKEN = env_int("TALORYS_ATTACHES_PER_TOKEN", 8)
+TOKEN_ATTACHES = env_int("TALORYS_TOKEN_ATTACHES", 32)
 # A reply that ran at least this long and ends with no page attached sends "Your reply is
 # ready" (agent/live/ready.py).
 TALORYS_REPLY_READY_SECONDS = float(env_int("TALORYS_REPLY_READY_SECONDS", 5))

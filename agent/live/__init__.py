@@ -5,11 +5,19 @@ closing them only stops the following. ``attach`` is how a reloaded page, a seco
 SSE client with ``Last-Event-ID`` joins a conversation's running reply, in this process or,
 with Redis, in another. The rooms: run.py (a turn as a task of the process), turns.py (the turns this process
 runs, their event ids, buffer and followers), mirror.py (the Redis copy that other processes follow), attach.py
-(where an attach is answered from), ready.py ("Your reply is ready" when nobody was following).
+(where an attach is answered from), slots.py (how many attaches API tokens may hold), ready.py ("Your reply is ready" when nobody was following).
 """
 
-from agent.live.attach import attach, conversation_check
+from agent.live.attach import attach, attach_held, attach_open, conversation_check
 from agent.live.run import turn_run
 from agent.live.turns import LiveTurn, live_turn
 
-__all__ = ["LiveTurn", "attach", "conversation_check", "live_turn", "turn_run"]
+__all__ = [
+    "LiveTurn",
+    "attach",
+    "attach_held",
+    "attach_open",
+    "conversation_check",
+    "live_turn",
+    "turn_run",
+]

@@ -46,7 +46,7 @@ def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
         try:
             return fn(*args, **kwargs)
         finally:
-            _close()
+            connection_give_back()
             _in_flight.add(-1)
 
     def trip(*args: P.args, **kwargs: P.kwargs) -> Awaitable[R]:
@@ -90,7 +90,9 @@ def trips_in_flight() -> int:
     return _in_flight.value
 
 
-def _close() -> None:
+def connection_give_back() -> None:
+    """Close this thread's database connection, which hands a pooled one back to the pool; inside
+    an atomic block (a test's transaction) it must stay open."""
     if not connection.in_atomic_block:
         connection.close()
 
@@ -101,7 +103,7 @@ async def give_back_request_connection() -> None:
     connection would otherwise stay checked out of the pool for as long as the reply streams,
     since the turn's trips run on other threads."""
     if trip_threads():
-        await sync_to_async(_close)()
+        await sync_to_async(connection_give_back)()
 
 
 def trip_threads() -> int:
