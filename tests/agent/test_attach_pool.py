@@ -106,8 +106,7 @@ def _attach_status(url: str, conversation_id: int, raw: str) -> int:
         httpx.Client(base_url=url, headers=headers, timeout=HANG_SECONDS) as http,
         http.stream("GET", f"/api/conversations/{conversation_id}/stream") as response,
     ):
-        response.read()  # the reply has ended: one snapshot, and the stream ends
-        return response.status_code
+        return response.status_code  # and hangs up
 
 
 def _running_conversation(url: str, fake_openai: Any) -> tuple[int, Gate, httpx.Client]:
@@ -152,12 +151,17 @@ def test_a_burst_of_token_attaches_starves_neither_the_pool_nor_the_owner(
         statuses = sorted(attaches.statuses)
         refusals = list(attaches.refusals)
         attached = list(attaches.attached)
+        # The attaches hang up, the reply still running: their slots go back, and the token
+        # attaches again.
+        attaches.close()
+        wait_for(
+            lambda: _attach_status(live_server_url, conversation_id, raw) == 200,
+            "a slot given back",
+        )
     finally:
         gate.opened.set()
         attaches.close()
         client.close()
-    # Their slots go back as the attaches end: the token attaches again.
-    wait_for(lambda: _attach_status(live_server_url, conversation_id, raw) == 200, "a free slot")
 
     assert during.status_code == 200, during.text
     # Not a measure of speed: a request that had to wait for a held connection waits out most of
