@@ -8,6 +8,8 @@ by every web process; while Redis does not answer, this process's memory,
 talorys/accounts/counters.py), so of any number of concurrent attaches at most the cap get one,
 and the rest are refused with 429 at once. A slot lives ``SLOT_SECONDS`` and its attach renews
 it every quarter of that: a process that dies mid-attach frees its slots within a minute.
+With attach.py's (a waiting attach holds no database connection), this keeps the owner's own
+requests from queueing behind a token's (tests/agent/test_attach_pool.py).
 """
 
 from __future__ import annotations
