@@ -4,13 +4,14 @@ together, shared through Redis by every web process, counted in this process whi
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from agent.live.slots import RETRY_AFTER_SECONDS, Slots, slots_release, slots_take
+from agent.live.slots import RETRY_AFTER_SECONDS, Slots, slots_held, slots_release, slots_take
 from agent.models import Conversation
 from talorys.accounts.services import api_token_create
 from talorys.lib.errors import RateLimited
@@ -85,6 +86,26 @@ def test_a_slot_that_expired_and_was_taken_again_is_left_to_its_new_holder(setti
 
     slots_release(old)  # the old holder's late release
     _refusal("token:tal_aaaaaaaa")
+
+
+async def test_an_attach_that_ends_or_is_cancelled_gives_its_slot_back(settings):
+    settings.ATTACHES_PER_TOKEN = 1
+
+    async def attach(waiting: asyncio.Event) -> None:
+        async with slots_held(slots_take("token:tal_aaaaaaaa")):
+            await waiting.wait()
+
+    ends = asyncio.Event()
+    ends.set()
+    await attach(ends)
+    hangs_up = asyncio.ensure_future(attach(asyncio.Event()))  # a client that goes away
+    await asyncio.sleep(0)
+    with pytest.raises(RateLimited):
+        slots_take("token:tal_aaaaaaaa")
+    hangs_up.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await hangs_up
+    slots_take("token:tal_aaaaaaaa")
 
 
 @pytest.fixture
