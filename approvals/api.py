@@ -16,7 +16,6 @@ from approvals.schemas import (
     PushDecisionOut,
 )
 from talorys.accounts.auth import owner_session_auth, request_owner
-from talorys.accounts.services import client_address
 from talorys.lib.errors import UnsupportedMediaType
 from talorys.lib.pagination import Pagination
 from talorys.lib.schemas import ErrorOut
@@ -87,6 +86,5 @@ def approval_push_decision(
         action_id=action_id,
         decision=data.decision,
         token=data.capability,
-        address=client_address(request),
     )
     return push_decision.push_decision_outcome(action)

@@ -13,11 +13,13 @@ docs/architecture.md, "Approving from a notification", has the threat model.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.cache.backends.base import BaseCache
 from django.db import transaction
 from django.utils import timezone
 
@@ -46,10 +48,16 @@ EXPIRED = "This notification's button expired. Open the approval to decide."
 CHANGED = "This approval changed since the notification was sent. Open it to decide."
 
 
-# Refusals one client address may have in a window before it is refused without a look: a
-# guessed token never matches (256 bits), this only keeps a flood of them off the database.
-REFUSALS_PER_CLIENT = 30
+# A valid capability always decides. Its refusals are throttled per approval and per capability
+# (not per client address, which anyone sharing the owner's network shares): past these many
+# refusals in a window, a refused request is answered 429 instead. A guessed token never matches
+# (256 bits); this only tells a flood to stop, and a button pressed again and again to open the
+# approval instead. Counted only for an approval and a capability that exist, so a flood of
+# made-up ones leaves no counters behind.
+REFUSALS_PER_APPROVAL = 30
+REFUSALS_PER_CAPABILITY = 10
 REFUSAL_WINDOW = 600  # seconds
+THROTTLED = "Too many refused decisions for this approval. Open the approval to decide."
 
 
 def token_hash(token: str) -> str:
@@ -93,27 +101,40 @@ def push_extra(notification: Notification, delivery: PushDelivery | None) -> dic
 # --- deciding --------------------------------------------------------------------------------
 
 
-def push_decide_throttled(
-    *, action_id: int, decision: str, token: str, address: str
-) -> PendingAction:
-    """``push_decide`` for one client address, refused (429) once it had too many refusals."""
-    key = f"push-decision-refusals:{hashlib.sha256(address.encode()).hexdigest()[:32]}"
-    refusals = counters_use(lambda store: store.get(key, 0))
-    if refusals >= REFUSALS_PER_CLIENT:
-        raise RateLimited("Too many refused decisions. Wait a while.", retry_after=REFUSAL_WINDOW)
+def push_decide_throttled(*, action_id: int, decision: str, token: str) -> PendingAction:
+    """``push_decide``, its refusals counted: past the limits a refusal is a 429 instead.
+
+    The capability is always looked at first (one indexed read), so a valid one decides however
+    many forged ones came before it."""
     try:
         return push_decide(action_id=action_id, decision=decision, token=token)
-    except AppError:
-        counters_use(lambda store: _count(store, key))
+    except AppError as refused:
+        if _refusal_count_passes_limit(action_id=action_id, token=token):
+            raise RateLimited(THROTTLED, retry_after=REFUSAL_WINDOW) from refused
         raise
 
 
-def _count(store: Any, key: str) -> None:
+def _refusal_count_passes_limit(*, action_id: int, token: str) -> bool:
+    """Count one refusal against the approval and the capability (those that exist); whether
+    either is now past its limit."""
+    digest = token_hash(token)
+    limits = []
+    if PendingAction.objects.filter(pk=action_id).exists():
+        limits.append((f"push-decision-refusals:action:{action_id}", REFUSALS_PER_APPROVAL))
+    if DecisionCapability.objects.filter(token_hash=digest).exists():
+        limits.append((f"push-decision-refusals:token:{digest[:32]}", REFUSALS_PER_CAPABILITY))
+    counts = [counters_use(functools.partial(_count, key=key)) for key, _ in limits]
+    return any(count > limit for count, (_key, limit) in zip(counts, limits, strict=True))
+
+
+def _count(store: BaseCache, *, key: str) -> int:
+    """One more refusal under ``key``, in a window from the first; the count, this one in."""
     store.add(key, 0, timeout=REFUSAL_WINDOW)
     try:
-        store.incr(key)
+        return int(store.incr(key))
     except ValueError:  # expired between add and incr
         store.set(key, 1, timeout=REFUSAL_WINDOW)
+        return 1
 
 
 def push_decide(*, action_id: int, decision: str, token: str) -> PendingAction:

@@ -85,12 +85,12 @@ def _event(uid: str, summary: str, start: dt.datetime, description: str, now: dt
 
 
 def _automation_events(
-    automation: Automation, schedule: Schedule, zone: ZoneInfo, now: dt.datetime
+    automation: Automation, schedule: Schedule, zone: ZoneInfo, now: dt.datetime, details: bool
 ) -> list[Event]:
     first = automation.next_run_at
     assert first is not None  # enabled rows always have one (a table constraint)
     description = describe(schedule, zone)
-    if automation.kind == Automation.Kind.REMINDER and automation.message:
+    if details and automation.kind == Automation.Kind.REMINDER and automation.message:
         description += "\n\n" + automation.message[:DESCRIPTION_MAX]
     uid = f"automation-{automation.pk}"
     if isinstance(schedule, Once):
@@ -112,19 +112,23 @@ def _automation_events(
     return [event]
 
 
-def _task_event(task: Task, zone: ZoneInfo, now: dt.datetime) -> Event:
+def _task_event(task: Task, zone: ZoneInfo, now: dt.datetime, details: bool) -> Event:
     assert task.due_at is not None  # the query's filter
     return _event(
         f"task-{task.pk}",
         task.title,
         task.due_at.astimezone(zone),
-        task.details[:DESCRIPTION_MAX],
+        task.details[:DESCRIPTION_MAX] if details else "",
         now,
     )
 
 
-def calendar_feed(*, zone: ZoneInfo) -> bytes:
-    """The feed as iCalendar bytes: open tasks with a due date, then the enabled automations."""
+def calendar_feed(*, zone: ZoneInfo, details: bool = False) -> bytes:
+    """The feed as iCalendar bytes: open tasks with a due date, then the enabled automations.
+
+    ``details``: the owner's ``calendar_feed_details``, whether a task's details and a reminder's
+    text are in its event's description; without them the feed holds names and times (and a
+    schedule in words) only, since anyone with its URL reads it."""
     # icalendar is imported when a feed is made, not in every web process (about 9 MB each).
     from icalendar import Calendar
 
@@ -139,14 +143,14 @@ def calendar_feed(*, zone: ZoneInfo) -> bytes:
         "due_at", "id"
     )
     for task in tasks[:MAX_TASKS]:
-        calendar.add_component(_task_event(task, zone, now))
+        calendar.add_component(_task_event(task, zone, now, details))
     automations = Automation.objects.filter(enabled=True, next_run_at__isnull=False)
     for automation in automations.order_by("next_run_at", "id")[:MAX_AUTOMATIONS]:
         try:
             schedule = schedule_parse(automation.schedule)
         except ValidationFailed:  # a row the schema no longer reads: left out, not a failed feed
             continue
-        for event in _automation_events(automation, schedule, zone, now):
+        for event in _automation_events(automation, schedule, zone, now, details):
             calendar.add_component(event)
     calendar.add_missing_timezones()
     return calendar.to_ical()

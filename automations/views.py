@@ -31,7 +31,7 @@ from talorys.lib.errors import AppError, NotFound, ValidationFailed
 from talorys.lib.pages import owner_page, page_of, run_action
 from talorys.lib.timefmt import format_datetime
 from talorys.owner.services.calendar import calendar_secret_matches
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.services.settings import owner_settings_get
 
 LIST = "/automations/"
 
@@ -208,7 +208,8 @@ def calendar_feed(request: HttpRequest, secret: str) -> HttpResponse:
     capability. A wrong one is a plain 404, the same as any path that does not exist."""
     if not calendar_secret_matches(secret):
         raise Http404
-    body = build_calendar_feed(zone=owner_zone())
+    owner = owner_settings_get()
+    body = build_calendar_feed(zone=ZoneInfo(owner.time_zone), details=owner.calendar_feed_details)
     response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
     response["Content-Disposition"] = 'inline; filename="talorys.ics"'
     # The URL is a secret: no shared cache may keep the feed, nor a referrer carry it on.

@@ -17,7 +17,7 @@ not end-to-end encrypted, so deciding an approval from it takes the owner's sess
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from django.conf import settings
 from django.utils import timezone
@@ -32,11 +32,14 @@ BODY_MAX = 4000  # chars: every service takes this much (Telegram's limit is 409
 
 
 def channel_deliveries_create(
-    *, notifications: Sequence[Notification], now: dt.datetime | None = None
+    *,
+    notifications: Sequence[Notification],
+    now: dt.datetime | None = None,
+    skip: Collection[int] = (),
 ) -> list[int]:
-    """One receipt per notification and enabled channel that takes its kind, in one INSERT.
-    Returns the ids to send now (none in quiet hours)."""
-    channels = list(Channel.objects.filter(enabled=True).only("pk", "kinds"))
+    """One receipt per notification and enabled channel that takes its kind (but the channels
+    in ``skip``), in one INSERT. Returns the ids to send now (none in quiet hours)."""
+    channels = list(Channel.objects.filter(enabled=True).exclude(pk__in=skip).only("pk", "kinds"))
     rows = [
         {"notification": n, "channel": c}
         for n in notifications

@@ -5,7 +5,10 @@ The tables keep the names they had in the talorys app (db_table)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db import models
+from django.db.models import Q
 
 
 class Notification(models.Model):
@@ -20,6 +23,12 @@ class Notification(models.Model):
     # The limits of a notification's text, read by the services and the notify_owner tool.
     TITLE_MAX = 300
     BODY_MAX = 10_000
+    # What the notify_owner tool may send (talorys/notifications/from_tools.py): notifications
+    # one caller (an MCP token, the chat, an automation) makes in 24 hours, notifications from
+    # the tool one channel receives in 24 hours, and how long the same one again is not resent.
+    TOOL_PER_CALLER_DAY = 50
+    TOOL_PER_CHANNEL_DAY = 100
+    TOOL_REPEAT_WINDOW = dt.timedelta(hours=1)
 
     title = models.CharField(max_length=TITLE_MAX)
     body = models.TextField(blank=True, default="")
@@ -28,11 +37,22 @@ class Notification(models.Model):
     source = models.CharField(max_length=100, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
+    # Made by the notify_owner tool, so counted against its caps. Not in a backup: a restored
+    # notification counts against nothing.
+    by_tool = models.BooleanField(default=False)
 
     class Meta:
         db_table = "talorys_notification"
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["read_at", "-created_at"])]
+        indexes = [
+            models.Index(fields=["read_at", "-created_at"]),
+            # A caller's notifications from the tool in the last 24 hours (its cap).
+            models.Index(
+                fields=["source", "-created_at"],
+                condition=Q(by_tool=True),
+                name="notification_by_tool",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title

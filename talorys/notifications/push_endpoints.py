@@ -4,7 +4,8 @@ An endpoint comes from whoever registers it, and the worker POSTs to it at every
 so without these checks it could be aimed at this machine, the LAN or a cloud's metadata
 address (a blind SSRF). It is checked twice: when it is registered (``endpoint_check``: https,
 and a host that is not, or does not resolve to, a loopback, private, link-local, multicast,
-reserved, unspecified or shared (100.64/10) address, IPv4-mapped IPv6 included), and at every
+reserved, unspecified or shared (100.64/10) address, nor an IPv6 address that carries one:
+IPv4-mapped, 6to4, Teredo, NAT64; ``address_problem``), and at every
 delivery (``endpoint_target``), after resolving its name once: the request is then sent to that
 checked address (``push_session``), with the name kept for the Host header, SNI and the
 certificate check, so a DNS answer that changes between the check and the connection
@@ -67,10 +68,47 @@ def _allowed(parts: SplitResult) -> bool:
     return False
 
 
+# NAT64 (RFC 6052): the well-known prefix carries a public IPv4 address in its last 32 bits;
+# the local-use prefix (RFC 8215) reaches the translator's own network only, so none of it is
+# public, whatever it carries.
+NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
 def address_problem(address: IPAddress) -> str | None:
-    """Why a push must not go to this address, or None when it is a public one."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Why a push must not go to this address, or None when it is a public one.
+
+    An IPv6 address that carries an IPv4 one (IPv4-mapped, 6to4, Teredo's client, NAT64) reaches
+    that IPv4 address through a relay or translator, so it is refused for the address it
+    carries as well as for its own."""
+    if isinstance(address, ipaddress.IPv6Address):
+        carried = embedded_ipv4(address)
+        problem = None if carried is None else _own_problem(carried)
+        if problem:
+            return f"{problem} (embedded in {address})"
+        if address.ipv4_mapped is not None or address in NAT64_WELL_KNOWN:
+            # All it reaches is the address it carries (ipaddress calls the NAT64 prefix
+            # reserved; a server on an IPv6-only network reaches IPv4 push services through it).
+            return None
+        if address in NAT64_LOCAL_USE:
+            return f"{address} is not a public address"
+    return _own_problem(address)
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries, if it is of a kind that carries one."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]  # the client's (ipaddress undoes its inversion)
+    if address in NAT64_WELL_KNOWN:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def _own_problem(address: IPAddress) -> str | None:
     # is_global alone lets multicast through; the others say the same things more than once.
     public = address.is_global and not (
         address.is_multicast

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -80,14 +80,18 @@ class Draft:
     body: str = ""
     kind: str = Notification.Kind.INFO
     source: str = ""
+    by_tool: bool = False  # the notify_owner tool's (talorys/notifications/from_tools.py)
 
 
-def notifications_send(drafts: Sequence[Draft]) -> list[Notification]:
+def notifications_send(
+    drafts: Sequence[Draft], *, skip_channels: Collection[int] = ()
+) -> list[Notification]:
     """``notification_send`` for many at once, in one transaction: one INSERT for the
     notifications and one for their push deliveries, and on commit one broadcast of them all
     (each broadcast opens a connection to the channel layer). A draft that fails its checks
-    fails the lot, with the error ``notification_send`` gives."""
-    unsaved = [_checked(d.title, d.body, d.kind, d.source) for d in drafts]
+    fails the lot, with the error ``notification_send`` gives. ``skip_channels``: channels that
+    get no receipt for them (ids; full for the day, from_tools.py)."""
+    unsaved = [_checked(d.title, d.body, d.kind, d.source, by_tool=d.by_tool) for d in drafts]
     with transaction.atomic():
         notifications = Notification.objects.bulk_create(unsaved)
         # Before the commit, so the watcher can never see the rows without knowing they are ours.
@@ -100,7 +104,8 @@ def notifications_send(drafts: Sequence[Draft]) -> list[Notification]:
         transaction.on_commit(partial(_broadcast, payloads, "notification.created"), robust=True)
         for delivery_id in to_send:
             transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
-        for delivery_id in channel_deliveries_create(notifications=notifications):
+        receipts = channel_deliveries_create(notifications=notifications, skip=skip_channels)
+        for delivery_id in receipts:
             transaction.on_commit(partial(deliver_to_channel.delay, delivery_id), robust=True)
     return notifications
 
@@ -289,7 +294,9 @@ def notification_create(
     return notification
 
 
-def _checked(title: str, body: str, kind: str, source: str) -> Notification:
+def _checked(
+    title: str, body: str, kind: str, source: str, *, by_tool: bool = False
+) -> Notification:
     """The notification to save, its text checked (ValidationFailed)."""
     if kind not in Notification.Kind.values:
         raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
@@ -298,6 +305,7 @@ def _checked(title: str, body: str, kind: str, source: str) -> Notification:
         body=clean_text(body, field="body", max_length=Notification.BODY_MAX, required=False),
         kind=kind,
         source=source[:100],
+        by_tool=by_tool,
     )
 
 

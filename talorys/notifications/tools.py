@@ -17,7 +17,7 @@ from talorys.lib.tools import (
     register,
 )
 from talorys.notifications import selectors
-from talorys.notifications import services as notify
+from talorys.notifications.from_tools import not_sent_message, notification_from_tool
 from talorys.notifications.models import Notification
 from talorys.workspace.tools.common import clip, local_iso
 
@@ -70,7 +70,9 @@ class NotifyOwner(Tool):
     name = "notify_owner"
     description = (
         "Send the owner a notification they will see in their notification list. Use it in "
-        "scheduled runs to report what you found; in chat, just answer instead."
+        "scheduled runs to report what you found; in chat, just answer instead. At most "
+        f"{Notification.TOOL_PER_CALLER_DAY} a day; the same one again while it is unread is "
+        "not sent twice."
     )
     args = NotifyOwnerArgs
     permission = Permission.WRITE
@@ -78,8 +80,19 @@ class NotifyOwner(Tool):
 
     def run(self, args: NotifyOwnerArgs, ctx: ToolContext) -> dict[str, Any]:
         kind = Notification.Kind.AUTOMATION if ctx.mode == "scheduled" else Notification.Kind.INFO
-        # Through notify: it also reaches open pages and subscribed browsers.
-        notification = notify.notification_send(
+        # Within the tool's caps; it also reaches open pages, subscribed browsers and channels.
+        notice = notification_from_tool(
             title=args.title, body=args.body, kind=kind, source=ctx.source
         )
-        return {"notification": _notification(notification, ctx.zone)}
+        result: dict[str, Any] = {
+            "notification": _notification(notice.notification, ctx.zone),
+            "repeated": notice.repeated,
+        }
+        if notice.repeated:
+            result["message"] = (
+                "The owner already has this notification, unread: it was not sent again."
+            )
+        if notice.not_sent_to:
+            result["not_sent_to"] = notice.not_sent_to
+            result["message"] = not_sent_message(notice.not_sent_to)
+        return result

@@ -76,6 +76,7 @@ class OwnerSettingsAdmin(ServiceAdmin):
                 ]
             },
         ),
+        ("Calendar feed", {"fields": ["calendar_feed_details"]}),
         (None, {"fields": ["updated_at"]}),
     ]
 

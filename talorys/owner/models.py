@@ -103,6 +103,10 @@ class OwnerSettings(models.Model):
     # The capability in the calendar feed's URL (/calendar/<secret>.ics): whoever has the URL
     # reads the feed, so it is shown to the session only, never exported, and rotated to end it.
     calendar_secret = models.CharField(max_length=64, default=new_calendar_secret)
+    # Whether the feed carries what a task or reminder says beyond its name and time (a task's
+    # details, a reminder's text): off unless the owner turns it on, since anyone with the URL
+    # reads the feed. Not in a backup, as the secret is not: the feed belongs to this install.
+    calendar_feed_details = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
     # Changed by every write of the row (``save``; the writes by ``update()``, and the backup
     # import's, change it themselves): a turn reads it in a statement it makes anyway and keeps

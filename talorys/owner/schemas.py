@@ -32,6 +32,7 @@ class SettingsPatch(In):
     embeddings_api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
     quiet_hours_start: dt.time | None = None
     quiet_hours_end: dt.time | None = None
+    calendar_feed_details: bool | None = None
 
 
 class SettingsOut(Schema):
@@ -63,6 +64,9 @@ class SettingsOut(Schema):
     # The calendar feed's secret URL: to the owner's session only, null to an API token.
     calendar_url: str | None = Field(
         description="The calendar feed (iCalendar) to subscribe to; null when asked with a token."
+    )
+    calendar_feed_details: bool = Field(
+        description="Whether the feed carries task details and reminder texts (off by default)."
     )
     updated_at: dt.datetime
 

@@ -18,7 +18,13 @@ from django.utils import timezone
 
 from approvals import services as approvals
 from approvals.models import ApprovalEvent, DecisionCapability, PendingAction
-from approvals.push_decision import USED
+from approvals.push_decision import (
+    FORGED,
+    REFUSALS_PER_APPROVAL,
+    REFUSALS_PER_CAPABILITY,
+    THROTTLED,
+    USED,
+)
 from talorys.notifications import push
 from talorys.notifications.models import Notification
 from talorys.workspace import services
@@ -316,16 +322,46 @@ def test_only_json_is_taken(pushed):
     unchanged(action)
 
 
-def test_many_refusals_from_one_client_are_refused_without_a_look(pushed):
+def test_forged_decisions_never_block_the_genuine_button(pushed):
+    """Refusals are throttled per approval, not per client address: a flood of forged tokens
+    from the owner's own address is answered 429, and the genuine button still decides."""
     action, payload = pushed()
-    for _ in range(30):
-        assert decide(payload, "approve", capability="guess").status_code == 403
+    for _ in range(REFUSALS_PER_APPROVAL):
+        assert decide(payload, "approve", capability=secrets.token_urlsafe(32)).status_code == 403
 
+    throttled = decide(payload, "approve", capability=secrets.token_urlsafe(32))
+    unchanged(action)
     response = decide(payload, "approve")
 
-    assert response.status_code == 429
-    assert response.json()["error"]["code"] == "RATE_LIMITED"
-    unchanged(action)
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "committed"
+    refusal(throttled, 429, "RATE_LIMITED", THROTTLED)
+
+
+def test_the_throttle_is_per_approval(pushed):
+    """A flood aimed at one approval leaves another approval's refusals as they were."""
+    _action, payload = pushed("Old errand")
+    _other, other_payload = pushed("Other errand")
+    for _ in range(REFUSALS_PER_APPROVAL + 1):
+        decide(payload, "approve", capability=secrets.token_urlsafe(32))
+
+    forged = decide(other_payload, "approve", capability=secrets.token_urlsafe(32))
+
+    refusal(forged, 403, "FORBIDDEN", FORGED)
+    assert decide(other_payload, "reject").status_code == 200
+
+
+def test_a_capability_refused_again_and_again_is_throttled(pushed):
+    """A real capability replayed (used, so refused each time) is throttled on its own count,
+    well before its approval's; the other approvals' buttons are untouched."""
+    _action, payload = pushed("Old errand")
+    _other, other_payload = pushed("Other errand")
+    assert decide(payload, "reject").status_code == 200
+    for _ in range(REFUSALS_PER_CAPABILITY):
+        refusal(decide(payload, "reject"), 409, "CONFLICT", USED)
+
+    refusal(decide(payload, "reject"), 429, "RATE_LIMITED", THROTTLED)
+    assert decide(other_payload, "approve").status_code == 200
 
 
 def test_a_decided_approvals_push_carries_no_buttons(pushed):

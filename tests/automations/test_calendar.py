@@ -77,7 +77,9 @@ def test_the_feed_has_open_tasks_with_a_due_date_and_reminders_next_runs(paris):
     assert str(task_event["SUMMARY"]) == "Pay the rent"
     reminder_event = events[f"automation-{reminder.pk}@talorys"]
     assert reminder_event.start == dt.datetime(2027, 3, 25, 17, 0, tzinfo=UTC)
-    assert "Ask about the trip" in str(reminder_event["DESCRIPTION"])
+    # Names and times only: what a task or reminder says beyond its name stays out by default.
+    assert "DESCRIPTION" not in task_event
+    assert "Ask about the trip" not in str(reminder_event["DESCRIPTION"])
     assert "RRULE" not in reminder_event
     assert calendar.timezones and str(calendar.timezones[0]["TZID"]) == "Europe/Paris"
 
@@ -208,3 +210,70 @@ def test_a_backup_never_carries_the_secret(paris):
     exported = b"".join(backup_export())
     assert b'"settings"' in exported
     assert secret.encode() not in exported and b"calendar_secret" not in exported
+
+
+def details_feed_events() -> tuple[object, object]:
+    """A task with details and a reminder with a text, as the feed shows them now."""
+    task = task_create(
+        title="See the doctor",
+        details="Bring the test results",
+        due_at=dt.datetime(2027, 3, 22, 9, 0, tzinfo=PARIS),
+    )
+    reminder = automation_create(
+        name="Pills",
+        kind="reminder",
+        message="Two of the blue ones",
+        schedule={"type": "daily", "time": "08:00"},
+    )
+    events = events_by_uid(read_feed())
+    return events[f"task-{task.pk}@talorys"], events[f"automation-{reminder.pk}@talorys"]
+
+
+def test_the_feed_carries_details_only_once_the_owner_turns_them_on(paris):
+    assert owner_settings_get().calendar_feed_details is False
+    task_event, reminder_event = details_feed_events()
+    assert "DESCRIPTION" not in task_event
+    assert str(reminder_event["DESCRIPTION"]) == "every day at 08:00 (Europe/Paris)"
+
+    owner_settings_update(calendar_feed_details=True)
+
+    events = events_by_uid(read_feed())
+    assert str(events[str(task_event["UID"])]["DESCRIPTION"]) == "Bring the test results"
+    shown = str(events[str(reminder_event["UID"])]["DESCRIPTION"])
+    assert shown == "every day at 08:00 (Europe/Paris)\n\nTwo of the blue ones"
+
+
+def test_the_settings_page_says_details_are_off_and_turns_them_on(paris, client, owner):
+    client.force_login(owner)
+    body = client.get("/settings/").content.decode()
+    assert "Task details and reminder texts in the feed: <strong>off</strong>" in body
+
+    response = client.post(
+        "/settings/", {"section": "calendar_details", "calendar_feed_details": "1"}, follow=True
+    )
+
+    assert response.status_code == 200
+    assert owner_settings_get().calendar_feed_details is True
+    assert "in the feed: <strong>on</strong>" in response.content.decode()
+    task_event, _reminder_event = details_feed_events()
+    assert str(task_event["DESCRIPTION"]) == "Bring the test results"
+    client.post("/settings/", {"section": "calendar_details"})
+    assert owner_settings_get().calendar_feed_details is False
+
+
+@pytest.mark.parametrize("scope", ["read", "write"])
+def test_only_the_owners_session_turns_details_on(paris, api, owner, scope):
+    _token, raw = api_token_create(user=owner, name="script", scope=scope)
+    refused = Client().patch(
+        "/api/settings",
+        {"calendar_feed_details": True},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {raw}"},
+    )
+    assert refused.status_code in (401, 403), refused.content
+    assert owner_settings_get().calendar_feed_details is False
+
+    response = api.patch("/api/settings", {"calendar_feed_details": True})
+
+    assert response.status_code == 200, response.content
+    assert response.json()["calendar_feed_details"] is True

@@ -28,6 +28,8 @@ from talorys.notifications.models import PushDelivery, PushSubscription
 from talorys.notifications.push_endpoints import Target, push_session
 from talorys.notifications.services import notification_create
 
+# A Teredo address's server (65.54.227.120) and flags; its last 32 bits are the client's.
+TEREDO = "2001:0:4136:e378:8000:63bf:"
 REFUSED = [
     ("http://push.example.com/x", "https:// URL"),
     ("https://127.0.0.1/x", "127.0.0.1 is not a public address"),
@@ -42,6 +44,24 @@ REFUSED = [
     ("https://0.0.0.0/x", "0.0.0.0 is not a public address"),
     ("https://224.0.0.1/x", "224.0.0.1 is not a public address"),
     ("https://[fe80::1]/x", "fe80::1 is not a public address"),
+    # IPv6 addresses that carry an IPv4 one, each refused for the address it carries.
+    ("https://[::ffff:10.1.2.3]/x", "10.1.2.3 is not a public address (embedded in ::ffff:"),
+    ("https://[::ffff:192.168.1.5]/x", "192.168.1.5 is not a public address (embedded in ::ffff"),
+    # 6to4 (2002::/16): the IPv4 address is bits 16-47.
+    ("https://[2002:7f00:1::1]/x", "127.0.0.1 is not a public address (embedded in 2002:7f00"),
+    ("https://[2002:a01:203::1]/x", "10.1.2.3 is not a public address (embedded in 2002:a01"),
+    ("https://[2002:c0a8:105::1]/x", "192.168.1.5 is not a public address (embedded in 2002:"),
+    # Teredo (2001::/32): the client's IPv4 address is the last 32 bits, inverted.
+    (f"https://[{TEREDO}80ff:fffe]/x", "127.0.0.1 is not a public address (embedded in 2001:"),
+    (f"https://[{TEREDO}f5fe:fdfc]/x", "10.1.2.3 is not a public address (embedded in 2001:"),
+    (f"https://[{TEREDO}3f57:fefa]/x", "192.168.1.5 is not a public address (embedded in 2001:"),
+    # NAT64's well-known prefix (64:ff9b::/96): the IPv4 address is the last 32 bits.
+    ("https://[64:ff9b::7f00:1]/x", "127.0.0.1 is not a public address (embedded in 64:ff9b::"),
+    ("https://[64:ff9b::a01:203]/x", "10.1.2.3 is not a public address (embedded in 64:ff9b::"),
+    ("https://[64:ff9b::c0a8:105]/x", "192.168.1.5 is not a public address (embedded in 64:ff"),
+    # NAT64's local-use prefix (64:ff9b:1::/48) translates to the local network only.
+    ("https://[64:ff9b:1::5db8:d70e]/x", "64:ff9b:1::5db8:d70e is not a public address"),
+    ("https://[64:ff9b:1::c0a8:105]/x", "64:ff9b:1::c0a8:105 is not a public address"),
     # A name is resolved: localhost resolves to this machine.
     ("https://localhost/x", "localhost resolves to 127.0.0.1 is not a public address"),
 ]
@@ -59,6 +79,9 @@ def test_an_endpoint_that_is_not_a_public_https_service_is_refused(api, browser,
 def test_public_push_services_are_taken(api, browser):
     for endpoint in (
         "https://93.184.215.14/push/1",  # a public address
+        "https://[2002:5db8:d70e::1]/push/3",  # 6to4, NAT64 and mapped, each of a public one
+        "https://[64:ff9b::5db8:d70e]/push/4",
+        "https://[::ffff:93.184.215.14]/push/5",
         "https://push.example.com/push/2",  # a name: checked at delivery when it resolves
     ):
         response = api.post("/api/push/subscriptions", browser.subscription(endpoint))
@@ -132,7 +155,8 @@ def deliver(browser, endpoint: str) -> PushDelivery:
     return PushDelivery.objects.get(pk=delivery_id)
 
 
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
+# The 6to4 one: a subscription registered before such addresses were refused.
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[2002:7f00:1::1]"])
 def test_a_delivery_to_a_name_that_resolves_to_this_machine_is_not_sent(
     db, browser, listener, host
 ):

@@ -308,7 +308,8 @@ def test_a_write_token_cannot_change_the_provider_settings(owner):
     _t, raw = api_token_create(user=owner, name="writer", scope=ApiToken.Scope.WRITE)
     before = list(OwnerSettings.objects.values())
     for name in sorted(SESSION_ONLY_SETTINGS):
-        value = True if name == "semantic_enabled" else "https://attacker.example/v1"
+        boolean = OwnerSettings._meta.get_field(name).get_internal_type() == "BooleanField"
+        value = True if boolean else "https://attacker.example/v1"
         response = Client().patch(
             "/api/settings", {name: value}, content_type="application/json", headers=bearer(raw)
         )

@@ -85,6 +85,7 @@ class OwnerSettingsChanges(TypedDict, total=False):
     embeddings_api_key: str | None
     quiet_hours_start: dt.time | None
     quiet_hours_end: dt.time | None
+    calendar_feed_details: bool
 
 
 # Every owner setting is settable, except the row's id, its timestamp and version, whether the
@@ -148,7 +149,8 @@ def _quiet_hours_check(start: dt.time | None, end: dt.time | None) -> None:
 
 # Where the model and embedding requests go, and with which key: only the owner's session may
 # change these. A token that could point model_base_url elsewhere would have the stored key sent
-# there with the next chat.
+# there with the next chat. Nor may a token widen what the calendar feed's URL shows to whoever
+# holds it (the token itself never sees that URL).
 SESSION_ONLY_SETTINGS = frozenset(
     {
         "model_base_url",
@@ -158,6 +160,7 @@ SESSION_ONLY_SETTINGS = frozenset(
         "embeddings_base_url",
         "embeddings_model",
         "embeddings_api_key",
+        "calendar_feed_details",
     }
 )
 # A stored key belongs to its provider: a new URL drops it unless a key comes with the change.
@@ -175,7 +178,7 @@ def owner_settings_update(
     """
     if by_token and SESSION_ONLY_SETTINGS & set(changes):
         raise Forbidden(
-            "Provider settings and keys need the owner's session: "
+            "Provider settings, keys and the calendar feed's details need the owner's session: "
             + ", ".join(sorted(SESSION_ONLY_SETTINGS & set(changes)))
             + "."
         )

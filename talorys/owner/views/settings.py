@@ -128,6 +128,10 @@ SECTIONS: dict[str, tuple[Callable[[HttpRequest], dict[str, Any]], str]] = {
         lambda r: {name: _time(r, name) for name in ("quiet_hours_start", "quiet_hours_end")},
         "Quiet hours saved.",
     ),
+    "calendar_details": (
+        lambda r: {"calendar_feed_details": bool(r.POST.get("calendar_feed_details"))},
+        "Calendar feed saved.",
+    ),
 }
 
 
