@@ -10,7 +10,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from agent import services
+from agent import services, turn_saves
 from agent.activity import shown_activity
 from agent.executor import ToolActivity, ToolExecutor
 from agent.models import Message, Origin
@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
     """Save the reply and give the lease back; the status it was saved with. A failure's reason
     goes in ``error_message``: ``content`` is only ever what the model said."""
-    return services.turn_finish(
+    return turn_saves.turn_finish(
         conversation_id=start.conversation_id,
         turn_id=start.turn_id,
         message_id=start.assistant_message_id,
@@ -61,12 +61,13 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
         state.fail(failure.code, failure.message)
         state.text = ""  # not saved, so not shown either (the done event's html)
         try:
-            # Only the error: what streamed may be what the database refused.
-            await db(services.turn_finish)(
+            # Only the error: what streamed may be what the database refused. The text saved
+            # while it streamed (TurnLease.keep) stays.
+            await db(turn_saves.turn_finish)(
                 conversation_id=start.conversation_id,
                 turn_id=start.turn_id,
                 message_id=start.assistant_message_id,
-                content="",
+                content=None,
                 tool_activity=[],
                 status=Message.Status.ERROR,
                 error_code=state.error_code,
@@ -138,20 +139,22 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     state = TurnState(phases=turn_phases(start))
     started = time.monotonic()
     inputs: TurnInputs | None = None
-    lease = TurnLease(start)
+    lease = TurnLease(start, text=lambda: state.text)
     conversation_id = start.conversation_id
     logger.info(
         "Turn started: conversation %s, reply %s", conversation_id, start.assistant_message_id
     )
     try:
-        for event in _opening_events(start):
-            yield event
-        # The first model step's gate (a cancel, the budget) is passed with the reads.
-        read = await state.phases.waited("reads", read_chat_inputs(start, lease, state.phases))
-        inputs = read  # for the title, after the reply
-        async with aclosing(_reply_events(start, state, lease, read)) as replies:
-            async for event in replies:
+        # The lease renewed and the text so far saved, beside the turn, until its end is saved.
+        async with lease.kept():
+            for event in _opening_events(start):
                 yield event
+            # The first model step's gate (a cancel, the budget) is passed with the reads.
+            read = await state.phases.waited("reads", read_chat_inputs(start, lease, state.phases))
+            inputs = read  # for the title, after the reply
+            async with aclosing(_reply_events(start, state, lease, read)) as replies:
+                async for event in replies:
+                    yield event
         # Saved complete unless a cancel was accepted meanwhile: turn_finish decides that under
         # the conversation's row lock, so a cancel answered True always ends the reply cancelled.
         state.status = Message.Status.COMPLETE
