@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator
@@ -24,7 +25,7 @@ from agent.runner.model_loop import CHAT_BUDGETS, model_loop, shared_provider
 from agent.runner.phases import claimed, turn_phases
 from agent.runner.title import generated_title
 from memory import embeddings
-from talorys.lib.errors import AppError, InternalError, classify_failure
+from talorys.lib.errors import AppError, InternalError, classify_failure, database_unavailable
 from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown_async
 from talorys.lib.tools import ToolContext
@@ -32,6 +33,10 @@ from talorys.owner.services.usage import usage_record_tokens
 from talorys.providers.base import ProviderError
 
 logger = logging.getLogger(__name__)
+
+# How long the reply's save waits between attempts while the database cannot be reached (a
+# dropped connection, a restart): about 30 s in all, then the save's error is the outcome.
+SAVE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 
 
 def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
@@ -49,12 +54,30 @@ def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status
     )
 
 
+async def _save_when_possible(start: services.TurnStart, state: TurnState) -> Message.Status:
+    """``_save_outcome``, tried again while the database cannot be reached: the connection a
+    trip took may be one the server dropped (each is discarded once it fails), or the server
+    may be restarting. What streamed is saved whole once it answers again."""
+    for wait in SAVE_RETRY_WAITS:
+        try:
+            return await db(_save_outcome)(start, state)
+        except Exception as error:
+            if database_unavailable(error) is None:
+                raise
+            logger.warning(
+                "Conversation %s: reply not saved yet (%s)", start.conversation_id, error
+            )
+            await asyncio.sleep(wait)
+    return await db(_save_outcome)(start, state)
+
+
 async def _finish(start: services.TurnStart, state: TurnState) -> None:
     """Save the outcome, whatever happens: a save that fails (a text the database refuses, no
-    connection to be had) is followed by a saved error reply, so the conversation is never left
-    with a reply streaming forever and a lease that answers 409 until it expires."""
+    connection to be had for half a minute) is followed by a saved error reply, so the
+    conversation is never left with a reply streaming forever and a lease that answers 409 until
+    it expires."""
     try:
-        state.status = await db(_save_outcome)(start, state)
+        state.status = await _save_when_possible(start, state)
     except Exception as error:
         logger.exception("Conversation %s: could not save the reply", start.conversation_id)
         failure = classify_failure(error, message="The reply could not be saved. Try again.")

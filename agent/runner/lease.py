@@ -64,7 +64,7 @@ class TurnLease:
     def __init__(self, start: services.TurnStart, text: Callable[[], str] = str) -> None:
         self.start = start
         self.text = text  # what the reply has said so far
-        self.polled_at = self.renewed_at = self.saved_at = time.monotonic()
+        self.polled_at = self.confirmed_at = self.renewed_at = self.saved_at = time.monotonic()
         self.saved_chars = 0
 
     def wait_budget(self) -> float:
@@ -74,8 +74,25 @@ class TurnLease:
         """Raise TurnCancelled when a cancel was asked for or the lease is lost. Rate-limited to
         one read per POLL_SECONDS, unless ``force``: before something that must not happen after
         an accepted cancel (a tool call, a model step)."""
-        if force or time.monotonic() - self.polled_at >= POLL_SECONDS:
+        if force:
             await self.gate(lambda: None)
+        elif time.monotonic() - self.polled_at >= POLL_SECONDS:
+            try:
+                await self.gate(lambda: None)
+            except Exception as error:
+                self._poll_failed(error)
+
+    def _poll_failed(self, error: Exception) -> None:
+        """A poll that found no database (a dropped connection, a restart) is tried again at the
+        next one, for as long as a lease lasts: a trip's broken connection is discarded and the
+        next takes another. Past that, or for any other error, the turn ends with it."""
+        if (
+            database_unavailable(error) is None
+            or time.monotonic() - self.confirmed_at > services.LEASE_SECONDS
+        ):
+            raise error
+        logger.warning("Conversation %s: lease poll failed (%s)", self.start.conversation_id, error)
+        self.polled_at = time.monotonic()
 
     async def gate(self, then: Callable[[], R]) -> R:
         def heartbeat() -> tuple[bool, R | None]:
@@ -85,7 +102,7 @@ class TurnLease:
             return alive, then() if alive else None
 
         alive, result = await db(heartbeat)()
-        self.polled_at = time.monotonic()
+        self.polled_at = self.confirmed_at = time.monotonic()
         if not alive:
             raise TurnCancelled
         return result  # type: ignore[return-value]  # then() ran: alive

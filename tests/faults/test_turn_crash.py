@@ -1,10 +1,11 @@
-"""A web process killed (SIGKILL) mid-reply.
+"""A web process killed (SIGKILL) mid-reply, and the database connections dropped mid-reply.
 
 Real processes: daphne on this test's PostgreSQL database with the connection pool production
 uses, the model the fake server, held mid-answer by a gate until the test is ready. A turn saves
 the text streamed so far as it goes (agent/runner/lease.py) and renews a short lease
 (services.LEASE_SECONDS): a killed process loses at most the last seconds of its reply and
-frees its conversation within a lease.
+frees its conversation within a lease, and a dropped connection is a trip to retry, not the end
+of the turn.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.db import connection
 
 from agent.models import Message
 from tests.agent.fake_openai import Gate, chunk, events
@@ -94,3 +96,51 @@ def test_a_killed_web_process_keeps_the_text_so_far_and_frees_the_conversation_s
     assert (old.status, old.error_code, old.content) == (Message.Status.ERROR, "INTERRUPTED", SAID)
     replies = Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT)
     assert replies.latest("id").content == "Here again."
+
+
+def backends_end() -> int:
+    """End every other connection to this test's database (the daphne's, pooled): what a
+    PostgreSQL restart or a cut network does to them."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_a_dropped_database_connection_mid_reply_does_not_end_the_turn(live_servers, fake_openai):
+    use_fake(fake_openai)
+    gate = Gate(timeout=300)
+    fake_openai.script(
+        events(
+            chunk({"content": "The first half "}),
+            chunk({"content": "of the answer"}),
+            gate,
+            chunk({"content": ", and the rest."}),
+            chunk(finish_reason="stop"),
+        ),
+        events(chunk({"content": "Next."}), chunk(finish_reason="stop")),
+    )
+    (server,) = live_servers(1)
+    client = signed_in(server.url)
+    try:
+        reply_id = started_turn(client, {"text": "Tell me"}, SAID)
+        wait_for(lambda: saved(reply_id).content == SAID, "the text so far to be saved")
+        assert backends_end() > 0  # the turn's pooled connections among them
+    finally:
+        gate.opened.set()
+
+    def finished() -> bool:
+        return saved(reply_id).status != Message.Status.STREAMING
+
+    wait_for(finished, "the reply to be saved")
+    reply = saved(reply_id)
+    assert (reply.status, reply.content) == (
+        Message.Status.COMPLETE,
+        SAID + ", and the rest.",
+    ), reply.error_message
+    # The lease was given back: the next turn is taken at once.
+    body = {"conversation_id": reply.conversation_id, "text": "Next"}
+    answer = client.post("/api/chat", json=body, timeout=60)
+    assert answer.status_code == 200, answer.text
