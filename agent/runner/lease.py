@@ -161,7 +161,7 @@ class TurnLease:
     async def opening_gate(self, then: Callable[[Opening], R]) -> R:
         """``gate`` for the turn's first model step, which also reads the summary, the settings'
         version and recall's clock in the heartbeat's statement (agent/runner/opening.py) and
-        passes them to ``then``. It does not renew: the claim took the lease a moment ago."""
+        passes them to ``then``. Like every poll, it does not renew: the keeper does."""
 
         def heartbeat() -> tuple[Opening | None, R | None]:
             opening = opening_read(
@@ -170,7 +170,7 @@ class TurnLease:
             return opening, None if opening is None else then(opening)
 
         opening, result = await db(heartbeat)()
-        self.polled_at = time.monotonic()
+        self.polled_at = self.confirmed_at = time.monotonic()
         if opening is None:
             raise TurnCancelled
         return result  # type: ignore[return-value]  # then() ran: alive
