@@ -2,8 +2,9 @@
 
 One turn at a time per conversation, across processes: a turn holds a lease on its Conversation
 row (``turn_id`` + ``turn_lease_until``), taken with a conditional UPDATE and renewed while it
-streams. A process that dies leaves a lease that simply expires. Cancel is a flag on the same row
-that the running turn polls, so it works from any process.
+streams. A process that dies leaves a lease that simply expires (in ``LEASE_SECONDS``) and its
+reply as last saved (agent/turn_saves.py), which the next turn closes as interrupted. Cancel is
+a flag on the same row that the running turn polls, so it works from any process.
 
 None of these functions calls a model provider; the runner does that between them.
 """
@@ -18,7 +19,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agent.executor import ToolActivity
 from agent.models import Conversation, Message, Origin
 from agent.rerun import check_rerun, turn_target
 from talorys.history.bin import bin_move_out
@@ -32,9 +32,10 @@ from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_text, refuse_nul
 from talorys.providers.base import without_nul
 
-# Long enough that a slow model step never loses it between two renewals (the runner renews
-# every LEASE_SECONDS / 3), short enough that a crashed process frees the conversation soon.
-LEASE_SECONDS = 60
+# How long a conversation stays taken (409) by a turn whose process died. The running turn
+# renews it every LEASE_SECONDS / 3 from a task of its own (agent/runner/lease.py), whatever the
+# turn waits for, so two renewals may be late in a row before another turn can take it.
+LEASE_SECONDS = 15
 MAX_MESSAGE_CHARS = 32_000
 TITLE_WORDS = 6  # the first words kept as a title: never more (issue 28)
 TITLE_CHARS = 60
@@ -352,49 +353,3 @@ def turn_cancel(*, conversation_id: int) -> bool:
     if not requested:
         conversation_get(conversation_id=conversation_id)
     return bool(requested)
-
-
-def turn_finish(
-    *,
-    conversation_id: int,
-    turn_id: str,
-    message_id: int,
-    content: str,
-    tool_activity: list[ToolActivity],
-    status: Message.Status,
-    error_code: str = "",
-    error_message: str = "",
-) -> Message.Status:
-    """Save the assistant's reply with its final status and give the conversation back.
-
-    Returns the status saved: a COMPLETE reply whose turn had a cancel accepted (turn_cancel
-    answered True) is saved CANCELLED. The conversation row is locked first, so a cancel racing
-    this either lands before (and wins) or finds no turn (and answers False).
-    NUL characters are dropped from every text: PostgreSQL refuses them in text and jsonb.
-    """
-    with transaction.atomic():
-        cancelled = (
-            Conversation.objects.select_for_update()
-            .filter(pk=conversation_id, turn_id=turn_id, turn_cancel_requested=True)
-            .exists()
-        )
-        if cancelled and status == Message.Status.COMPLETE:
-            status = Message.Status.CANCELLED
-        # Still streaming: a process that took over a dead turn's lease has already closed this
-        # reply as INTERRUPTED, and a late finish must not overwrite that.
-        Message.objects.filter(pk=message_id, status=Message.Status.STREAMING).update(
-            content=without_nul(content),
-            tool_activity=without_nul(tool_activity),
-            status=status,
-            error_code=without_nul(error_code),
-            error_message=without_nul(error_message),
-            updated_at=timezone.now(),
-        )
-        Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
-            turn_id="",
-            turn_lease_until=None,
-            turn_cancel_requested=False,
-            updated_at=timezone.now(),
-        )
-        _tell(conversation_id, "reply")
-    return status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator
@@ -10,7 +11,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from agent import services
+from agent import services, turn_saves
 from agent.activity import shown_activity
 from agent.executor import ToolActivity, ToolExecutor
 from agent.models import Message, Origin
@@ -24,7 +25,7 @@ from agent.runner.model_loop import CHAT_BUDGETS, model_loop, shared_provider
 from agent.runner.phases import claimed, turn_phases
 from agent.runner.title import generated_title
 from memory import embeddings
-from talorys.lib.errors import AppError, InternalError, classify_failure
+from talorys.lib.errors import AppError, InternalError, classify_failure, database_unavailable
 from talorys.lib.logs import with_turn_id
 from talorys.lib.markdown import render_markdown_async
 from talorys.lib.tools import ToolContext
@@ -33,11 +34,15 @@ from talorys.providers.base import ProviderError
 
 logger = logging.getLogger(__name__)
 
+# How long the reply's save waits between attempts while the database cannot be reached (a
+# dropped connection, a restart): about 30 s in all, then the save's error is the outcome.
+SAVE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
+
 
 def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
     """Save the reply and give the lease back; the status it was saved with. A failure's reason
     goes in ``error_message``: ``content`` is only ever what the model said."""
-    return services.turn_finish(
+    return turn_saves.turn_finish(
         conversation_id=start.conversation_id,
         turn_id=start.turn_id,
         message_id=start.assistant_message_id,
@@ -49,24 +54,43 @@ def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status
     )
 
 
+async def _save_when_possible(start: services.TurnStart, state: TurnState) -> Message.Status:
+    """``_save_outcome``, tried again while the database cannot be reached: the connection a
+    trip took may be one the server dropped (each is discarded once it fails), or the server
+    may be restarting. What streamed is saved whole once it answers again."""
+    for wait in SAVE_RETRY_WAITS:
+        try:
+            return await db(_save_outcome)(start, state)
+        except Exception as error:
+            if database_unavailable(error) is None:
+                raise
+            logger.warning(
+                "Conversation %s: reply not saved yet (%s)", start.conversation_id, error
+            )
+            await asyncio.sleep(wait)
+    return await db(_save_outcome)(start, state)
+
+
 async def _finish(start: services.TurnStart, state: TurnState) -> None:
     """Save the outcome, whatever happens: a save that fails (a text the database refuses, no
-    connection to be had) is followed by a saved error reply, so the conversation is never left
-    with a reply streaming forever and a lease that answers 409 until it expires."""
+    connection to be had for half a minute) is followed by a saved error reply, so the
+    conversation is never left with a reply streaming forever and a lease that answers 409 until
+    it expires."""
     try:
-        state.status = await db(_save_outcome)(start, state)
+        state.status = await _save_when_possible(start, state)
     except Exception as error:
         logger.exception("Conversation %s: could not save the reply", start.conversation_id)
         failure = classify_failure(error, message="The reply could not be saved. Try again.")
         state.fail(failure.code, failure.message)
         state.text = ""  # not saved, so not shown either (the done event's html)
         try:
-            # Only the error: what streamed may be what the database refused.
-            await db(services.turn_finish)(
+            # Only the error: what streamed may be what the database refused. The text saved
+            # while it streamed (TurnLease.keep) stays.
+            await db(turn_saves.turn_finish)(
                 conversation_id=start.conversation_id,
                 turn_id=start.turn_id,
                 message_id=start.assistant_message_id,
-                content="",
+                content=None,
                 tool_activity=[],
                 status=Message.Status.ERROR,
                 error_code=state.error_code,
@@ -138,20 +162,22 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
     state = TurnState(phases=turn_phases(start))
     started = time.monotonic()
     inputs: TurnInputs | None = None
-    lease = TurnLease(start)
+    lease = TurnLease(start, text=lambda: state.text)
     conversation_id = start.conversation_id
     logger.info(
         "Turn started: conversation %s, reply %s", conversation_id, start.assistant_message_id
     )
     try:
-        for event in _opening_events(start):
-            yield event
-        # The first model step's gate (a cancel, the budget) is passed with the reads.
-        read = await state.phases.waited("reads", read_chat_inputs(start, lease, state.phases))
-        inputs = read  # for the title, after the reply
-        async with aclosing(_reply_events(start, state, lease, read)) as replies:
-            async for event in replies:
+        # The lease renewed and the text so far saved, beside the turn, until its end is saved.
+        async with lease.kept():
+            for event in _opening_events(start):
                 yield event
+            # The first model step's gate (a cancel, the budget) is passed with the reads.
+            read = await state.phases.waited("reads", read_chat_inputs(start, lease, state.phases))
+            inputs = read  # for the title, after the reply
+            async with aclosing(_reply_events(start, state, lease, read)) as replies:
+                async for event in replies:
+                    yield event
         # Saved complete unless a cancel was accepted meanwhile: turn_finish decides that under
         # the conversation's row lock, so a cancel answered True always ends the reply cancelled.
         state.status = Message.Status.COMPLETE

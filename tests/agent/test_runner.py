@@ -16,7 +16,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.utils import timezone
 
-from agent import services
+from agent import services, turn_saves
 from agent.models import Conversation, Message
 from agent.runner import run_turn
 from memory.services import memory_create
@@ -358,7 +358,7 @@ def test_a_late_finish_of_a_taken_over_turn_does_not_overwrite_the_interrupted_r
     services.turn_begin(conversation_id=dead.conversation_id, text="anyone there?")
 
     # The first process was only slow, not dead: it finishes after the takeover.
-    services.turn_finish(
+    turn_saves.turn_finish(
         conversation_id=dead.conversation_id,
         turn_id=dead.turn_id,
         message_id=dead.assistant_message_id,

@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from agent import services as agent_services
+from agent.turn_saves import turn_finish
 from talorys.history.changes import change_revert
 from talorys.history.models import Change
 from talorys.lib.errors import ValidationFailed
@@ -71,7 +72,7 @@ def test_a_turn_begun_and_finished_is_told(open_page, django_capture_on_commit_c
     with django_capture_on_commit_callbacks(execute=True):
         start = agent_services.turn_begin(conversation_id=conversation.pk, text="and now?")
     with django_capture_on_commit_callbacks(execute=True):
-        agent_services.turn_finish(
+        turn_finish(
             conversation_id=conversation.pk,
             turn_id=start.turn_id,
             message_id=start.assistant_message_id,
