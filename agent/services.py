@@ -29,7 +29,7 @@ from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.live import pages_tell
 from talorys.lib.tools import Mode
-from talorys.lib.validation import clean_text, refuse_nul
+from talorys.lib.validation import clean_line, one_line, refuse_nul
 from talorys.providers.base import without_nul
 
 # How long a conversation stays taken (409) by a turn whose process died. The running turn
@@ -61,7 +61,7 @@ class TurnStart:
 
 def conversation_title(*, text: str) -> str:
     """The first words of the owner's message: cheap, and no model call."""
-    words = text.split()
+    words = one_line(text).split()
     title = " ".join(words[:TITLE_WORDS])
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1].rstrip() + "…"
@@ -118,8 +118,7 @@ def conversation_delete(*, conversation_id: int, actor: Actor = OWNER) -> None:
 def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNER) -> Conversation:
     """The owner's title, recorded in the change log (and revertable there). Final: the model's
     generated title never replaces it (conversation_title_generated)."""
-    title = clean_text(title, field="title", max_length=Conversation.TITLE_MAX)
-    refuse_nul(title, field="title")
+    title = clean_line(title, field="title", max_length=Conversation.TITLE_MAX)
     with transaction.atomic():
         # Locked: a generated title landing at the same moment is either overwritten or refused.
         conversation = (
@@ -150,7 +149,7 @@ def conversation_title_generated(*, conversation_id: int, title: str) -> bool:
     """Store the model's title for a conversation that still has its first-words title; False
     when the owner renamed it meanwhile (or binned it). One conditional UPDATE, so a rename
     racing it wins either way."""
-    title = without_nul(title).strip()[: Conversation.TITLE_MAX]
+    title = one_line(without_nul(title)).strip()[: Conversation.TITLE_MAX]
     if not title:
         return False
     titled = bool(

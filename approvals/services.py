@@ -31,6 +31,7 @@ from talorys.lib.tools import (
     ToolError,
     get_tool,
 )
+from talorys.lib.validation import one_line
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
         target_id=proposal.target_id,
         snapshot=proposal.snapshot,
         payload=proposal.payload,
-        summary=proposal.summary[: PendingAction.SUMMARY_MAX],
+        summary=one_line(proposal.summary)[: PendingAction.SUMMARY_MAX],
         preview=proposal.preview,
         conversation_id=ctx.conversation_id,
         message_id=ctx.message_id,

@@ -2,7 +2,8 @@
 
 ``backup_check`` refuses a document, with a ValidationFailed naming the problem: not UTF-8 or
 not JSON, not a Talorys backup, another version, a row that breaks its schema
-(backup/rows.py: types, the models' limits, an id past ``ID_MAX``, NUL and control characters)
+(backup/rows.py: types, the models' limits, an id past ``ID_MAX``, NUL; control characters in
+a one-line field are made one line, not refused)
 or the models' rules across fields, an id twice in a kind, a reference to a row that is neither
 in the file nor here, a wrong envelope, a checksum that does not match. Rows are checked as
 they are read and dropped, so memory holds the ids, not the rows; past PROBLEMS_MAX problems the

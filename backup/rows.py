@@ -1,9 +1,12 @@
 """The schema of each kind of row in a backup (backup/format.py): one pydantic model per kind,
 its limits read from the Django model (declared once there).
 
-NUL is refused everywhere (PostgreSQL cannot store it); other control characters are refused
-in one-line fields (names, titles, codes, sources) and kept in long text (the app stores them
-there, and the pages escape them).
+NUL is refused everywhere (PostgreSQL cannot store it). Other control characters follow the
+services' rule for one-line fields (names, titles, codes, sources; talorys/lib/validation.py
+``one_line``): an older export may hold them, written before the services made every such field
+one line, and its import makes them one line the same way (a line break or tab as a space, the
+rest dropped) instead of refusing the file. Long text keeps every character but NUL: it is what
+the export wrote (replies, results, older notes), and the pages escape it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from automations.models import Automation, AutomationRun
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
 from talorys.lib.schemas import BoundedDate, BoundedDatetime, Id
-from talorys.lib.validation import NUL_REFUSED, has_nul
+from talorys.lib.validation import NUL_REFUSED, has_nul, one_line
 from talorys.notifications.models import Notification
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.workspace.models import Note, Project, Task
@@ -32,27 +35,20 @@ JSON_DEPTH_MAX = 20
 # The longest text any column takes (a note's content, a reply): backup/reader.py refuses a
 # longer string wherever it is, before it is checksummed or checked.
 TEXT_MAX = max(Note.CONTENT_MAX, MAX_MESSAGE_CHARS, settings.TALORYS_MAX_REPLY_CHARS)
-_ONE_LINE_ALLOWED: frozenset[str] = frozenset()
-# Long text keeps every character the app itself stores there (all but NUL): a restore must take
-# what an export wrote.
-_LONG_TEXT_ALLOWED = frozenset(chr(c) for c in range(1, 32)) | {"\x7f"}
 
 
-def _controls(value: str, allowed: frozenset[str]) -> str:
+def _no_nul(value: str) -> str:
     if has_nul(value):
         raise ValueError(NUL_REFUSED)
-    bad = next((c for c in value if (c < " " or c == "\x7f") and c not in allowed), None)
-    if bad is not None:
-        raise ValueError(f"must not contain the control character U+{ord(bad):04X}")
     return value
 
 
 def _one_line(value: str) -> str:
-    return _controls(value, _ONE_LINE_ALLOWED)
+    return one_line(_no_nul(value))
 
 
 def _long_text(value: str) -> str:
-    return _controls(value, _LONG_TEXT_ALLOWED)
+    return _no_nul(value)
 
 
 # What a field of text is: one line, or long text (see the module docstring).
@@ -84,10 +80,10 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
     if depth > JSON_DEPTH_MAX:
         raise ValueError(f"is nested deeper than {JSON_DEPTH_MAX} levels")
     if isinstance(value, str):
-        return _controls(value, _LONG_TEXT_ALLOWED)
+        return _no_nul(value)
     if isinstance(value, dict):
         for key, item in value.items():
-            _controls(key, _LONG_TEXT_ALLOWED)
+            _no_nul(key)
             _json_safe(item, depth + 1)
     elif isinstance(value, list):
         for item in value:

@@ -22,7 +22,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_line, clean_text
 from talorys.owner.services.settings import owner_zone
 
 Kind = Automation.Kind
@@ -96,7 +96,7 @@ def automation_create(
         raise ValidationFailed(f"kind must be one of {', '.join(Kind.values)}.")
     if origin not in Automation.Origin.values:
         raise ValidationFailed(f"origin must be one of {', '.join(Automation.Origin.values)}.")
-    name = clean_text(name, field="name", max_length=Automation.NAME_MAX, required=True)
+    name = clean_line(name, field="name", max_length=Automation.NAME_MAX, required=True)
     message = _message(kind, message)
     parsed = schedule_parse(schedule)
     _check_unwatched_spending(actor, kind=kind, schedule=parsed)
@@ -149,7 +149,7 @@ def _automation_clean(automation: Automation, changes: AutomationChanges) -> dic
     """The sent fields, cleaned; a new schedule voids queued runs and re-arms an enabled one."""
     data: dict[str, Any] = {}
     if "name" in changes:
-        data["name"] = clean_text(
+        data["name"] = clean_line(
             changes["name"], field="name", max_length=Automation.NAME_MAX, required=True
         )
     if "message" in changes:

@@ -6,10 +6,12 @@ import datetime as dt
 
 from memory.models import Memory
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.validation import long_text, refuse_nul
 
 
 def clean_memory_text(text: str | None) -> str:
-    text = (text or "").strip()
+    # Long text as every app keeps it (talorys/lib/validation.py): LF and TAB, no other control.
+    text = long_text(refuse_nul(text or "", field="text")).strip()
     if not text:
         raise ValidationFailed("text must not be empty.")
     if len(text) > Memory.TEXT_MAX:

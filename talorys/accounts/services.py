@@ -44,7 +44,7 @@ from talorys.lib.errors import (
     Unauthorized,
     ValidationFailed,
 )
-from talorys.lib.validation import has_nul
+from talorys.lib.validation import has_nul, one_line, refuse_nul
 
 TOKEN_PREFIX = "tal_"
 # Who made, changed or revoked which API token: one line each, after the commit.
@@ -314,7 +314,7 @@ def _token_checked(name: str, scope: str) -> str:
     """The token's name, stripped, or ValidationFailed for it or the scope."""
     if scope not in ApiToken.Scope.values:
         raise ValidationFailed(f"A token's scope is one of: {', '.join(ApiToken.Scope.values)}.")
-    name = name.strip()
+    name = one_line(refuse_nul(name, field="name")).strip()
     if not name:
         raise ValidationFailed("A token needs a name.")
     if len(name) > ApiToken.NAME_MAX:

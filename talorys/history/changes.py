@@ -14,6 +14,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import AppError, Conflict, NotFound, ValidationFailed
 from talorys.lib.live import pages_tell
+from talorys.lib.validation import one_line
 
 # The sources whose changes /api/changes and /changes/ list: what the model did, in chat or
 # scheduled, what an MCP client did with a token (talorys/mcp/), and what a backup import
@@ -47,7 +48,8 @@ def change_record(
         kind=kind,
         object_id=obj.pk,
         action=action,
-        title=(item_kind(kind).title(obj) if kind_registered(kind) else str(obj))[
+        # One line, as every title: a memory's title is the start of its text.
+        title=one_line(item_kind(kind).title(obj) if kind_registered(kind) else str(obj))[
             : Change.TITLE_MAX
         ],
         before=before,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from zoneinfo import ZoneInfo
 
 from talorys.lib.errors import ValidationFailed
@@ -25,8 +26,49 @@ def refuse_nul(value: str, *, field: str) -> str:
     return value
 
 
+# Control characters. One rule per kind of field, applied by the services to whatever the owner,
+# an API client, the model's tools, MCP, /v1, the admin or a page writes, and by a backup's
+# import to what an older export holds (backup/rows.py), so that every value stored can be
+# exported and imported back:
+# - one line (titles, names, labels, summaries): a run of line breaks and tabs (CR, LF, TAB,
+#   VT, FF, NEL, U+2028, U+2029) becomes one space, every other control character (C0, DEL, C1)
+#   is dropped. Normalised, not refused: a model's title with a newline should not fail its call.
+# - long text (details, content, descriptions, memories): LF, CR and TAB stay (line ends as the
+#   owner's client wrote them: a page's form sends CRLF, and the Markdown and the note's task
+#   lists read CRLF and a lone CR as line ends); every other control character is dropped.
+# NUL is the exception in both: refused (above), as it always was.
+_BREAKS = re.compile("[\t\n\v\f\r\x85\u2028\u2029]+")
+_LINE_DROPPED = re.compile("[\x01-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+_TEXT_DROPPED = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def one_line(value: str) -> str:
+    """``value`` on one line: breaks and tabs as one space, other control characters dropped
+    (NUL is left for ``refuse_nul``)."""
+    return _BREAKS.sub(" ", _LINE_DROPPED.sub("", value))
+
+
+def long_text(value: str) -> str:
+    """``value`` with no control character but LF, CR and TAB (NUL is left for ``refuse_nul``)."""
+    return _TEXT_DROPPED.sub("", value)
+
+
+def clean_line(value: str, *, field: str, max_length: int, required: bool = True) -> str:
+    """A one-line field as stored: NUL refused, made one line (``one_line``), trimmed, and
+    within ``max_length`` (and not empty when ``required``), else ValidationFailed."""
+    return clean_text(
+        one_line(refuse_nul(value or "", field=field)),
+        field=field,
+        max_length=max_length,
+        required=required,
+    )
+
+
 def clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:
-    value = (value or "").strip()
+    """A long text field as stored: NUL refused, control characters as ``long_text`` leaves
+    them, trimmed, and within ``max_length`` (and not empty when ``required``), else
+    ValidationFailed."""
+    value = long_text(refuse_nul(value or "", field=field)).strip()
     if required and not value:
         raise ValidationFailed(f"{field} must not be empty.")
     if len(value) > max_length:

@@ -23,7 +23,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_line
 from talorys.notifications.models import Channel, Notification
 
 Kind = Notification.Kind
@@ -57,7 +57,7 @@ def _plugin(url: str) -> Any:
 
 def url_checked(url: str) -> str:
     """The URL, stripped, if Apprise can send to it (ValidationFailed otherwise)."""
-    url = clean_text(url, field="url", max_length=Channel.URL_MAX)
+    url = clean_line(url, field="url", max_length=Channel.URL_MAX)
     if "://" not in url or _plugin(url) is None:
         raise ValidationFailed(
             "url is not an address Apprise can send to. It looks like ntfys://ntfy.sh/my-topic, "
@@ -154,7 +154,7 @@ def _kinds_checked(kinds: list[str]) -> list[str]:
 
 
 def _name_checked(name: str, *, channel_id: int | None = None) -> str:
-    name = clean_text(name, field="name", max_length=Channel.NAME_MAX)
+    name = clean_line(name, field="name", max_length=Channel.NAME_MAX)
     taken = Channel.objects.filter(name__iexact=name)
     if channel_id is not None:
         taken = taken.exclude(pk=channel_id)

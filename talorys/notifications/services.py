@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.live import PAGES_GROUP
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_line, clean_text, one_line
 from talorys.notifications import push
 from talorys.notifications.channel_send import channel_deliveries_create
 from talorys.notifications.models import Notification
@@ -166,7 +166,7 @@ def notifications_update_by_source(
         )
         for notification in notifications:
             rewrite = rewrites[notification.source]
-            notification.title = clean_text(
+            notification.title = clean_line(
                 _clip(rewrite.title, Notification.TITLE_MAX),
                 field="title",
                 max_length=Notification.TITLE_MAX,
@@ -301,10 +301,10 @@ def _checked(
     if kind not in Notification.Kind.values:
         raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
     return Notification(
-        title=clean_text(title, field="title", max_length=Notification.TITLE_MAX),
+        title=clean_line(title, field="title", max_length=Notification.TITLE_MAX),
         body=clean_text(body, field="body", max_length=Notification.BODY_MAX, required=False),
         kind=kind,
-        source=source[:100],
+        source=one_line(source)[:100],
         by_tool=by_tool,
     )
 

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from talorys.lib.errors import Forbidden, ValidationFailed
-from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
+from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe, one_line
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 
 
@@ -199,6 +199,8 @@ def owner_settings_update(
         for key, value in values.items():
             if value is None and isinstance(getattr(row, key), str):
                 value = ""
+            if key in ("model_name", "embeddings_model"):
+                value = one_line(value)  # a name, one line as every name (lib/validation.py)
             setattr(row, key, value.strip() if isinstance(value, str) else value)
         if "time_zone" in values:
             row.time_zone_confirmed = True

@@ -13,7 +13,7 @@ from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.markdown import task_items
 from talorys.lib.tasklists import tick
 from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Note
 from talorys.workspace.services.common import check_version, record_created, record_updated
 
@@ -28,7 +28,7 @@ def note_get(*, note_id: int) -> Note:
 def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
     with transaction.atomic():
         note = Note.objects.create(
-            title=clean_text(title, field="title", max_length=Note.TITLE_MAX),
+            title=clean_line(title, field="title", max_length=Note.TITLE_MAX),
             content=clean_text(
                 content, field="content", max_length=Note.CONTENT_MAX, required=False
             ),
@@ -47,7 +47,7 @@ class NoteChanges(TypedDict, total=False):
 def _note_clean(changes: NoteChanges) -> dict[str, object]:
     data: dict[str, object] = {}
     if "title" in changes:
-        data["title"] = clean_text(changes["title"], field="title", max_length=Note.TITLE_MAX)
+        data["title"] = clean_line(changes["title"], field="title", max_length=Note.TITLE_MAX)
     if "content" in changes:
         data["content"] = clean_text(
             changes["content"] or "", field="content", max_length=Note.CONTENT_MAX, required=False

@@ -20,7 +20,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
 from talorys.workspace.services.common import check_version, record_created, record_updated
 
@@ -55,7 +55,7 @@ def _name_free(name: str, *, but: int | None = None) -> None:
 
 
 def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:
-    name = clean_text(name, field="name", max_length=Project.NAME_MAX)
+    name = clean_line(name, field="name", max_length=Project.NAME_MAX)
     with transaction.atomic():
         _name_free(name)
         project = Project.objects.create(
@@ -78,7 +78,7 @@ class ProjectChanges(TypedDict, total=False):
 def _project_clean(changes: ProjectChanges) -> dict[str, object]:
     data: dict[str, object] = {}
     if "name" in changes:
-        data["name"] = clean_text(changes["name"], field="name", max_length=Project.NAME_MAX)
+        data["name"] = clean_line(changes["name"], field="name", max_length=Project.NAME_MAX)
     if "description" in changes:
         data["description"] = clean_text(
             changes["description"] or "",

@@ -13,7 +13,7 @@ from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_text
+from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
 from talorys.workspace.services.common import aware, check_version, record_created, record_updated
 from talorys.workspace.services.projects import project_ref
@@ -42,7 +42,7 @@ def task_create(
     project = project_ref(project_id)
     with transaction.atomic():
         task = Task.objects.create(
-            title=clean_text(title, field="title", max_length=Task.TITLE_MAX),
+            title=clean_line(title, field="title", max_length=Task.TITLE_MAX),
             details=clean_text(
                 details, field="details", max_length=Task.DETAILS_MAX, required=False
             ),
@@ -83,7 +83,7 @@ def _task_clean(changes: TaskChanges) -> dict[str, object]:
     """The sent fields, checked in the order the owner's form lists them."""
     data: dict[str, object] = {}
     if "title" in changes:
-        data["title"] = clean_text(changes["title"], field="title", max_length=Task.TITLE_MAX)
+        data["title"] = clean_line(changes["title"], field="title", max_length=Task.TITLE_MAX)
     if "details" in changes:
         data["details"] = clean_text(
             changes["details"] or "", field="details", max_length=Task.DETAILS_MAX, required=False
