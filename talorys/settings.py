@@ -283,7 +283,7 @@ LOGIN_CONCURRENT_HASHES = env_int("TALORYS_LOGIN_CONCURRENT_HASHES", 2)
 # Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
 TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
 # Only behind a TLS-terminating proxy that sets X-Forwarded-Proto (and drops the client's own):
-# whether a request, or a WebSocket handshake's origin, is https (talorys/lib/websocket.py).
+# whether a request, or a WebSocket handshake's origin, is https (talorys/lib/origins.py).
 if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # How many proxies of ours append to X-Forwarded-For: the client is that many entries from the
