@@ -19,7 +19,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from talorys.lib.tools import Permission, Tool
-from talorys.mcp.access import Caller, caller_refresh, current_caller, offered_tools, tool_call
+from talorys.mcp.access import Caller, caller_readmit, current_caller, offered_tools, tool_call
 from talorys.mcp.resources import resource_read, resources_list
 
 # Set by the stdio bridge, whose token was checked once at its start: every request then reads
@@ -38,7 +38,8 @@ RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resou
 async def _caller() -> Caller:
     caller = current_caller.get()
     if caller is not None and refresh_caller.get():
-        caller = await database_sync_to_async(caller_refresh)(caller)
+        # stdio: the token as it is now, and this request counted (over HTTP the gate did both).
+        caller = await database_sync_to_async(caller_readmit)(caller)
     if caller is None:  # the transports set it before any request reaches a handler
         raise MCPError(code=types.INVALID_REQUEST, message="This API token is not valid any more.")
     return caller

@@ -170,3 +170,15 @@ def test_the_stdio_bridge_answers_the_same(needs_postgres, owner, tmp_path):
     assert names == READ_TOOLS
     assert [t["title"] for t in payload(listed)["tasks"]] == ["Water the plants"]
     assert "not valid any more" in refused
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_mcp_answers_post_only_and_opens_no_stream(live_server_url, owner, method):
+    """The server is stateless: it has nothing to send on a GET stream and no session to end."""
+    raw, _ = token(owner, "read")
+    headers = {"Authorization": f"Bearer {raw}", "Accept": "text/event-stream"}
+    with httpx.stream(method, f"{live_server_url}/mcp", headers=headers, timeout=30) as response:
+        assert response.status_code == 405
+        assert response.headers["allow"] == "POST"
+        assert response.headers["content-type"] == "application/json"
+        assert response.read()  # the whole answer: no stream left open
