@@ -4,12 +4,10 @@ changes, ending sessions, and personal API tokens. Request authentication is in 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import secrets
 import threading
-import time
 from importlib import import_module
 
 from django.conf import settings
@@ -24,14 +22,13 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
-from django.core.cache.backends.base import BaseCache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from talorys.accounts.counters import counters_use
+from talorys.accounts.counters import counter_hit, counter_retry_after, counters_use
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
 from talorys.accounts.models import ApiToken
 from talorys.accounts.owner import is_the_owner
@@ -90,9 +87,7 @@ def _throttle_keys(*, address: str, username: str) -> list[tuple[str, int]]:
 
 
 def _retry_after(key: str) -> int:
-    started = counters_use(lambda store: store.get(f"{key}:since")) or time.time()
-    remaining = int(started + settings.LOGIN_THROTTLE_WINDOW - time.time()) + 1
-    return max(1, min(remaining, settings.LOGIN_THROTTLE_WINDOW))
+    return counter_retry_after(key, window=settings.LOGIN_THROTTLE_WINDOW)
 
 
 def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
@@ -106,7 +101,7 @@ def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
     """
     refused = None
     for key, limit in keys:
-        count = counters_use(functools.partial(_count, key=key))
+        count = counter_hit(key, window=settings.LOGIN_THROTTLE_WINDOW)
         if count > limit and refused is None:
             refused = key
     if refused is not None:
@@ -114,19 +109,6 @@ def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
             "Too many failed logins. Wait a while and try again.",
             retry_after=_retry_after(refused),
         )
-
-
-def _count(store: BaseCache, key: str) -> int:
-    """One more attempt under ``key``; the count so far, this one included."""
-    window = settings.LOGIN_THROTTLE_WINDOW
-    # add() is a no-op when the key exists, so the window starts at the first attempt.
-    store.add(f"{key}:since", time.time(), timeout=window)
-    store.add(key, 0, timeout=window)
-    try:
-        return store.incr(key)
-    except ValueError:  # expired between add and incr
-        store.set(key, 1, timeout=window)
-        return 1
 
 
 def _clear_failures(keys: list[tuple[str, int]]) -> None:

@@ -8,11 +8,18 @@ destructive one only ever proposed for the owner's approval). Changes are record
 ``mcp:<token prefix>``, so the change log shows which token made them and the owner can revert
 them there.
 
+Every request a token makes counts: at most ``settings.MCP_REQUESTS_PER_MINUTE`` (60 unless
+the operator says otherwise) a minute, whatever the method (initialize, tools/list, tools/call, resources/read...; over stdio, every request that
+reaches a handler). The count is kept where the login throttle keeps its own
+(talorys/accounts/counters.py): in Redis when it is configured, so every web process of the
+install counts against the same minute, else in this process. It is counted before anything
+else is done for the request, so a burst of concurrent requests lets exactly the limit through.
+
 A turn's executor counts calls per turn; an MCP client has no turns, so each token gets one
-executor per ``WINDOW`` (a minute), which makes its budget a rate limit per token:
-``CALLS_PER_WINDOW`` calls a minute, each tool's cap a minute, and the same call with the same
-arguments at most twice a minute. The executors live in this process (the web process, or the
-stdio bridge's own), which is where the token's calls arrive.
+executor per ``WINDOW`` (a minute): each tool's cap a minute, and the same call with the same
+arguments at most twice a minute. Those executors live in the process where the calls arrive
+(a web process, or the stdio bridge), so with several web processes those two finer limits are
+per process; the request limit above bounds them all.
 """
 
 from __future__ import annotations
@@ -24,9 +31,13 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Any
 
+from django.conf import settings
+
 from agent.executor import ToolExecutor
+from talorys.accounts.counters import counter_hit, counter_retry_after
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
+from talorys.lib.errors import RateLimited
 from talorys.lib.tools import Mode, Tool, ToolContext, tools_for
 from talorys.providers.base import ToolCall
 
@@ -34,8 +45,7 @@ from talorys.providers.base import ToolCall
 # stdio bridge; here, not in server.py, so the transport reads it without importing the SDK.
 current_caller: ContextVar[Caller | None] = ContextVar("talorys_mcp_caller", default=None)
 
-WINDOW = 60.0  # seconds: how long one executor (one "turn") serves a token
-CALLS_PER_WINDOW = 60  # tool calls a token may make in a window, whatever the tools
+WINDOW = 60  # seconds: the requests' window, and how long one executor (one "turn") serves
 APPROVALS_PATH = "/approvals/"
 
 
@@ -76,6 +86,35 @@ def caller_refresh(caller: Caller) -> Caller | None:
     return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
 
 
+def request_admit(caller: Caller) -> None:
+    """Count one request of this token against its minute, or raise RateLimited (counted even
+    then: a client that keeps asking stays refused until its minute is over)."""
+    key = f"mcp-requests:{caller.token_id}:{caller.prefix}"
+    limit = settings.MCP_REQUESTS_PER_MINUTE
+    if counter_hit(key, window=WINDOW) > limit:
+        raise RateLimited(
+            f"This token has made its {limit} MCP requests for this minute. "
+            "Wait a minute and try again.",
+            retry_after=counter_retry_after(key, window=WINDOW),
+        )
+
+
+def caller_admit(raw: str) -> Caller | None:
+    """The caller of an HTTP request (``caller_for``), its request counted (``request_admit``)."""
+    caller = caller_for(raw)
+    if caller is not None:
+        request_admit(caller)
+    return caller
+
+
+def caller_readmit(caller: Caller) -> Caller | None:
+    """The stdio bridge's caller at each request (``caller_refresh``), its request counted."""
+    refreshed = caller_refresh(caller)
+    if refreshed is not None:
+        request_admit(refreshed)
+    return refreshed
+
+
 def offered_tools(caller: Caller) -> list[Tool]:
     """The tools this token's client sees in tools/list, by scope."""
     return tools_for(caller.mode)
@@ -109,7 +148,10 @@ class _Windows:
                 or window.executor.ctx.mode != caller.mode
             ):
                 ctx = ToolContext(mode=caller.mode, source=caller.source)
-                executor = ToolExecutor(ctx=ctx, max_tool_calls=CALLS_PER_WINDOW)
+                # Its budget is the request limit's, which refuses first unless one's minute
+                # started before the other's.
+                budget = settings.MCP_REQUESTS_PER_MINUTE
+                executor = ToolExecutor(ctx=ctx, max_tool_calls=budget)
                 # Forget the tokens whose window is over, so the table stays as small as the
                 # number of tokens in use this minute.
                 self._windows = {k: w for k, w in self._windows.items() if now - w.started < WINDOW}
@@ -145,8 +187,8 @@ def tool_call(caller: Caller, name: str, arguments: dict[str, Any] | None) -> di
         # The executor speaks of a turn; a client has a minute.
         result["error"] = {
             "code": "TOOL_BUDGET_EXHAUSTED",
-            "message": f"This token has made its {CALLS_PER_WINDOW} tool calls for this minute. "
-            "Wait a minute and try again.",
+            "message": f"This token has made its {window.executor.max_tool_calls} tool calls "
+            "for this minute. Wait a minute and try again.",
         }
     if result.get("status") == "awaiting_owner_approval":
         result["approval_url"] = APPROVALS_PATH

@@ -1,9 +1,10 @@
 """``/mcp``: the MCP server over Streamable HTTP, in front of Django in the ASGI router.
 
-Only a Bearer API token gets in (``Authorization: Bearer tal_…``); no session, no cookie, so
-CSRF does not arise. Anything else is a 401 before the SDK sees the request. The token is
-checked on every request (the server is stateless: each JSON-RPC request is one POST), so a
-revoked token stops at its next call.
+Only a Bearer API token gets in (``Authorization: Bearer tal_…``); no session, no cookie.
+Every request passes ``mcp_gate`` (talorys/mcp/gate.py: Host and Origin, POST only, the token
+and its requests a minute, a readable body) before the SDK sees it. The token is checked on
+every request (the server is stateless: each JSON-RPC request is one POST), so a revoked token
+stops at its next call.
 
 The SDK's session manager needs its ``run()`` context entered, for the life of the server, on
 the loop that serves the requests: it holds the task group each request's server runs in, and
@@ -20,14 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from channels.db import database_sync_to_async
-
-from talorys.lib.errors import Unauthorized
-from talorys.mcp.access import Caller, caller_for, current_caller
+from talorys.mcp.access import current_caller
+from talorys.mcp.gate import mcp_gate
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -35,7 +33,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATHS = frozenset({"/mcp", "/mcp/"})
-UNAUTHORIZED = "Send an API token: Authorization: Bearer tal_… (make one on /settings/)."
 
 
 class _Run:
@@ -101,44 +98,16 @@ class _Runs:
 _runs = _Runs()
 
 
-def _bearer(scope: dict[str, Any]) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            header = value.decode("latin-1")
-            if header[:7].lower() == "bearer ":
-                return header[7:].strip()
-            return None
-    return None
-
-
-async def _caller(scope: dict[str, Any]) -> Caller | None:
-    raw = _bearer(scope)
-    if not raw:
-        return None
-    return await database_sync_to_async(caller_for)(raw)
-
-
-async def _unauthorized(send: Any) -> None:
-    body = json.dumps(Unauthorized(UNAUTHORIZED).envelope()).encode()  # the API's envelope
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", b'Bearer realm="talorys"'),
-    ]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 async def mcp_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """The ASGI app for ``/mcp``: the token, then the SDK's Streamable HTTP transport."""
-    caller = await _caller(scope)
-    if caller is None:
-        await _unauthorized(send)
+    """The ASGI app for ``/mcp``: the gate, then the SDK's Streamable HTTP transport."""
+    admitted = await mcp_gate(scope, receive, send)
+    if admitted is None:
         return
+    caller, replay = admitted
     manager = await _runs.manager()
     reset = current_caller.set(caller)
     try:
-        await manager.handle_request(scope, receive, send)
+        await manager.handle_request(scope, replay, send)
     finally:
         current_caller.reset(reset)
 

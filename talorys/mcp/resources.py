@@ -3,6 +3,7 @@ memories (one document) and each live note. Any token may read them: both scopes
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from memory.selectors import current_memories
@@ -12,6 +13,10 @@ MEMORIES_URI = "talorys://memories"
 NOTE_URI = "talorys://notes/{id}"
 NOTES_LISTED = 200  # the newest notes listed; any live note can be read by its URI
 MEMORIES_SHOWN = 1000  # the newest current memories in the memories document
+# A note's URI: its id in ASCII digits, at most a row id's 19 (str.isdigit also takes "²" and
+# other digits int() refuses, and a number past the column's range fails in the database).
+_NOTE_URI = re.compile(r"talorys://notes/([1-9][0-9]{0,18})")
+_ID_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -48,9 +53,9 @@ def resource_read(uri: str) -> str | None:
         memories = current_memories().order_by("-id")[:MEMORIES_SHOWN]
         lines = [f"- ({memory.category}) {memory.text}" for memory in memories]
         return "# Memories\n\n" + ("\n".join(lines) if lines else "(none yet)") + "\n"
-    prefix = NOTE_URI.format(id="")
-    if uri.startswith(prefix) and uri[len(prefix) :].isdigit():
-        note = Note.objects.live().filter(pk=int(uri[len(prefix) :])).first()
+    match = _NOTE_URI.fullmatch(uri)
+    if match is not None and int(match[1]) <= _ID_MAX:
+        note = Note.objects.live().filter(pk=int(match[1])).first()
         if note is not None:
             return f"# {note.title}\n\n{note.content}\n"
     return None

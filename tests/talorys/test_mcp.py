@@ -170,3 +170,37 @@ def test_the_stdio_bridge_answers_the_same(needs_postgres, owner, tmp_path):
     assert names == READ_TOOLS
     assert [t["title"] for t in payload(listed)["tasks"]] == ["Water the plants"]
     assert "not valid any more" in refused
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_mcp_answers_post_only_and_opens_no_stream(live_server_url, owner, method):
+    """The server is stateless: it has nothing to send on a GET stream and no session to end."""
+    raw, _ = token(owner, "read")
+    headers = {"Authorization": f"Bearer {raw}", "Accept": "text/event-stream"}
+    with httpx.stream(method, f"{live_server_url}/mcp", headers=headers, timeout=30) as response:
+        assert response.status_code == 405
+        assert response.headers["allow"] == "POST"
+        assert response.headers["content-type"] == "application/json"
+        assert response.read()  # the whole answer: no stream left open
+
+
+@pytest.mark.subprocess
+def test_the_stdio_bridge_counts_the_tokens_requests_too(needs_postgres, owner, tmp_path):
+    _made, raw = api_token_create(user=owner, name="desktop", scope="read")
+    env = _live_env(tmp_path, {"TALORYS_MCP_TOKEN": raw, "TALORYS_MCP_REQUESTS_PER_MINUTE": "2"})
+    params = StdioServerParameters(
+        command=sys.executable, args=["manage.py", "talorys_mcp"], env=env, cwd=ROOT
+    )
+
+    async def scenario() -> MCPError:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            await session.read_resource("talorys://memories")
+            with pytest.raises(MCPError) as refused:
+                await session.list_tools()
+            return refused.value
+
+    refused = async_to_sync(scenario)()
+    assert refused.error.data["code"] == "RATE_LIMITED"
+    assert "its 2 MCP requests for this minute" in refused.error.message

@@ -9,12 +9,17 @@ from typing import Any
 import httpx
 import pytest
 from asgiref.sync import async_to_sync
+from mcp.shared.exceptions import MCPError
 
 from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.asgi import application
 from talorys.mcp import access, http
 from talorys.mcp.access import Caller, caller_for, tool_call
 from talorys.workspace.models import Task
+from tests.talorys.test_mcp import http_session
+
+# A live daphne's limit in the shared-limit test below (its own settings, from the environment).
+LIVE_LIMIT = 10
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +27,17 @@ def _fresh_windows():
     access.windows.clear()
     yield
     access.windows.clear()
+
+
+@pytest.fixture
+def live_server_env(redis_url_for_tests) -> dict[str, str]:
+    """Live daphnes on the test Redis (tests/agent/redis_live_settings.py), as the web processes
+    of one install share it, with a small limit to reach."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "tests.agent.redis_live_settings",
+        "TALORYS_TEST_LIVE_REDIS_URL": redis_url_for_tests,
+        "TALORYS_MCP_REQUESTS_PER_MINUTE": str(LIVE_LIMIT),
+    }
 
 
 def make_caller(owner, scope: str) -> tuple[Caller, str]:
@@ -35,8 +51,10 @@ def error_code(result: dict[str, Any]) -> str | None:
     return None if result["ok"] else result["error"]["code"]
 
 
-def test_a_tokens_calls_a_minute_are_limited_and_the_next_minute_starts_afresh(owner, monkeypatch):
-    monkeypatch.setattr(access, "CALLS_PER_WINDOW", 3)
+def test_a_tokens_calls_a_minute_are_limited_and_the_next_minute_starts_afresh(
+    owner, monkeypatch, settings
+):
+    settings.MCP_REQUESTS_PER_MINUTE = 3
     clock = [1000.0]
     monkeypatch.setattr(access, "monotonic", lambda: clock[0])
     caller, _ = make_caller(owner, "write")
@@ -152,3 +170,34 @@ def test_the_owner_reverts_a_change_made_over_mcp(owner, api):
 
     assert api.post(f"/api/changes/{change['id']}/revert").status_code == 200
     assert not Task.objects.live().filter(pk=made["task"]["id"]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_web_processes_count_a_tokens_requests_together(live_servers, owner):
+    """Each process alone would answer all 20 listings; together they answer the token's
+    LIVE_LIMIT requests a minute, its sessions' opening requests included, then refuse."""
+    _token, raw = api_token_create(user=owner, name="agent", scope="read")
+    first, second = live_servers(2)
+
+    async def alternate() -> tuple[list[int], list[list[MCPError]]]:
+        answered, refused = [0, 0], [[], []]
+        async with http_session(first.url, raw) as one, http_session(second.url, raw) as two:
+            for turn in range(10):
+                for index, session in enumerate((one, two)):
+                    try:
+                        if turn % 2:
+                            await session.list_tools()
+                        else:
+                            await session.read_resource("talorys://memories")
+                        answered[index] += 1
+                    except MCPError as exc:
+                        refused[index].append(exc)
+        return answered, refused
+
+    answered, refused = async_to_sync(alternate)()
+    # Each session opened with initialize and its "initialized" notification: 4 of the 10.
+    assert sum(answered) <= LIVE_LIMIT - 4
+    assert refused[0] and refused[1]  # both processes refuse the token
+    for exc in refused[0] + refused[1]:
+        assert exc.error.data["code"] == "RATE_LIMITED"
+        assert f"its {LIVE_LIMIT} MCP requests for this minute" in exc.error.message
