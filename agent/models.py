@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 
+from talorys.accounts.models import ApiToken
 from talorys.history.models import LiveManager
 
 if TYPE_CHECKING:
@@ -47,6 +48,12 @@ class Conversation(models.Model):
     turn_lease_until = models.DateTimeField(null=True, blank=True)
     turn_cancel_requested = models.BooleanField(default=False)
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
+    # The token of the /v1 client that started it (agent/completions/admission.py counts a
+    # token's new conversations per day by it); None for every other conversation, and once
+    # the token is deleted. Not in a backup: tokens are not exported.
+    api_token = models.ForeignKey(
+        ApiToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # In the bin (talorys/history/bin.py): hidden from lists, and it takes no turns.

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from agent.completions.history import ClientChat, client_chat, conversation_for
+from agent.completions.admission import completion_admit, completion_claim
+from agent.completions.history import ClientChat, client_chat, conversation_match
 from agent.completions.replies import Reply
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
@@ -49,8 +50,7 @@ def test_a_resent_chat_matches_its_api_conversation_whatever_the_activity_lines_
     # The same messages in a conversation of the chat page are not this client's.
     conversation(("user", "hi", "complete"), ("assistant", "Done it.", "complete"), origin="live")
     shown = "› Added the task “X”\n\nDone   it.\n"
-    chat = ClientChat(prior=[("user", "hi"), ("assistant", shown)], text="next")
-    assert conversation_for(chat) == live
+    assert conversation_match([("user", "hi"), ("assistant", shown)]) == live
     assert Conversation.objects.count() == 2
 
 
@@ -61,18 +61,28 @@ def test_a_failed_exchange_is_left_out_so_that_the_question_asked_again_matches(
         ("user", "add it", "complete"),
         ("assistant", "", "error"),
     )
-    chat = ClientChat(prior=[("user", "hi"), ("assistant", "Hello.")], text="add it")
-    assert conversation_for(chat) == failed
+    assert conversation_match([("user", "hi"), ("assistant", "Hello.")]) == failed
 
 
-def test_a_chat_no_conversation_holds_is_imported_once_then_matched():
-    chat = ClientChat(prior=[("user", "hi"), ("assistant", "From another model.")], text="go on")
-    made = conversation_for(chat)
-    assert made is not None and conversation_for(chat) == made
-    rows = list(Message.objects.filter(conversation_id=made).values_list("role", "origin"))
-    assert rows == [("user", "import"), ("assistant", "import")]
-    assert Conversation.objects.get(pk=made).origin == Origin.API
-    assert conversation_for(ClientChat(prior=[], text="new")) is None  # the claim makes it
+def test_a_chat_no_conversation_holds_is_kept_once_then_matched(owner):
+    token, _raw = api_token_create(user=owner, name="Open WebUI", scope="read")
+    messages = said(("user", "hi"), ("assistant", "From another model."), ("user", "go on"))
+    admitted = completion_admit(messages=messages, token=token)
+    assert admitted.conversation_id is None  # made with the turn's claim
+    start = completion_claim(admission=admitted, token=token)
+
+    assert completion_admit(messages=messages, token=token).conversation_id == start.conversation_id
+    made = Conversation.objects.get()
+    assert (made.origin, made.api_token) == (Origin.API, token)
+    rows = list(made.messages.order_by("id").values_list("role", "origin"))
+    assert rows == [
+        ("user", "import"),
+        ("assistant", "import"),
+        ("user", "live"),
+        ("assistant", "live"),
+    ]
+    fresh = completion_admit(messages=said(("user", "new")), token=token)
+    assert fresh.conversation_id is None  # a new chat: the claim makes its conversation
 
 
 def test_the_read_mode_offers_read_tools_only():
