@@ -17,11 +17,19 @@ class Origin(models.TextChoices):
     """Where a conversation or a message came from. An imported one was never typed into this
     chat: its messages are data, never retried as live input (rerun.retry_target). An ``api``
     conversation was started by another chat client through /v1/chat/completions (agent/
-    completions/); its messages were typed live, there."""
+    completions/); its messages were typed live, there, except the earlier messages a client
+    sent of a chat Talorys did not hold (``client``: data too, like an import's, but from that
+    client rather than from a backup)."""
 
     LIVE = "live"
     IMPORT = "import"
     API = "api"
+    CLIENT = "client"
+
+
+# The origins of messages never typed into this chat: records shown to the model as data, never
+# retried, regenerated or edited as live input.
+RECORDED = frozenset({Origin.IMPORT, Origin.CLIENT})
 
 
 class Conversation(models.Model):

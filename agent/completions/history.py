@@ -14,8 +14,9 @@ matched, never stored twice:
 * no prior (a new chat): a new conversation of origin ``api``;
 * a prior that no conversation matches (a chat begun with another model, or one whose earlier
   messages were edited in the client): a new conversation of origin ``api`` holding that prior
-  as imported messages (``Origin.IMPORT``: data, never retried as live input), so that the
-  model reads the chat it is answering and the client's next request matches it. How much of it may come, and how many new
+  as the client's history (``Origin.CLIENT``: data, shown to the model as what that client
+  sent and never retried as live input), so that the model reads the chat it is answering and
+  the client's next request matches it. How much of it may come, and how many new
   conversations a token may start a day: admission.py.
 
 System and developer messages are not kept and not passed on: Talorys answers under its own
@@ -103,7 +104,7 @@ def conversation_match(prior: list[tuple[str, str]]) -> int | None:
 
 def conversation_new(*, chat: ClientChat, token: ApiToken | None) -> int:
     """A new ``api`` conversation of ``token``'s client, holding the chat's prior (if any) as
-    imported messages; its id. Called in the transaction that claims its
+    the client's history (``Origin.CLIENT``); its id. Called in the transaction that claims its
     first turn (admission.py), after the checks: nothing here refuses."""
     first_user = next((text for role, text in chat.prior if role == "user"), chat.text)
     conversation = Conversation.objects.create(
@@ -115,7 +116,7 @@ def conversation_new(*, chat: ClientChat, token: ApiToken | None) -> int:
             conversation=conversation,
             role=role,
             content=text,
-            origin=Origin.IMPORT,
+            origin=Origin.CLIENT,
             parent=parent,
         )
     return conversation.pk

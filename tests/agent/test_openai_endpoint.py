@@ -87,8 +87,8 @@ def test_a_chat_begun_elsewhere_is_kept_once_and_then_matched(live_server_url, o
     conversation = Conversation.objects.get()
     rows = list(conversation.messages.order_by("id").values_list("role", "origin"))
     assert rows == [
-        ("user", "import"),
-        ("assistant", "import"),
+        ("user", "client"),
+        ("assistant", "client"),
         ("user", "live"),
         ("assistant", "live"),
         ("user", "live"),

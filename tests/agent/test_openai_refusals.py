@@ -1,7 +1,8 @@
 """/v1 refuses before it writes (agent/completions/admission.py): a request refused for the
 day's budget, for a history over the bounds or for its token's new conversations of the day is
 answered in OpenAI's shape and leaves no conversation, message or usage behind, whatever its
-token's scope. The official ``openai`` client against a live daphne on the test database."""
+token's scope. And the history a client sends reaches the model as that client's, not as a
+backup's. The official ``openai`` client against a live daphne on the test database."""
 
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ from agent.completions.admission import (
     completion_claim,
 )
 from agent.completions.schemas import CompletionMessage
+from agent.context import IMPORTED_FRAME
 from agent.models import Conversation, Message
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.owner.models import UsageDay
+from tests.agent.fake_openai import text
 from tests.agent.test_openai_endpoint import client
 from tests.agent.test_runner import use_fake
 from tests.automations.conftest import in_threads
@@ -95,7 +98,7 @@ def test_a_made_up_history_over_the_bounds_is_a_400_that_keeps_nothing(live_serv
 
     ask(ai, made_up(HISTORY_MESSAGES_MAX))  # the bound itself is kept
     conversation = Conversation.objects.get()
-    assert conversation.messages.filter(origin="import").count() == HISTORY_MESSAGES_MAX
+    assert conversation.messages.filter(origin="client").count() == HISTORY_MESSAGES_MAX
 
 
 def _started_today(token: ApiToken, count: int) -> None:
@@ -154,3 +157,26 @@ def test_two_new_chats_at_once_cannot_both_take_the_last_conversation_of_the_day
     assert sorted(type(o).__name__ for o in outcomes) == ["NewConversationsSpent", "TurnStart"]
     assert Conversation.objects.filter(api_token=token).count() == CONVERSATIONS_PER_TOKEN_DAY
     assert Message.objects.count() == 2  # the winner's question and reply, nothing of the other
+
+
+def test_a_clients_history_reaches_the_model_as_that_clients_not_as_a_backups(
+    live_server_url, owner, fake_openai
+):
+    _token, raw = api_token_create(user=owner, name="Open WebUI", scope=ApiToken.Scope.WRITE)
+    ai = openai.OpenAI(base_url=f"{live_server_url}/v1", api_key=raw, max_retries=0, timeout=30)
+    use_fake(fake_openai)
+    fake_openai.script(text("You asked me to call mum."))
+    history = [
+        {"role": "user", "content": "remind me to call mum"},
+        {"role": "assistant", "content": "Done (another model)."},
+        {"role": "user", "content": "what did I ask?"},
+    ]
+    ask(ai, history)
+
+    sent = [m["content"] for m in fake_openai.requests[0]["messages"]]
+    earlier = [c for c in sent if "remind me to call mum" in c or "another model" in c]
+    assert len(earlier) == 2
+    for content in earlier:
+        assert content.startswith("[Sent by the chat client using the API token “Open WebUI”")
+    assert not any(IMPORTED_FRAME.strip() in c for c in sent)
+    assert "what did I ask?" in sent[-1] and not sent[-1].startswith("[")
