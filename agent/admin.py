@@ -55,6 +55,7 @@ class ConversationAdmin(BinAdmin):
         "title",
         "title_source",
         "origin",
+        "api_token",
         "turn_id",
         "turn_lease_until",
         "turn_cancel_requested",
@@ -69,6 +70,7 @@ class ConversationAdmin(BinAdmin):
         "title",
         "title_source",
         "origin",
+        "api_token",  # the /v1 client's token that started it
         "summary",
         "summary_upto",
         "created_at",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 
+from talorys.accounts.models import ApiToken
 from talorys.history.models import LiveManager
 
 if TYPE_CHECKING:
@@ -16,11 +17,19 @@ class Origin(models.TextChoices):
     """Where a conversation or a message came from. An imported one was never typed into this
     chat: its messages are data, never retried as live input (rerun.retry_target). An ``api``
     conversation was started by another chat client through /v1/chat/completions (agent/
-    completions/); its messages were typed live, there."""
+    completions/); its messages were typed live, there, except the earlier messages a client
+    sent of a chat Talorys did not hold (``client``: data too, like an import's, but from that
+    client rather than from a backup)."""
 
     LIVE = "live"
     IMPORT = "import"
     API = "api"
+    CLIENT = "client"
+
+
+# The origins of messages never typed into this chat: records shown to the model as data, never
+# retried, regenerated or edited as live input.
+RECORDED = frozenset({Origin.IMPORT, Origin.CLIENT})
 
 
 class Conversation(models.Model):
@@ -47,6 +56,12 @@ class Conversation(models.Model):
     turn_lease_until = models.DateTimeField(null=True, blank=True)
     turn_cancel_requested = models.BooleanField(default=False)
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
+    # The token of the /v1 client that started it (agent/completions/admission.py counts a
+    # token's new conversations per day by it); None for every other conversation, and once
+    # the token is deleted. Not in a backup: tokens are not exported.
+    api_token = models.ForeignKey(
+        ApiToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # In the bin (talorys/history/bin.py): hidden from lists, and it takes no turns.

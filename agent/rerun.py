@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from agent.models import Conversation, Message, Origin
+from agent.models import RECORDED, Conversation, Message, Origin
 from talorys.lib.errors import ValidationFailed
 
 
@@ -28,10 +28,17 @@ def _last_owner_message(*, conversation_id: int, verb: str, done: str) -> Messag
     )
     if owner_message is None:
         raise ValidationFailed(f"There is no message of yours to {verb} in this conversation.")
-    if owner_message.origin == Origin.IMPORT:
-        # An imported message was never typed into this chat: it is data, not an instruction.
-        raise ValidationFailed(f"An imported message cannot be {done}; send a new message.")
+    if owner_message.origin in RECORDED:
+        # Imported, or a /v1 client's history: never typed into this chat, so data, not an
+        # instruction.
+        raise ValidationFailed(f"{_recorded(owner_message)} cannot be {done}; send a new message.")
     return owner_message
+
+
+def _recorded(message: Message) -> str:
+    if message.origin == Origin.CLIENT:
+        return "A message a chat client sent as this chat's history"
+    return "An imported message"
 
 
 def path_tip(conversation_id: int) -> Message | None:
@@ -99,8 +106,8 @@ def _edited(*, conversation_id: int, message_id: int | None) -> Message:
             "Only your own messages in the conversation as it is shown can be edited; "
             "reload it and try again."
         )
-    if edited.origin == Origin.IMPORT:
-        raise ValidationFailed("An imported message cannot be edited; send a new message.")
+    if edited.origin in RECORDED:
+        raise ValidationFailed(f"{_recorded(edited)} cannot be edited; send a new message.")
     return edited
 
 

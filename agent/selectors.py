@@ -21,7 +21,7 @@ from django.db.models import (
 from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce, TruncDate
 
-from agent.context import HistoryEntry, imported_as_data
+from agent.context import HistoryEntry, client_history_as_data, imported_as_data
 from agent.models import Conversation, Message, Origin
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes
@@ -114,10 +114,19 @@ def turn_history(
     )
     # No row, no answer: read the notes, as if there were proposals.
     proposals = bool(rows[0][5]) if rows else True
-    return _history_entries([row[:5] for row in rows]), proposals
+    client = ""
+    if any(row[4] == Origin.CLIENT for row in rows):  # a /v1 client's history: name its token
+        client = _client_token_name(conversation_id)
+    return _history_entries([row[:5] for row in rows], client=client), proposals
 
 
-def _history_entries(rows: list[tuple[Any, ...]]) -> list[HistoryEntry]:
+def _client_token_name(conversation_id: int) -> str:
+    """The name of the token whose /v1 client started the conversation ("" once deleted)."""
+    names = Conversation.objects.filter(pk=conversation_id).values_list("api_token__name")
+    return next((name for (name,) in names if name), "")
+
+
+def _history_entries(rows: list[tuple[Any, ...]], *, client: str = "") -> list[HistoryEntry]:
     action_ids = [
         activity["action_id"]
         for _pk, _role, _content, activities, _origin in rows
@@ -129,6 +138,8 @@ def _history_entries(rows: list[tuple[Any, ...]]) -> list[HistoryEntry]:
     for pk, role, content, activities, origin in reversed(rows):
         if origin == Origin.IMPORT:
             content = imported_as_data(content)
+        elif origin == Origin.CLIENT:
+            content = client_history_as_data(content, token_name=client)
         notes = [
             outcome_note(outcomes[a["action_id"]])
             for a in activities or []

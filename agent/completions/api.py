@@ -10,14 +10,12 @@ A ``read`` token may chat, and its turn may only call read tools (tool mode ``re
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -27,7 +25,7 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
 from agent.completions import replies
-from agent.completions.history import client_chat, conversation_for
+from agent.completions.admission import completion_begin
 from agent.completions.schemas import (
     MODEL_ID,
     CompletionIn,
@@ -38,12 +36,10 @@ from agent.completions.schemas import (
 )
 from agent.live import turn_run
 from agent.live.turns import Event
-from agent.models import Origin
-from agent.runner import begin_turn
 from agent.runner.db import give_back_request_connection
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
-from talorys.lib.errors import AppError, NotFound, database_unavailable
+from talorys.lib.errors import AppError, BudgetExhausted, NotFound, database_unavailable
 from talorys.lib.openai_errors import openai_error
 
 BAD_TOKEN = "Incorrect API key provided: send a Talorys API token as 'Authorization: Bearer tal_…'."
@@ -78,6 +74,9 @@ def _error(status: int, message: str, **fields: Any) -> JsonResponse:
 
 @v1_api.exception_handler(AppError)
 def _app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
+    if isinstance(exc, BudgetExhausted):  # refused before the turn: as the turn would say it
+        status, body = replies.error_answer(exc.code, exc.message)
+        return JsonResponse(body, status=status)
     # OpenAI answers every request it cannot take as it is 400, a check of the services too.
     status = 400 if exc.status == 422 else exc.status
     response = _error(status, exc.message, code=exc.code.lower())
@@ -161,12 +160,9 @@ async def chat_completions(
     request: HttpRequest, payload: CompletionIn
 ) -> HttpResponse | StreamingHttpResponse:
     _check_model(payload.model)
-    chat = client_chat(payload.messages)
-    conversation_id = await sync_to_async(conversation_for)(chat)
-    start = await begin_turn(conversation_id=conversation_id, text=chat.text, origin=Origin.API)
-    token = request.auth  # type: ignore[attr-defined]
-    if not isinstance(token, ApiToken) or token.scope != ApiToken.Scope.WRITE:
-        start = dataclasses.replace(start, tool_mode="read")
+    token: ApiToken = request.auth  # type: ignore[attr-defined]  # token_auth's, never None here
+    # Every refusal before anything is written (admission.py), then the conversation and the claim.
+    start = await completion_begin(messages=payload.messages, token=token)
     turn = turn_run(start)
     events = turn.follow((start.assistant_message_id, 0))
     await give_back_request_connection()  # no session to save: the turn's trips have their own

@@ -14,8 +14,10 @@ matched, never stored twice:
 * no prior (a new chat): a new conversation of origin ``api``;
 * a prior that no conversation matches (a chat begun with another model, or one whose earlier
   messages were edited in the client): a new conversation of origin ``api`` holding that prior
-  as imported messages (``Origin.IMPORT``: data, never retried as live input), so that the
-  model reads the chat it is answering and the client's next request matches it.
+  as the client's history (``Origin.CLIENT``: data, shown to the model as what that client
+  sent and never retried as live input), so that the model reads the chat it is answering and
+  the client's next request matches it. How much of it may come, and how many new
+  conversations a token may start a day: admission.py.
 
 System and developer messages are not kept and not passed on: Talorys answers under its own
 system prompt (its rules on approvals, tools and memories as data), and a client's prompt
@@ -27,11 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import transaction
-
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
 from agent.services import MAX_MESSAGE_CHARS, conversation_title
+from talorys.accounts.models import ApiToken
 from talorys.lib.errors import ValidationFailed
 
 # The first character of the lines this endpoint writes for tool activity (replies.py).
@@ -101,28 +102,21 @@ def conversation_match(prior: list[tuple[str, str]]) -> int | None:
     return None
 
 
-def conversation_import(prior: list[tuple[str, str]]) -> int:
-    """A new ``api`` conversation holding ``prior`` as imported messages; its id."""
-    first_user = next((text for role, text in prior if role == "user"), prior[0][1])
-    with transaction.atomic():
-        conversation = Conversation.objects.create(
-            title=conversation_title(text=first_user), origin=Origin.API
+def conversation_new(*, chat: ClientChat, token: ApiToken | None) -> int:
+    """A new ``api`` conversation of ``token``'s client, holding the chat's prior (if any) as
+    the client's history (``Origin.CLIENT``); its id. Called in the transaction that claims its
+    first turn (admission.py), after the checks: nothing here refuses."""
+    first_user = next((text for role, text in chat.prior if role == "user"), chat.text)
+    conversation = Conversation.objects.create(
+        title=conversation_title(text=first_user), origin=Origin.API, api_token=token
+    )
+    parent = None
+    for role, text in chat.prior:  # one chain, each message following the one before
+        parent = Message.objects.create(
+            conversation=conversation,
+            role=role,
+            content=text,
+            origin=Origin.CLIENT,
+            parent=parent,
         )
-        parent = None
-        for role, text in prior:  # one chain, each message following the one before
-            parent = Message.objects.create(
-                conversation=conversation,
-                role=role,
-                content=text,
-                origin=Origin.IMPORT,
-                parent=parent,
-            )
     return conversation.pk
-
-
-def conversation_for(chat: ClientChat) -> int | None:
-    """The conversation the chat continues (matched, or made from its prior), or None for a
-    new chat, which the turn's claim makes (``turn_begin`` with ``origin=Origin.API``)."""
-    if not chat.prior:
-        return None
-    return conversation_match(chat.prior) or conversation_import(chat.prior)

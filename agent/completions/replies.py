@@ -20,6 +20,7 @@ from typing import Any
 from agent.completions.history import ACTIVITY_MARK
 from agent.completions.schemas import MODEL_ID
 from agent.live.turns import Event
+from talorys.lib.errors import BudgetExhausted
 from talorys.lib.openai_errors import openai_error
 
 # The events that say something to the client; title and start are Talorys's own.
@@ -69,9 +70,15 @@ class Reply:
 
 def turn_error(event: Event) -> tuple[int, dict[str, Any]]:
     """The status and body of the error answer a turn's ``error`` event becomes."""
-    code = str(event.get("code") or "")
-    message = str(event.get("message") or "The reply failed.")
-    if code == "BUDGET_EXHAUSTED":
+    return error_answer(
+        str(event.get("code") or ""), str(event.get("message") or "The reply failed.")
+    )
+
+
+def error_answer(code: str, message: str) -> tuple[int, dict[str, Any]]:
+    """The status and body of the error answer for a turn's failure of ``code``, whether the
+    turn said it or the request was refused before it began (a spent budget: api.py)."""
+    if code == BudgetExhausted.code:
         return 429, openai_error(
             429, message, type_="insufficient_quota", code="insufficient_quota"
         )

@@ -87,8 +87,8 @@ def test_a_chat_begun_elsewhere_is_kept_once_and_then_matched(live_server_url, o
     conversation = Conversation.objects.get()
     rows = list(conversation.messages.order_by("id").values_list("role", "origin"))
     assert rows == [
-        ("user", "import"),
-        ("assistant", "import"),
+        ("user", "client"),
+        ("assistant", "client"),
         ("user", "live"),
         ("assistant", "live"),
         ("user", "live"),
@@ -171,10 +171,8 @@ def test_a_spent_budget_is_a_429_and_a_slow_model_still_streams(
     fake_openai.script(events(chunk({"content": "Slow"}), Stall(0.5), chunk({"content": " one."})))
     content, chunks = streamed(ai, [{"role": "user", "content": "think"}])
     assert content == "Slow one." and chunks[-1].choices[0].finish_reason == "stop"
-    # Both requests kept their exchange; the failed one stays visible in its conversation.
+    # The refused request kept nothing (tests/agent/test_openai_refusals.py); the next one did.
     assert list(Message.objects.order_by("id").values_list("status", flat=True)) == [
-        "complete",
-        "error",
         "complete",
         "complete",
     ]

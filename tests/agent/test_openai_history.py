@@ -4,12 +4,18 @@ tool mode, and /v1's answers that need no model turn."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from agent.completions.history import ClientChat, client_chat, conversation_for
+from agent.completions.admission import completion_admit, completion_claim
+from agent.completions.history import ClientChat, client_chat, conversation_match
 from agent.completions.replies import Reply
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
+from agent.selectors import conversation_history
+from agent.services import turn_begin, turn_release
+from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.tools import Permission, get_tool, tools_for
@@ -49,8 +55,7 @@ def test_a_resent_chat_matches_its_api_conversation_whatever_the_activity_lines_
     # The same messages in a conversation of the chat page are not this client's.
     conversation(("user", "hi", "complete"), ("assistant", "Done it.", "complete"), origin="live")
     shown = "› Added the task “X”\n\nDone   it.\n"
-    chat = ClientChat(prior=[("user", "hi"), ("assistant", shown)], text="next")
-    assert conversation_for(chat) == live
+    assert conversation_match([("user", "hi"), ("assistant", shown)]) == live
     assert Conversation.objects.count() == 2
 
 
@@ -61,18 +66,28 @@ def test_a_failed_exchange_is_left_out_so_that_the_question_asked_again_matches(
         ("user", "add it", "complete"),
         ("assistant", "", "error"),
     )
-    chat = ClientChat(prior=[("user", "hi"), ("assistant", "Hello.")], text="add it")
-    assert conversation_for(chat) == failed
+    assert conversation_match([("user", "hi"), ("assistant", "Hello.")]) == failed
 
 
-def test_a_chat_no_conversation_holds_is_imported_once_then_matched():
-    chat = ClientChat(prior=[("user", "hi"), ("assistant", "From another model.")], text="go on")
-    made = conversation_for(chat)
-    assert made is not None and conversation_for(chat) == made
-    rows = list(Message.objects.filter(conversation_id=made).values_list("role", "origin"))
-    assert rows == [("user", "import"), ("assistant", "import")]
-    assert Conversation.objects.get(pk=made).origin == Origin.API
-    assert conversation_for(ClientChat(prior=[], text="new")) is None  # the claim makes it
+def test_a_chat_no_conversation_holds_is_kept_once_as_its_clients_history_then_matched(owner):
+    token, _raw = api_token_create(user=owner, name="Open WebUI", scope="read")
+    messages = said(("user", "hi"), ("assistant", "From another model."), ("user", "go on"))
+    admitted = completion_admit(messages=messages, token=token)
+    assert admitted.conversation_id is None  # made with the turn's claim
+    start = completion_claim(admission=admitted, token=token)
+
+    assert completion_admit(messages=messages, token=token).conversation_id == start.conversation_id
+    made = Conversation.objects.get()
+    assert (made.origin, made.api_token) == (Origin.API, token)
+    rows = list(made.messages.order_by("id").values_list("role", "origin"))
+    assert rows == [
+        ("user", "client"),
+        ("assistant", "client"),
+        ("user", "live"),
+        ("assistant", "live"),
+    ]
+    fresh = completion_admit(messages=said(("user", "new")), token=token)
+    assert fresh.conversation_id is None  # a new chat: the claim makes its conversation
 
 
 def test_the_read_mode_offers_read_tools_only():
@@ -123,3 +138,50 @@ def test_a_malformed_body_is_a_400_in_openais_shape(owner):
     )
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_a_clients_history_is_shown_to_the_model_as_that_clients_and_never_rerun(owner):
+    token, _raw = api_token_create(user=owner, name="Open WebUI", scope="write")
+    messages = said(("user", "call mum"), ("assistant", "Noted."), ("user", "what now?"))
+    start = completion_claim(
+        admission=completion_admit(messages=messages, token=token), token=token
+    )
+    Message.objects.filter(pk=start.assistant_message_id).update(status="complete", content="Hm.")
+    turn_release(conversation_id=start.conversation_id, turn_id=start.turn_id)  # the turn ended
+
+    history = conversation_history(conversation_id=start.conversation_id, after_id=None)
+    frame = "[Sent by the chat client using the API token “Open WebUI” as an earlier message"
+    assert [entry.content.startswith(frame) for entry in history] == [True, True, False, False]
+    assert history[0].content.endswith("\ncall mum") and history[2].content == "what now?"
+    ApiToken.objects.filter(pk=token.pk).delete()  # its conversations stay, without its name
+    history = conversation_history(conversation_id=start.conversation_id, after_id=None)
+    assert history[0].content.startswith("[Sent by a chat client as an earlier message")
+
+    first = Message.objects.filter(origin=Origin.CLIENT, role="user").get()
+    with pytest.raises(ValidationFailed, match="chat client sent as this chat's history"):
+        turn_begin(conversation_id=start.conversation_id, text="x", edit=True, message_id=first.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_relabels_the_history_v1_kept_as_imported():
+    before = [("agent", "0008_conversation_api_token")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    apps = executor.loader.project_state(before).apps
+    old_conversation = apps.get_model("agent", "Conversation")
+    old_message = apps.get_model("agent", "Message")
+    for origin in ("api", "import"):  # a /v1 chat begun elsewhere; a backup's conversation
+        kept = old_conversation.objects.create(title=origin, origin=origin)
+        old_message.objects.create(conversation=kept, role="user", content="hi", origin="import")
+        old_message.objects.create(conversation=kept, role="user", content="more", origin="live")
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    rows = Message.objects.order_by("conversation__title", "id")
+    assert list(rows.values_list("conversation__title", "origin")) == [
+        ("api", "client"),
+        ("api", "live"),
+        ("import", "import"),
+        ("import", "live"),
+    ]

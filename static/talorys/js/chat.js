@@ -97,7 +97,7 @@ function refreshActions() {
       else if (state === "complete") actions.push({ label: "Regenerate", run: () => send("", { regenerate: true }) });
     }
     if (idle && li === lastUser && li.dataset.id && li === last) actions.push({ label: "Retry", style: "primary", run: () => send("", { retry: true }) });
-    if (idle && li.dataset.role === "user" && li.dataset.id && li.dataset.origin !== "import") {
+    if (idle && li.dataset.role === "user" && li.dataset.id && !["import", "client"].includes(li.dataset.origin)) {
       actions.push({ label: "Edit", run: () => bubbles.edit(li, { save: (text) => send(text, { edit: true, li }), cancel: () => input.focus() }) });
     }
     bubbles.setActions(li, actions);

@@ -49,9 +49,22 @@ def usage_reserve(
         _usage_today(day)
         updated = UsageDay.objects.filter(**within).update(**spend)
     if not updated:
-        raise BudgetExhausted(
-            f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up."
-        )
+        raise _exhausted(kind, limit)
+
+
+def usage_check(*, kind: str, owner_settings: OwnerSettings | None = None) -> None:
+    """Raise BudgetExhausted, as ``usage_reserve`` would, when no request of ``kind`` is left
+    today; reserve nothing. A pure read, for a caller that must refuse before it writes
+    anything (/v1, agent/completions/admission.py): the reservation still comes before the
+    provider call."""
+    column, limit_field = USAGE_KINDS[kind]
+    owner_settings = owner_settings or owner_settings_get()
+    if usage_report(owner_settings=owner_settings, days=1)["remaining"][column] < 1:
+        raise _exhausted(kind, getattr(owner_settings, limit_field))
+
+
+def _exhausted(kind: str, limit: int) -> BudgetExhausted:
+    return BudgetExhausted(f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up.")
 
 
 def usage_remaining(*, kind: str) -> int:
