@@ -15,6 +15,7 @@ from memory.recall.sources import recall_kinds
 from talorys.lib.schemas import (
     LIST_LIMIT_MAX,
     NO_NUL,
+    NOT_BLANK,
     BoundedDate,
     ExpectedVersion,
     In,
@@ -130,7 +131,9 @@ def _known_kinds(schema: dict[str, Any]) -> None:
 class SearchQuery(Schema):
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    q: QueryText = Field(min_length=1, max_length=QUERY_MAX)
+    q: QueryText = Field(
+        min_length=1, max_length=QUERY_MAX, json_schema_extra={"pattern": NOT_BLANK}
+    )
     kinds: Annotated[str, Field(max_length=200, json_schema_extra=_known_kinds)] | None = Field(
         None,
         description="Comma-separated: memories, tasks, notes, projects, automations, messages",

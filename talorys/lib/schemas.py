@@ -29,6 +29,9 @@ def _no_nul(value: Any) -> Any:
 # What /api/openapi.json says of every text an input takes: no NUL character (the rule above),
 # so that a client reading the schema sends only what the services accept.
 NO_NUL = "^[^\\x00]*$"
+# A text that must not be empty: stripped of whitespace first (pydantic's, and the services'
+# clean_text, whose str.strip also takes \x1c-\x1f), something must be left.
+NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 # Every date an input takes lies in 1900-2199 (talorys.lib.validation.DATE_MIN..DATE_MAX).
 # JSON Schema has no range for a date; the year's pattern says it (an instant on the range's
 # first or last day whose offset moves it across is refused though the pattern allows it).
@@ -80,12 +83,13 @@ def one_of(choices: type[TextChoices]) -> WithJsonSchema:
 
 
 def _texts_say_no_nul(schema: dict[str, Any]) -> None:
-    """Give each plain text property of an input's JSON schema the ``NO_NUL`` pattern (a date's,
-    a choice's or a pattern of its own already says more)."""
+    """Give each plain text property of an input's JSON schema the ``NO_NUL`` pattern, or
+    ``NOT_BLANK`` where it may not be empty (a date's, a choice's or a pattern of its own
+    already says more)."""
     for prop in schema.get("properties", {}).values():
         for option in [prop, *prop.get("anyOf", [])]:
             if option.get("type") == "string" and not {"format", "enum", "pattern"} & set(option):
-                option["pattern"] = NO_NUL
+                option["pattern"] = NOT_BLANK if option.get("minLength", 0) > 0 else NO_NUL
 
 
 class In(Schema):

@@ -20,7 +20,7 @@ URL_PATTERN = r"^\s*(https?://[^\x00-\x20\x7f]*)?\s*$"
 KEY_PATTERN = r"^\s*[!-~]*\s*$"
 TIME_OF_DAY = r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$"
 TimeZoneName = Annotated[
-    str, WithJsonSchema({"type": "string", "enum": sorted(available_timezones())})
+    str | None, WithJsonSchema({"type": "string", "enum": sorted(available_timezones())})
 ]
 TimeOfDay = Annotated[dt.time, WithJsonSchema({"type": "string", "pattern": TIME_OF_DAY})]
 
@@ -35,27 +35,29 @@ Key = Annotated[
 
 
 def _bounds(name: str) -> Any:
+    """A limit's bounds; left out keeps it, null is refused (the schema has no null)."""
     low, high = SETTINGS_BOUNDS[name]
-    return Field(json_schema_extra={"minimum": low, "maximum": high})
+    return WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
 
 
 class SettingsPatch(In):
     """Send only what changes. API keys are write-only: a string sets one, "" clears it."""
 
-    time_zone: TimeZoneName | None = None
+    time_zone: TimeZoneName = None  # left out keeps it; null is refused (the schema has no null)
     model_base_url: Url | None = None
     model_name: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
     model_api_key: Key | None = None
-    daily_ai_requests: Annotated[int, _bounds("daily_ai_requests")] | None = None
-    daily_scheduled_ai_requests: Annotated[int, _bounds("daily_scheduled_ai_requests")] | None = (
+    daily_ai_requests: Annotated[int | None, _bounds("daily_ai_requests")] = None
+    daily_scheduled_ai_requests: Annotated[int | None, _bounds("daily_scheduled_ai_requests")] = (
         None
     )
-    daily_embedding_requests: Annotated[int, _bounds("daily_embedding_requests")] | None = None
-    max_steps_per_turn: Annotated[int, _bounds("max_steps_per_turn")] | None = None
-    max_tool_calls_per_turn: Annotated[int, _bounds("max_tool_calls_per_turn")] | None = None
-    max_output_tokens: Annotated[int, _bounds("max_output_tokens")] | None = None
-    max_context_tokens: Annotated[int, _bounds("max_context_tokens")] | None = None
-    semantic_enabled: bool | None = None
+    daily_embedding_requests: Annotated[int | None, _bounds("daily_embedding_requests")] = None
+    max_steps_per_turn: Annotated[int | None, _bounds("max_steps_per_turn")] = None
+    max_tool_calls_per_turn: Annotated[int | None, _bounds("max_tool_calls_per_turn")] = None
+    max_output_tokens: Annotated[int | None, _bounds("max_output_tokens")] = None
+    max_context_tokens: Annotated[int | None, _bounds("max_context_tokens")] = None
+    # Left out keeps it; null is refused (the schema has no null).
+    semantic_enabled: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
     embeddings_base_url: Url | None = None
     embeddings_model: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
     embeddings_api_key: Key | None = None
@@ -87,8 +89,9 @@ class SettingsOut(Schema):
     embeddings_base_url: str
     embeddings_model: str
     embeddings_api_key_set: bool
-    quiet_hours_start: dt.time | None
-    quiet_hours_end: dt.time | None
+    # Wall-clock times without an offset (JSON Schema's "time" format would require one).
+    quiet_hours_start: TimeOfDay | None
+    quiet_hours_end: TimeOfDay | None
     # The calendar feed's secret URL: to the owner's session only, null to an API token.
     calendar_url: str | None = Field(
         description="The calendar feed (iCalendar) to subscribe to; null when asked with a token."
