@@ -91,17 +91,22 @@ def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) 
 
     The owner is asked once per tool and target. A regenerated, retried or edited reply that
     proposes again exactly what is already waiting (same payload, target unchanged since) gets
-    that action back, marked ``reused``: it moves under the new reply with its full time again,
-    and no second notification goes out. A different proposal for the same target (other
+    that action back, marked ``reused``: it moves under the new reply, keeps the expiry it was
+    given when first proposed (asking again never buys it more time: once expired, a proposal is
+    a new action), and no second notification goes out. A different proposal for the same target (other
     content, or the target changed since) withdraws the waiting one and is asked instead; one
     that makes something new (``NEW_TARGET``) only ever reuses an identical one.
 
     Proposals for one tool and target queue for each other (``_queue_for_target``), so the
     second of two racing proposals sees the first one's action and reuses or withdraws it; the
     database's constraint of one waiting action per tool and target backs that up.
+
+    Each proposal also prunes the decided actions past ``RETENTION`` (``_prune_decided``), so
+    the table stays bounded even where beat does not run; the beat job prunes too.
     """
     with transaction.atomic():
         _queue_for_target(tool.name, proposal.target_id)
+        _prune_decided(now=timezone.now())
         return _propose(tool, proposal, ctx)
 
 
@@ -171,11 +176,12 @@ def _proposer(ctx: ToolContext) -> str:
 
 def _propose_again(action: PendingAction, ctx: ToolContext) -> PendingAction:
     """The same proposal again, from a new reply: the waiting action moves under that reply
-    (its card shows there) and waits its full time again; the owner is not asked twice."""
+    (its card shows there) and keeps its expiry, so proposing again cannot keep an approval
+    waiting past its 30 minutes (its push's capabilities expire with it); the owner is not asked
+    twice."""
     if ctx.conversation_id is not None:
         action.conversation_id, action.message_id = ctx.conversation_id, ctx.message_id
-    action.expires_at = timezone.now() + EXPIRY
-    action.save(update_fields=["conversation_id", "message_id", "expires_at"])
+    action.save(update_fields=["conversation_id", "message_id"])
     _event(
         action,
         kind=ApprovalEvent.Kind.PROPOSED,
@@ -346,11 +352,24 @@ def pending_actions_prune() -> int:
     capabilities, _ = DecisionCapability.objects.filter(
         expires_at__lt=now - CAPABILITY_KEPT
     ).delete()
-    cutoff = now - RETENTION
-    old = PendingAction.objects.filter(created_at__lt=cutoff).exclude(
+    with transaction.atomic():
+        deleted = _prune_decided(now=now)
+    return capabilities + deleted
+
+
+def _prune_decided(*, now: dt.datetime) -> int:
+    """Delete the decided actions proposed more than ``RETENTION`` ago (their audit lines stay,
+    and their capabilities go with them); returns how many rows went. Waiting actions stay, and
+    so do committed ones still inside their undo window, so that undo keeps working.
+
+    Call inside a transaction. Rows another pruner (the beat job, a concurrent proposal) holds
+    are skipped, not waited for: that one deletes them, and two pruners never deadlock."""
+    old = PendingAction.objects.filter(created_at__lt=now - RETENTION).exclude(
         status=PendingAction.Status.PENDING
     )
-    # Committed actions still inside their undo window are kept so that undo keeps working.
-    old = old.exclude(status=PendingAction.Status.COMMITTED, undo_until__gt=timezone.now())
-    deleted, _ = old.delete()
-    return capabilities + deleted
+    old = old.exclude(status=PendingAction.Status.COMMITTED, undo_until__gt=now)
+    ids = list(old.select_for_update(skip_locked=True).values_list("pk", flat=True))
+    if not ids:
+        return 0
+    deleted, _ = PendingAction.objects.filter(pk__in=ids).delete()
+    return deleted

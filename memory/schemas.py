@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from memory.conflict import VerdictKind
 from memory.models import Memory
 from memory.recall.engine import Mode as RecallMode
-from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, ExpectedVersion, In, QueryText
+from memory.recall.sources import recall_kinds
+from talorys.lib.schemas import (
+    LIST_LIMIT_MAX,
+    NO_NUL,
+    NOT_BLANK,
+    BoundedDate,
+    ExpectedVersion,
+    In,
+    QueryText,
+)
 from talorys.lib.search import QUERY_MAX
 
 
@@ -27,9 +37,14 @@ class MemoryIn(In):
         return self
 
 
+_TEXT = {"type": "string", "minLength": 1, "maxLength": Memory.TEXT_MAX, "pattern": NO_NUL}
+_CATEGORY = {"type": "string", "enum": list(Memory.Category.values)}
+
+
 class MemoryPatch(In):
-    text: str | None = Field(None, min_length=1, max_length=Memory.TEXT_MAX)
-    category: Memory.Category | None = None
+    # Either may be left out, never null (_not_null): the schema says a text and a category.
+    text: Annotated[str | None, WithJsonSchema(_TEXT)] = None
+    category: Annotated[Memory.Category | None, WithJsonSchema(_CATEGORY)] = None
     # null clears a date (unknown); leaving it out keeps it.
     valid_from: BoundedDate | None = None
     valid_to: BoundedDate | None = None
@@ -105,13 +120,22 @@ class MemoryRevisionOut(Schema):
     created_at: dt.datetime
 
 
+def _known_kinds(schema: dict[str, Any]) -> None:
+    """The schema's pattern for ``kinds``: commas between recall's kinds (read when the schema is
+    made, so every registered source is in it), spaces and empty items allowed, as the API
+    reads it; an unknown kind is refused."""
+    kind = "(" + "|".join(recall_kinds()) + ")"
+    schema["pattern"] = rf"^\s*({kind}\s*)?(,\s*({kind}\s*)?)*$"
+
+
 class SearchQuery(Schema):
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    q: QueryText = Field(min_length=1, max_length=QUERY_MAX)
-    kinds: str | None = Field(
+    q: QueryText = Field(
+        min_length=1, max_length=QUERY_MAX, json_schema_extra={"pattern": NOT_BLANK}
+    )
+    kinds: Annotated[str, Field(max_length=200, json_schema_extra=_known_kinds)] | None = Field(
         None,
-        max_length=200,
         description="Comma-separated: memories, tasks, notes, projects, automations, messages",
     )
     limit: int = Field(20, ge=1, le=LIST_LIMIT_MAX)

@@ -30,6 +30,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 INSTALLED_APPS = [
     "daphne",
     "talorys.accounts.apps.OwnerAdminConfig",  # django.contrib.admin, with a throttled login
+    # Before django.contrib.auth: its createsuperuser refuses a second owner (accounts/owner.py).
+    "talorys.accounts",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -40,7 +42,6 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "csp",
     "talorys",
-    "talorys.accounts",
     "talorys.owner",
     "talorys.history",
     "talorys.workspace",

@@ -1,16 +1,23 @@
 """The operator's view of API tokens: made, changed and revoked through the services, audited
-(``talorys.audit``), never deleted by hand (revoking keeps the record of what it did)."""
+(``talorys.audit``), never deleted by hand (revoking keeps the record of what it did). And of the
+accounts: Django's user admin, which shows which account is the owner and refuses to make a
+second superuser, saying why (owner.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm, UsernameField
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from talorys.accounts.models import ApiToken
+from talorys.accounts.owner import is_the_owner, one_owner_message, the_owner
 from talorys.accounts.services import api_token_create, api_token_revoke, api_token_update
 from talorys.lib.service_admin import ServiceAdmin
 
@@ -69,3 +76,55 @@ class ApiTokenAdmin(ServiceAdmin):
         for token in queryset.filter(revoked_at__isnull=True):
             api_token_revoke(user=token.user, token_id=token.pk, actor=self.actor(request))
         self.message_user(request, "Selected tokens revoked.")
+
+
+class OneOwnerForm(forms.ModelForm):
+    """Refuses the superuser flag for any account but the owner, with the reason (the database
+    would refuse it too, without one)."""
+
+    def clean_is_superuser(self) -> bool:
+        wanted = bool(self.cleaned_data.get("is_superuser"))
+        owner = the_owner()
+        if wanted and owner is not None and owner.pk != self.instance.pk:
+            raise forms.ValidationError(one_owner_message(owner), code="one_owner")
+        return wanted
+
+
+class OwnerUserChangeForm(OneOwnerForm, UserChangeForm):
+    pass
+
+
+class OwnerUserCreationForm(OneOwnerForm, AdminUserCreationForm):
+    class Meta:  # UserCreationForm's, with the flag: refused here, not silently dropped
+        model = User
+        fields = ("username", "is_superuser")
+        field_classes = {"username": UsernameField}
+
+
+ONE_OWNER_NOTE = (
+    "Talorys has one owner, the install's one superuser. An account added here cannot sign in "
+    "to the app, the API or the admin, and cannot be made a superuser."
+)
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class OwnerUserAdmin(UserAdmin):
+    form = OwnerUserChangeForm
+    add_form = OwnerUserCreationForm
+    add_fieldsets = (
+        (
+            None,
+            {
+                "classes": ("wide",),
+                "description": ONE_OWNER_NOTE,
+                "fields": ("username", "usable_password", "password1", "password2", "is_superuser"),
+            },
+        ),
+    )
+    list_display = ("username", "owner", "is_active", "last_login")
+
+    @admin.display(boolean=True, description="The owner")
+    def owner(self, obj: User) -> bool:
+        return is_the_owner(obj)

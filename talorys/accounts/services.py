@@ -31,7 +31,7 @@ from django.utils import timezone
 from talorys.accounts.counters import counter_hit, counter_retry_after, counters_use
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
 from talorys.accounts.models import ApiToken
-from talorys.accounts.owner import is_the_owner
+from talorys.accounts.owner import is_the_owner, one_owner_message, the_owner
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import (
     Conflict,
@@ -274,10 +274,14 @@ def owner_password_change(
 
 
 def owner_create(*, username: str, password: str) -> User:
-    """Create the owner. The owner also operates this single-person install, so may use /admin/."""
+    """Create the owner, the install's one superuser (owner.py): it also operates this
+    single-person install, so may use /admin/. Refused once the owner exists."""
     username = username.strip()
     if not username:
         raise ValidationFailed("The owner needs a username.")
+    owner = the_owner()
+    if owner is not None:
+        raise ValidationFailed(one_owner_message(owner))
     user_model = get_user_model()
     _validated(password, user_model(username=username))
     if user_model.objects.filter(username=username).exists():

@@ -26,8 +26,19 @@ def _no_nul(value: Any) -> Any:
     return value
 
 
+# What /api/openapi.json says of every text an input takes: no NUL character (the rule above),
+# so that a client reading the schema sends only what the services accept.
+NO_NUL = "^[^\\x00]*$"
+# A text that must not be empty: stripped of whitespace first (pydantic's, and the services'
+# clean_text, whose str.strip also takes \x1c-\x1f), something must be left.
+NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# Every date an input takes lies in 1900-2199 (talorys.lib.validation.DATE_MIN..DATE_MAX).
+# JSON Schema has no range for a date; the year's pattern says it (an instant on the range's
+# first or last day whose offset moves it across is refused though the pattern allows it).
+YEARS_IN_RANGE = "^(19|2[01])"
+
 # A query-string text (a search or filter) held to the same rule as body fields.
-QueryText = Annotated[str, AfterValidator(_no_nul)]
+QueryText = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": NO_NUL})]
 # A row id as the database holds it (a signed 64-bit integer): a larger number is bad input
 # (422), not a query that fails in the database. Path ids are bounded in talorys/lib/middleware.py.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
@@ -59,8 +70,9 @@ ExpectedVersion = Annotated[
 
 # An aware date within the range every date the owner or the model gives must lie in
 # (talorys.lib.validation.DATE_MIN..DATE_MAX): a 422, never an overflow later.
-BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range)]
-BoundedDate = Annotated[dt.date, AfterValidator(day_in_range)]
+_IN_RANGE = Field(json_schema_extra={"pattern": YEARS_IN_RANGE})
+BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range), _IN_RANGE]
+BoundedDate = Annotated[dt.date, AfterValidator(day_in_range), _IN_RANGE]
 
 
 def one_of(choices: type[TextChoices]) -> WithJsonSchema:
@@ -70,8 +82,20 @@ def one_of(choices: type[TextChoices]) -> WithJsonSchema:
     return WithJsonSchema({"enum": list(choices.values), "type": "string"})
 
 
+def _texts_say_no_nul(schema: dict[str, Any]) -> None:
+    """Give each plain text property of an input's JSON schema the ``NO_NUL`` pattern, or
+    ``NOT_BLANK`` where it may not be empty (a date's, a choice's or a pattern of its own
+    already says more)."""
+    for prop in schema.get("properties", {}).values():
+        for option in [prop, *prop.get("anyOf", [])]:
+            if option.get("type") == "string" and not {"format", "enum", "pattern"} & set(option):
+                option["pattern"] = NOT_BLANK if option.get("minLength", 0) > 0 else NO_NUL
+
+
 class In(Schema):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(
+        extra="forbid", str_strip_whitespace=True, json_schema_extra=_texts_say_no_nul
+    )
 
     @field_validator("*")
     @classmethod

@@ -3,36 +3,68 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Annotated, Any
+from zoneinfo import available_timezones
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from talorys.lib.schemas import In
-from talorys.owner.models import OwnerSettings
+from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import EmbeddingsProviderKind, ModelProviderKind, RecallMode
+
+# What the settings service checks (owner_settings_check), said in the schema: a URL is empty or
+# http(s) without spaces or control characters; a key is printable ASCII (a header's value); a
+# time of day has no offset; surrounding whitespace is stripped first, as the service does.
+URL_PATTERN = r"^\s*(https?://[^\x00-\x20\x7f]*)?\s*$"
+KEY_PATTERN = r"^\s*[!-~]*\s*$"
+TIME_OF_DAY = r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$"
+TimeZoneName = Annotated[
+    str | None, WithJsonSchema({"type": "string", "enum": sorted(available_timezones())})
+]
+TimeOfDay = Annotated[dt.time, WithJsonSchema({"type": "string", "pattern": TIME_OF_DAY})]
+
+
+# Said in the schema only: the service checks each and refuses in its own words.
+Url = Annotated[
+    str, Field(max_length=OwnerSettings.URL_MAX, json_schema_extra={"pattern": URL_PATTERN})
+]
+Key = Annotated[
+    str, Field(max_length=OwnerSettings.API_KEY_MAX, json_schema_extra={"pattern": KEY_PATTERN})
+]
+
+
+def _bounds(name: str) -> Any:
+    """A limit's bounds; left out keeps it, null is refused (the schema has no null)."""
+    low, high = SETTINGS_BOUNDS[name]
+    return WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
 
 
 class SettingsPatch(In):
     """Send only what changes. API keys are write-only: a string sets one, "" clears it."""
 
-    time_zone: str | None = Field(None, min_length=1, max_length=OwnerSettings.TIME_ZONE_MAX)
-    model_base_url: str | None = Field(None, max_length=OwnerSettings.URL_MAX)
+    time_zone: TimeZoneName = None  # left out keeps it; null is refused (the schema has no null)
+    model_base_url: Url | None = None
     model_name: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
-    model_api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
-    daily_ai_requests: int | None = None
-    daily_scheduled_ai_requests: int | None = None
-    daily_embedding_requests: int | None = None
-    max_steps_per_turn: int | None = None
-    max_tool_calls_per_turn: int | None = None
-    max_output_tokens: int | None = None
-    max_context_tokens: int | None = None
-    semantic_enabled: bool | None = None
-    embeddings_base_url: str | None = Field(None, max_length=OwnerSettings.URL_MAX)
+    model_api_key: Key | None = None
+    daily_ai_requests: Annotated[int | None, _bounds("daily_ai_requests")] = None
+    daily_scheduled_ai_requests: Annotated[int | None, _bounds("daily_scheduled_ai_requests")] = (
+        None
+    )
+    daily_embedding_requests: Annotated[int | None, _bounds("daily_embedding_requests")] = None
+    max_steps_per_turn: Annotated[int | None, _bounds("max_steps_per_turn")] = None
+    max_tool_calls_per_turn: Annotated[int | None, _bounds("max_tool_calls_per_turn")] = None
+    max_output_tokens: Annotated[int | None, _bounds("max_output_tokens")] = None
+    max_context_tokens: Annotated[int | None, _bounds("max_context_tokens")] = None
+    # Left out keeps it; null is refused (the schema has no null).
+    semantic_enabled: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
+    embeddings_base_url: Url | None = None
     embeddings_model: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
-    embeddings_api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
-    quiet_hours_start: dt.time | None = None
-    quiet_hours_end: dt.time | None = None
-    calendar_feed_details: bool | None = None
+    embeddings_api_key: Key | None = None
+    quiet_hours_start: TimeOfDay | None = None
+    quiet_hours_end: TimeOfDay | None = None
+    # Left out keeps it; null is refused (the schema has no null).
+    calendar_feed_details: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
 
 
 class SettingsOut(Schema):
@@ -59,8 +91,9 @@ class SettingsOut(Schema):
     embeddings_base_url: str
     embeddings_model: str
     embeddings_api_key_set: bool
-    quiet_hours_start: dt.time | None
-    quiet_hours_end: dt.time | None
+    # Wall-clock times without an offset (JSON Schema's "time" format would require one).
+    quiet_hours_start: TimeOfDay | None
+    quiet_hours_end: TimeOfDay | None
     # The calendar feed's secret URL: to the owner's session only, null to an API token.
     calendar_url: str | None = Field(
         description="The calendar feed (iCalendar) to subscribe to; null when asked with a token."
@@ -79,9 +112,9 @@ class ConnectionTestIn(In):
     """What to test, unsaved; each one left out is the stored setting's. No key: the stored
     key, and only when the URL is the stored one."""
 
-    base_url: str | None = Field(None, max_length=OwnerSettings.URL_MAX)
+    base_url: Url | None = None
     model: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
-    api_key: str | None = Field(None, max_length=OwnerSettings.API_KEY_MAX)
+    api_key: Key | None = None
 
 
 class ConnectionTestOut(Schema):

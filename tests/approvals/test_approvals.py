@@ -246,6 +246,30 @@ def test_bin_is_purged_after_30_days_and_old_actions_pruned(api, task):
     assert ApprovalEvent.objects.filter(action_ref=action_id).count() == 2  # the audit stays
 
 
+def test_a_new_proposal_prunes_the_decided_actions_older_than_30_days(db):
+    tasks = [services.task_create(title=f"Errand {n}") for n in range(4)]
+    old, recent, waiting = (
+        propose("delete_task", task_id=task.pk).result["action_id"] for task in tasks[:3]
+    )
+    for action_id in (old, recent):
+        approvals.pending_action_reject(action_id=action_id, user=None)
+    ago = {old: 31, recent: 29, waiting: 31}
+    for action_id, days in ago.items():
+        created = timezone.now() - dt.timedelta(days=days)
+        PendingAction.objects.filter(pk=action_id).update(created_at=created)
+
+    newest = propose("delete_task", task_id=tasks[3].pk).result["action_id"]
+
+    assert dict(PendingAction.objects.values_list("pk", "status")) == {
+        recent: "rejected",
+        waiting: "pending",  # not decided: the beat job expires it first
+        newest: "pending",
+    }
+    # The audit trail of the pruned action stays.
+    kinds = ApprovalEvent.objects.filter(action_ref=old).values_list("kind", flat=True)
+    assert sorted(kinds) == ["proposed", "rejected"]
+
+
 def test_approval_endpoints_need_the_owner(anon_api, task):
     action_id = propose("delete_task", task_id=task.pk).result["action_id"]
     for verb in ("approve", "reject", "undo"):

@@ -9,6 +9,7 @@ import json
 import threading
 
 import pytest
+import time_machine
 from django.db import connection
 from django.utils import timezone
 
@@ -129,6 +130,30 @@ def test_a_proposal_after_the_waiting_one_expired_is_asked_afresh(db):
     assert "already waiting" not in outcome.result["note"]
     assert PendingAction.objects.get(pk=earlier).status == "expired"
     assert Notification.objects.get(source=f"approval:{earlier}").title.startswith("Expired: ")
+
+
+def test_proposing_again_never_extends_the_approvals_30_minutes(db):
+    task = services.task_create(title="Call the bank")
+    first = propose("delete_task", task_id=task.pk).result["action_id"]
+    expiry = PendingAction.objects.get(pk=first).expires_at
+
+    # Asked again 20 minutes in: the same approval, with the expiry it was first given.
+    with time_machine.travel(timezone.now() + dt.timedelta(minutes=20)):
+        again = propose("delete_task", task_id=task.pk)
+    assert again.result["action_id"] == first
+    assert "already waiting" in again.result["note"]
+    assert PendingAction.objects.get(pk=first).expires_at == expiry
+
+    # Asked again once it expired: a new approval with 30 minutes of its own.
+    later = expiry + dt.timedelta(seconds=1)
+    with time_machine.travel(later, tick=False):
+        renewed = propose("delete_task", task_id=task.pk).result["action_id"]
+    assert renewed != first
+    assert dict(PendingAction.objects.values_list("pk", "status")) == {
+        first: "expired",
+        renewed: "pending",
+    }
+    assert PendingAction.objects.get(pk=renewed).expires_at == later + dt.timedelta(minutes=30)
 
 
 def test_proposals_that_make_something_new_do_not_compete(db):

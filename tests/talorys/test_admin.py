@@ -44,10 +44,10 @@ ADD_REFUSED = {
 
 
 @pytest.fixture
-def operator(db, django_user_model) -> Client:
-    user = django_user_model.objects.create_superuser(username="operator", password="x" * 12)
+def operator(owner) -> Client:
+    # The owner operates the admin: Talorys has one superuser (talorys/accounts/owner.py).
     client = Client()
-    client.force_login(user)
+    client.force_login(owner)
     return client
 
 
