@@ -11,7 +11,7 @@ from pydantic import Field
 from automations import selectors
 from automations.models import Automation
 from automations.schedules import Schedule
-from talorys.lib.schemas import In, one_of
+from talorys.lib.schemas import NOT_NULL, In, one_of
 from talorys.owner.services.settings import owner_zone
 
 KindField = Annotated[Automation.Kind, one_of(Automation.Kind)]
@@ -28,9 +28,12 @@ class AutomationIn(In):
 class AutomationPatch(In):
     """Send only what changes. Pausing and resuming have their own endpoints."""
 
-    name: str | None = Field(None, min_length=1, max_length=Automation.NAME_MAX)
+    # A name or schedule left out keeps it; null is refused (the schema has no null).
+    name: Annotated[str | None, NOT_NULL] = Field(
+        None, min_length=1, max_length=Automation.NAME_MAX
+    )
     message: str | None = Field(None, max_length=Automation.MESSAGE_MAX)
-    schedule: Schedule | None = None
+    schedule: Annotated[Schedule | None, NOT_NULL] = None
 
 
 class AutomationFilters(Schema):

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from memory.conflict import VerdictKind
 from memory.models import Memory
@@ -14,12 +14,13 @@ from memory.recall.engine import Mode as RecallMode
 from memory.recall.sources import recall_kinds
 from talorys.lib.schemas import (
     LIST_LIMIT_MAX,
-    NO_NUL,
-    NOT_BLANK,
+    NOT_NULL,
+    NOT_WHITESPACE,
     BoundedDate,
     ExpectedVersion,
     In,
     QueryText,
+    one_of,
 )
 from talorys.lib.search import QUERY_MAX
 
@@ -37,14 +38,10 @@ class MemoryIn(In):
         return self
 
 
-_TEXT = {"type": "string", "minLength": 1, "maxLength": Memory.TEXT_MAX, "pattern": NO_NUL}
-_CATEGORY = {"type": "string", "enum": list(Memory.Category.values)}
-
-
 class MemoryPatch(In):
     # Either may be left out, never null (_not_null): the schema says a text and a category.
-    text: Annotated[str | None, WithJsonSchema(_TEXT)] = None
-    category: Annotated[Memory.Category | None, WithJsonSchema(_CATEGORY)] = None
+    text: Annotated[str | None, NOT_NULL] = Field(None, min_length=1, max_length=Memory.TEXT_MAX)
+    category: Annotated[Memory.Category | None, one_of(Memory.Category)] = None
     # null clears a date (unknown); leaving it out keeps it.
     valid_from: BoundedDate | None = None
     valid_to: BoundedDate | None = None
@@ -132,7 +129,7 @@ class SearchQuery(Schema):
     model_config = ConfigDict(str_strip_whitespace=True)
 
     q: QueryText = Field(
-        min_length=1, max_length=QUERY_MAX, json_schema_extra={"pattern": NOT_BLANK}
+        min_length=1, max_length=QUERY_MAX, json_schema_extra={"pattern": NOT_WHITESPACE}
     )
     kinds: Annotated[str, Field(max_length=200, json_schema_extra=_known_kinds)] | None = Field(
         None,

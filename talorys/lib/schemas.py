@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, Any
 
 from django.db.models import TextChoices
@@ -10,6 +11,7 @@ from ninja import Schema
 from pydantic import (
     AfterValidator,
     AwareDatetime,
+    BeforeValidator,
     ConfigDict,
     Field,
     WithJsonSchema,
@@ -29,9 +31,14 @@ def _no_nul(value: Any) -> Any:
 # What /api/openapi.json says of every text an input takes: no NUL character (the rule above),
 # so that a client reading the schema sends only what the services accept.
 NO_NUL = "^[^\\x00]*$"
-# A text that must not be empty: stripped of whitespace first (pydantic's, and the services'
-# clean_text, whose str.strip also takes \x1c-\x1f), something must be left.
-NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# A text that must not be empty: the services' clean_line and clean_text drop every control
+# character but NUL (C0, DEL, C1; line breaks become spaces), then strip whitespace, so a
+# character that is neither must be left. The control characters are named rather than left to
+# \s, whose reach differs between regex engines (Python's takes \x1c-\x1f, Unicode's does not).
+NOT_BLANK = "^[^\\x00]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00]*$"
+# A text taken as it is but stripped of whitespace (str.strip, which takes \x1c-\x1f too), as
+# a search query is: something besides whitespace must be left.
+NOT_WHITESPACE = "^[^\\x00]*[^\\s\\x00\\x1c-\\x1f][^\\x00]*$"
 # Every date an input takes lies in 1900-2199 (talorys.lib.validation.DATE_MIN..DATE_MAX).
 # JSON Schema has no range for a date; the year's pattern says it (an instant on the range's
 # first or last day whose offset moves it across is refused though the pattern allows it).
@@ -68,11 +75,49 @@ ExpectedVersion = Annotated[
     ),
 ]
 
+# A date is text that starts with its day, as the schema's format says (2026-03-14, or
+# 2026-03-14T09:00:00Z for an instant); from Python, a date or datetime. pydantic would read a
+# number, or text made of digits ("1900"), as seconds since 1970: refused, with an example.
+_ISO_DAY = re.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _written_like(example: str) -> BeforeValidator:
+    def check(value: Any) -> Any:
+        if isinstance(value, dt.date) or (isinstance(value, str) and _ISO_DAY.match(value)):
+            return value
+        raise ValueError(f"must be written like {example}")
+
+    return BeforeValidator(check)
+
+
 # An aware date within the range every date the owner or the model gives must lie in
 # (talorys.lib.validation.DATE_MIN..DATE_MAX): a 422, never an overflow later.
 _IN_RANGE = Field(json_schema_extra={"pattern": YEARS_IN_RANGE})
-BoundedDatetime = Annotated[AwareDatetime, AfterValidator(date_in_range), _IN_RANGE]
-BoundedDate = Annotated[dt.date, AfterValidator(day_in_range), _IN_RANGE]
+BoundedDatetime = Annotated[
+    AwareDatetime,
+    _written_like("2026-03-14T09:00:00Z"),
+    AfterValidator(date_in_range),
+    _IN_RANGE,
+]
+BoundedDate = Annotated[
+    dt.date, _written_like("2026-03-14"), AfterValidator(day_in_range), _IN_RANGE
+]
+
+
+def _without_null(schema: dict[str, Any]) -> None:
+    """A field's JSON schema without its null option (nor its default, null)."""
+    options = [option for option in schema.pop("anyOf", []) if option != {"type": "null"}]
+    schema.pop("default", None)
+    if len(options) == 1:
+        schema.update(options[0])
+    elif options:
+        schema["anyOf"] = options
+
+
+# A field of an edit that may be left out, which keeps what is stored, but may not be sent as
+# null, which its service refuses (a title, a status, a schedule): the schema has no null.
+# ``title: Annotated[str | None, NOT_NULL] = Field(None, max_length=...)``.
+NOT_NULL = Field(json_schema_extra=_without_null)
 
 
 def one_of(choices: type[TextChoices]) -> WithJsonSchema:

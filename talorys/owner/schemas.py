@@ -18,7 +18,7 @@ from talorys.owner.selectors import EmbeddingsProviderKind, ModelProviderKind, R
 # time of day has no offset; surrounding whitespace is stripped first, as the service does.
 URL_PATTERN = r"^\s*(https?://[^\x00-\x20\x7f]*)?\s*$"
 KEY_PATTERN = r"^\s*[!-~]*\s*$"
-TIME_OF_DAY = r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$"
+TIME_OF_DAY = r"^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?$"
 TimeZoneName = Annotated[
     str | None, WithJsonSchema({"type": "string", "enum": sorted(available_timezones())})
 ]

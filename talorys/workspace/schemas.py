@@ -8,7 +8,15 @@ from typing import Annotated
 from ninja import Schema
 from pydantic import Field
 
-from talorys.lib.schemas import BoundedDatetime, ExpectedVersion, Id, In, QueryText, one_of
+from talorys.lib.schemas import (
+    NOT_NULL,
+    BoundedDatetime,
+    ExpectedVersion,
+    Id,
+    In,
+    QueryText,
+    one_of,
+)
 from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, Project, Task
 from talorys.workspace.selectors import TaskDue
@@ -31,10 +39,14 @@ class TaskIn(In):
 
 
 class TaskPatch(In):
-    title: str | None = Field(None, min_length=1, max_length=Task.TITLE_MAX)
+    # A title, status or priority left out keeps it; null is refused (the schema has no null).
+    # null clears the details, the due date and the project.
+    title: Annotated[str | None, NOT_NULL] = Field(None, min_length=1, max_length=Task.TITLE_MAX)
     details: str | None = Field(None, max_length=Task.DETAILS_MAX)
-    status: TaskStatus | None = None
-    priority: int | None = Field(None, ge=Task.Priority.LOW, le=Task.Priority.HIGH)
+    status: Annotated[TaskStatus | None, NOT_NULL] = None
+    priority: Annotated[int | None, NOT_NULL] = Field(
+        None, ge=Task.Priority.LOW, le=Task.Priority.HIGH
+    )
     due_at: BoundedDatetime | None = None
     project_id: Id | None = None
     version: ExpectedVersion = None
@@ -69,7 +81,8 @@ class ProjectIn(In):
 
 
 class ProjectPatch(In):
-    name: str | None = Field(None, min_length=1, max_length=Project.NAME_MAX)
+    # A name left out keeps it; null is refused (the schema has no null).
+    name: Annotated[str | None, NOT_NULL] = Field(None, min_length=1, max_length=Project.NAME_MAX)
     description: str | None = Field(None, max_length=Project.DESCRIPTION_MAX)
     version: ExpectedVersion = None
 
@@ -89,7 +102,8 @@ class NoteIn(In):
 
 
 class NotePatch(In):
-    title: str | None = Field(None, min_length=1, max_length=Note.TITLE_MAX)
+    # A title left out keeps it; null is refused (the schema has no null).
+    title: Annotated[str | None, NOT_NULL] = Field(None, min_length=1, max_length=Note.TITLE_MAX)
     content: str | None = Field(None, max_length=Note.CONTENT_MAX)
     version: ExpectedVersion = None
 
