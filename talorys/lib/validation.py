@@ -84,10 +84,19 @@ DATE_MAX = dt.datetime(2200, 1, 1, tzinfo=dt.UTC)
 DATE_RANGE_TEXT = "must be between 1900-01-01 and 2200-01-01"
 
 
+# The widest UTC offset PostgreSQL takes in a timestamp (ISO 8601 and Python allow up to 23:59).
+OFFSET_HELD = dt.timedelta(hours=15, minutes=59)
+
+
 def date_in_range(value: dt.datetime) -> dt.datetime:
-    """``value`` (aware) unchanged, or ValueError when it lies outside DATE_MIN..DATE_MAX."""
+    """``value`` (aware), or ValueError when it lies outside DATE_MIN..DATE_MAX. An offset wider
+    than any database holds (no zone is) comes back as the same instant in UTC, so a filter like
+    ``due_after=...-22:09`` is read, not a server error."""
     if not DATE_MIN <= value < DATE_MAX:
         raise ValueError(DATE_RANGE_TEXT)
+    offset = value.utcoffset()
+    if offset is not None and abs(offset) > OFFSET_HELD:
+        return value.astimezone(dt.UTC)
     return value
 
 

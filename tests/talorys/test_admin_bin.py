@@ -59,7 +59,7 @@ def test_the_change_log_names_the_operator_for_admin_edits_and_deletes(operator)
     log = Change.objects.filter(kind="task", object_id=task.pk).order_by("id")
     assert list(log.values_list("action", "source")) == [
         ("create", "owner"),
-        ("update", "admin:operator"),
-        ("delete", "admin:operator"),
+        ("update", "admin:owner"),
+        ("delete", "admin:owner"),
     ]
     assert log.get(action="update").after["title"] == "Pay the rent"

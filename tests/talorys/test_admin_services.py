@@ -33,10 +33,10 @@ from talorys.workspace.models import Note, Project, Task
 
 
 @pytest.fixture
-def operator(db, django_user_model) -> Client:
-    user = django_user_model.objects.create_superuser(username="operator", password="x" * 12)
+def operator(owner) -> Client:
+    # The owner operates the admin: Talorys has one superuser (talorys/accounts/owner.py).
     client = Client()
-    client.force_login(user)
+    client.force_login(owner)
     return client
 
 
@@ -256,7 +256,7 @@ def test_the_schedule_widget_saves_a_weekly_schedule_through_the_service(operato
     assert after.schedule == {"type": "weekly", "days": ["mon", "fri"], "time": "18:15"}
     assert after.version == daily.version + 1  # re-armed by automation_update
     assert after.next_run_at.strftime("%a %H:%M") in ("Mon 18:15", "Fri 18:15")
-    assert Change.objects.filter(kind="automation", source="admin:operator").exists()
+    assert Change.objects.filter(kind="automation", source="admin:owner").exists()
 
 
 def test_an_automation_added_in_the_admin_takes_the_schedule_fields(operator):

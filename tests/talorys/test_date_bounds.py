@@ -81,3 +81,19 @@ def test_a_far_future_task_stored_before_the_bound_does_not_break_the_model_task
     listed = call("list_tasks")
     assert listed.ok, listed.result
     assert listed.result["tasks"][0]["due_at"].startswith("9999-12-31T23:00")
+
+
+def test_an_offset_wider_than_the_database_holds_is_read_as_the_same_instant(api, needs_postgres):
+    # ISO 8601 and Python take offsets up to 23:59, PostgreSQL up to 15:59: this filter was a 500
+    # (schemathesis found it), and a date stored with such an offset the same.
+    task = api.post("/api/tasks", {"title": "Ferry", "due_at": "2058-10-19T05:00:00Z"}).json()
+    after = api.get("/api/tasks", {"due_after": "2058-10-19T07:25:00-22:09"})
+    before = api.get("/api/tasks", {"due_after": "2058-10-18T06:00:00-22:09"})
+    stored = api.post("/api/tasks", {"title": "Late", "due_at": "2058-10-19T07:25:00+23:30"})
+
+    assert (after.status_code, after.json()["count"]) == (200, 0)
+    assert [item["id"] for item in before.json()["items"]] == [task["id"]]
+    assert stored.status_code == 201, stored.content
+    assert Task.objects.get(pk=stored.json()["id"]).due_at == dt.datetime(
+        2058, 10, 18, 7, 55, tzinfo=dt.UTC
+    )
