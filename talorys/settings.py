@@ -281,8 +281,7 @@ LOGIN_FAILURES_PER_USERNAME = env_int("TALORYS_LOGIN_FAILURES_PER_USERNAME", 5)
 LOGIN_THROTTLE_WINDOW = env_int("TALORYS_LOGIN_THROTTLE_SECONDS", 15 * 60)
 # Password checks one process runs at once (argon2 takes about 100 MiB each); more answer 429.
 LOGIN_CONCURRENT_HASHES = env_int("TALORYS_LOGIN_CONCURRENT_HASHES", 2)
-# MCP (talorys/mcp/access.py): requests one API token may make a minute, whatever the methods,
-# counted across the web processes (in Redis when it is configured).
+# MCP requests a token may make a minute, any method, counted in Redis (talorys/mcp/access.py).
 MCP_REQUESTS_PER_MINUTE = env_int("TALORYS_MCP_REQUESTS_PER_MINUTE", 60)
 # Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
 TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
