@@ -21,7 +21,7 @@ __all__ = ["operator"]  # the fixture, shared with test_admin_services
 
 @pytest.fixture
 def owner_user(operator) -> User:
-    return User.objects.get(username="operator")
+    return User.objects.get(username="owner")
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_raising_a_tokens_scope_in_the_admin_goes_through_the_service_and_is_aud
     assert token.scope == "write"
     assert audit_lines(audit) == [
         f"API token {token.pk} ({token.prefix}, 'script') scope changed from 'read' to 'write'"
-        " by admin:operator"
+        " by admin:owner"
     ]
 
 
@@ -87,8 +87,8 @@ def test_a_token_is_made_and_revoked_in_the_admin_through_the_services_never_del
             url(ApiToken, "changelist"), {"action": "revoke", "_selected_action": [token.pk]}
         )
     assert audit_lines(audit) == [
-        f"API token {token.pk} ({token.prefix}, 'backup') made with scope read by admin:operator",
-        f"API token {token.pk} ({token.prefix}, 'backup') revoked by admin:operator",
+        f"API token {token.pk} ({token.prefix}, 'backup') made with scope read by admin:owner",
+        f"API token {token.pk} ({token.prefix}, 'backup') revoked by admin:owner",
     ]
     assert operator.get(url(ApiToken, "delete", token.pk)).status_code == 403
     assert ApiToken.objects.filter(pk=token.pk).exists()
