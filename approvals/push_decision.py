@@ -13,20 +13,18 @@ docs/architecture.md, "Approving from a notification", has the threat model.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import secrets
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.cache.backends.base import BaseCache
 from django.db import transaction
 from django.utils import timezone
 
 from approvals import services
 from approvals.models import DecisionCapability, PendingAction
 from approvals.telling import outcome
-from talorys.accounts.counters import counters_use
+from talorys.accounts.counters import counter_hit
 from talorys.lib.errors import AppError, Conflict, Forbidden, RateLimited
 from talorys.notifications.models import Notification, PushDelivery
 
@@ -123,18 +121,8 @@ def _refusal_count_passes_limit(*, action_id: int, token: str) -> bool:
         limits.append((f"push-decision-refusals:action:{action_id}", REFUSALS_PER_APPROVAL))
     if DecisionCapability.objects.filter(token_hash=digest).exists():
         limits.append((f"push-decision-refusals:token:{digest[:32]}", REFUSALS_PER_CAPABILITY))
-    counts = [counters_use(functools.partial(_count, key=key)) for key, _ in limits]
+    counts = [counter_hit(key, window=REFUSAL_WINDOW) for key, _ in limits]
     return any(count > limit for count, (_key, limit) in zip(counts, limits, strict=True))
-
-
-def _count(store: BaseCache, *, key: str) -> int:
-    """One more refusal under ``key``, in a window from the first; the count, this one in."""
-    store.add(key, 0, timeout=REFUSAL_WINDOW)
-    try:
-        return int(store.incr(key))
-    except ValueError:  # expired between add and incr
-        store.set(key, 1, timeout=REFUSAL_WINDOW)
-        return 1
 
 
 def push_decide(*, action_id: int, decision: str, token: str) -> PendingAction:

@@ -57,19 +57,20 @@ def usage_check(*, kind: str, owner_settings: OwnerSettings | None = None) -> No
     today; reserve nothing. A pure read, for a caller that must refuse before it writes
     anything (/v1, agent/completions/admission.py): the reservation still comes before the
     provider call."""
-    column, limit_field = USAGE_KINDS[kind]
     owner_settings = owner_settings or owner_settings_get()
-    if usage_report(owner_settings=owner_settings, days=1)["remaining"][column] < 1:
-        raise _exhausted(kind, getattr(owner_settings, limit_field))
+    if usage_remaining(kind=kind, owner_settings=owner_settings) < 1:
+        raise _exhausted(kind, getattr(owner_settings, USAGE_KINDS[kind][1]))
 
 
 def _exhausted(kind: str, limit: int) -> BudgetExhausted:
     return BudgetExhausted(f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up.")
 
 
-def usage_remaining(*, kind: str) -> int:
+def usage_remaining(*, kind: str, owner_settings: OwnerSettings | None = None) -> int:
+    """Requests of ``kind`` still allowed today (the owner's settings read when not given)."""
     column, _limit_field = USAGE_KINDS[kind]
-    return usage_report(owner_settings=owner_settings_get(), days=1)["remaining"][column]
+    owner_settings = owner_settings or owner_settings_get()
+    return usage_report(owner_settings=owner_settings, days=1)["remaining"][column]
 
 
 def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:
