@@ -27,10 +27,10 @@ from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.live import pages_tell
 from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_line, one_line, refuse_nul
 from talorys.providers.base import without_nul
+from talorys.web.live import pages_tell
 
 # How long a conversation stays taken (409) by a turn whose process died. The running turn
 # renews it every LEASE_SECONDS / 3 from a task of its own (agent/runner/lease.py), whatever the
@@ -170,7 +170,7 @@ def conversation_restore(*, conversation_id: int, actor: Actor = OWNER) -> None:
 
 
 def _tell(conversation_id: int, change: str, **fields: str) -> None:
-    # Every open page (a second tab, the list) shows the change: talorys/lib/live.py.
+    # Every open page (a second tab, the list) shows the change: talorys/web/live.py.
     pages_tell("conversation", conversation_id=conversation_id, change=change, **fields)
 
 

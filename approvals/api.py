@@ -17,8 +17,8 @@ from approvals.schemas import (
 )
 from talorys.accounts.auth import owner_session_auth, request_owner
 from talorys.lib.errors import UnsupportedMediaType
-from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import ErrorOut
+from talorys.web.pagination import Pagination
+from talorys.web.schemas import ErrorOut
 
 router = Router(tags=["approvals"])
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from approvals import selectors, services
 from approvals.models import PendingAction
 from talorys.lib.errors import AppError
-from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.web.pages import owner_page, page_of, run_action
 
 BACK = "/approvals/"
 Status = PendingAction.Status

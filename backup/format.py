@@ -59,9 +59,9 @@ from backup.rows import (
 )
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
-from talorys.lib.schemas import BoundedDatetime
 from talorys.notifications.models import Notification
 from talorys.owner.models import OwnerSettings
+from talorys.web.schemas import BoundedDatetime
 from talorys.workspace.models import Note, Project, Task
 
 FORMAT = "talorys-backup"

@@ -64,7 +64,7 @@ def main() -> int:
         conn.execute(f'CREATE DATABASE "{db_name}"')
     database_url = admin_url.rsplit("/", 1)[0] + f"/{db_name}"
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "TALORYS_DATA_DIR": str(data_dir),
@@ -103,7 +103,7 @@ def main() -> int:
 
         def celery(*args: str) -> subprocess.Popen:
             return subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "talorys", *args, "-l", "warning"],
+                [sys.executable, "-m", "celery", "-A", "config", *args, "-l", "warning"],
                 cwd=ROOT,
                 env=env,
                 stdout=subprocess.DEVNULL,

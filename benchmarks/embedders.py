@@ -169,7 +169,7 @@ def child(name: str, queries: int) -> dict:
 
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "talorys.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     rs = recall_set.build()
     before = rss_mb()

@@ -1,4 +1,4 @@
-"""What reading a list's page as rows saves (talorys/lib/schema_rows.py, ``paginate_rows``):
+"""What reading a list's page as rows saves (talorys/web/schema_rows.py, ``paginate_rows``):
 the same list views through the whole stack, once as the API serves them and once through
 ninja's own ``@paginate(Pagination)``, which builds a model instance per row and validates it
 with the output schema.
@@ -77,10 +77,10 @@ def plain_urls() -> Any:
     from ninja import Router
     from ninja.pagination import paginate
 
-    import talorys.urls
+    import config.urls
+    from config.openapi import TalorysAPI
     from talorys.accounts.auth import owner_auth
-    from talorys.lib.pagination import Pagination
-    from talorys.openapi import TalorysAPI
+    from talorys.web.pagination import Pagination
     from talorys.workspace import api
     from talorys.workspace.schemas import NoteOut, TaskOut
 
@@ -95,7 +95,7 @@ def plain_urls() -> Any:
     plain.add_router("", router)
 
     class Urls:
-        urlpatterns = [path("api/plain/", plain.urls), *talorys.urls.urlpatterns]
+        urlpatterns = [path("api/plain/", plain.urls), *config.urls.urlpatterns]
 
     return Urls
 

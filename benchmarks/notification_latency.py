@@ -101,7 +101,7 @@ def main() -> int:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{db_name}"')
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": admin_url.rsplit("/", 1)[0] + f"/{db_name}",
         "TALORYS_DATA_DIR": str(data_dir),
         "LOG_LEVEL": "WARNING",

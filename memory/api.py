@@ -19,7 +19,7 @@ from memory.schemas import (
     SearchQuery,
 )
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import paginate_rows
+from talorys.web.pagination import paginate_rows
 
 router = Router(tags=["memory"])
 search_router = Router(tags=["search"])

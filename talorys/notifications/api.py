@@ -10,8 +10,6 @@ from ninja.pagination import paginate
 from pydantic import ConfigDict, Field
 
 from talorys.accounts.auth import owner_session_auth
-from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import In
 from talorys.notifications import channels, push, selectors, services
 from talorys.notifications.models import Channel, Notification, PushSubscription
 from talorys.notifications.schemas import (
@@ -24,6 +22,8 @@ from talorys.notifications.schemas import (
     NotificationOut,
     NotificationWithDeliveriesOut,
 )
+from talorys.web.pagination import Pagination
+from talorys.web.schemas import In
 
 notifications_router = Router(tags=["notifications"])
 

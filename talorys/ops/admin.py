@@ -18,11 +18,11 @@ from django.contrib import admin
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 
-from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.lib.service_admin import ServiceAdmin
 from talorys.ops import services
 from talorys.ops.models import Heartbeat, SetupRun, SystemJob, SystemJobDefault
 from talorys.ops.selectors import SCHEDULE_FIELDS
+from talorys.web.readonly_admin import ReadOnlyAdmin
+from talorys.web.service_admin import ServiceAdmin
 
 for _model in apps.get_app_config("django_celery_beat").get_models():
     # INSTALLED_APPS loads django_celery_beat's admin before this one.

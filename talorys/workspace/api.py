@@ -8,9 +8,9 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import paginate_rows
-from talorys.lib.schemas import ErrorOut, QueryText
 from talorys.owner.services.settings import owner_zone
+from talorys.web.pagination import paginate_rows
+from talorys.web.schemas import ErrorOut, QueryText
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note, Project, Task
 from talorys.workspace.schemas import (

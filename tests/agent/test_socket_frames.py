@@ -16,7 +16,7 @@ from django.test import Client
 from agent.models import Message
 from benchmarks._load_clients import login
 from benchmarks._websocket import Closed, WebSocket
-from talorys.asgi import application
+from config.asgi import application
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD
 from tests.waiting import HANG_SECONDS
@@ -143,11 +143,11 @@ def test_an_oversized_frame_closes_the_socket_with_1009_on_the_live_server(live_
 
 
 def test_daphne_fails_a_socket_with_a_close_frame():
-    """The canary of talorys.lib.websocket.daphne_close_frames: daphne's factory, made and set up
+    """The canary of talorys.web.websocket.daphne_close_frames: daphne's factory, made and set up
     as daphne.server does it, fails connections with a close frame, not by dropping them."""
     from daphne.ws_protocol import WebSocketFactory
 
-    import talorys.asgi  # noqa: F401  (installs the hook, as daphne's import of it does)
+    import config.asgi  # noqa: F401  (installs the hook, as daphne's import of it does)
 
     factory = WebSocketFactory(object(), server="daphne")
     factory.setProtocolOptions(maxMessagePayloadSize=1024, maxFramePayloadSize=1024)

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.db import connection
 
-from talorys.celery import app as celery_app
+from config.celery import app as celery_app
 from talorys.owner.services.settings import owner_settings_update
 from tests.waiting import HANG_SECONDS
 

@@ -25,7 +25,7 @@ from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
 from twisted.web.http import Request as TwistedRequest
 
-from talorys.lib.bodies import AsgiBodyLimit, daphne_guard
+from talorys.web.bodies import AsgiBodyLimit, daphne_guard
 from talorys.workspace.models import Task
 
 MIB = 2**20
@@ -192,7 +192,7 @@ def test_a_route_may_take_a_larger_body(api, settings):
 def _upgrade_broke(what: str) -> str:
     return (
         f"daphne {package_version('daphne')} / Twisted {package_version('twisted')}: {what}; "
-        "talorys/lib/bodies.py daphne_guard relies on it to refuse oversized bodies as they arrive"
+        "talorys/web/bodies.py daphne_guard relies on it to refuse oversized bodies as they arrive"
     )
 
 

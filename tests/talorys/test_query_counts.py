@@ -230,7 +230,7 @@ def test_a_list_runs_as_many_queries_for_twenty_rows_as_for_one(api, owner, name
 
 def paged_lists() -> set[str]:
     """Every GET operation whose answer is a page of items, read from the OpenAPI schema."""
-    from talorys.api import api
+    from config.api import api
 
     schema = api.get_openapi_schema()
     components = schema["components"]["schemas"]

@@ -1,4 +1,4 @@
-"""The lists read as rows (talorys/lib/schema_rows.py, ``paginate_rows``) answer byte for byte
+"""The lists read as rows (talorys/web/schema_rows.py, ``paginate_rows``) answer byte for byte
 what ninja answered from model instances validated by the same schema; a schema that computes
 anything is refused when it is given; and a page of tasks costs the same queries for 5 tasks
 as for 60. SchemaRows reads pydantic's and ninja's internals: the last tests check them, and
@@ -31,8 +31,8 @@ from talorys.history.changes import change_revert
 from talorys.history.schemas import ChangeOut
 from talorys.history.selectors import change_list
 from talorys.lib.actors import Actor
-from talorys.lib.pagination import Pagination
-from talorys.lib.schema_rows import SchemaRows
+from talorys.web.pagination import Pagination
+from talorys.web.schema_rows import SchemaRows
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import NoteOut, ProjectOut, TaskOut
@@ -208,7 +208,7 @@ KINDS = (
 
 def _upgrade_broke(what: str) -> str:
     return (
-        f"{VERSIONS}: {what}; talorys/lib/schema_rows.py checks and shapes schemas with it "
+        f"{VERSIONS}: {what}; talorys/web/schema_rows.py checks and shapes schemas with it "
         "(see its docstring): fix it, or list with @paginate(Pagination) instead"
     )
 

@@ -12,7 +12,6 @@ from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
-from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
     ListTool,
     Permission,
@@ -24,6 +23,7 @@ from talorys.lib.tools import (
     register,
     snapshot_hash,
 )
+from talorys.web.schemas import Limit
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note
 from talorys.workspace.tools.common import ReadVersion, clip, local_iso

@@ -10,7 +10,6 @@ from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
-from talorys.lib.schemas import BoundedDatetime, Limit
 from talorys.lib.tools import (
     ListTool,
     Permission,
@@ -20,6 +19,7 @@ from talorys.lib.tools import (
     ToolError,
     register,
 )
+from talorys.web.schemas import BoundedDatetime, Limit
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import TaskStatus

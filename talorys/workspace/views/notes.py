@@ -19,9 +19,9 @@ from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.kept import typed
 from talorys.lib.markdown import render_markdown
-from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
 from talorys.lib.wording import plain_message
+from talorys.web.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note
 from talorys.workspace.views.tasks import bin_and_say

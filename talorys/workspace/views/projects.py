@@ -9,8 +9,8 @@ from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
 from talorys.lib.kept import typed
-from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX
+from talorys.web.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project
 

@@ -16,7 +16,9 @@ from talorys.accounts.auth import request_actor
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.kept import typed
-from talorys.lib.pages import (
+from talorys.lib.search import QUERY_MAX
+from talorys.lib.undo import say_binned
+from talorys.web.pages import (
     form_text,
     form_version,
     owner_page,
@@ -25,8 +27,6 @@ from talorys.lib.pages import (
     run_action,
     whole_number,
 )
-from talorys.lib.search import QUERY_MAX
-from talorys.lib.undo import say_binned
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project, Task
 from talorys.workspace.views.inputs import (

@@ -1,5 +1,5 @@
-"""What stands in front of every WebSocket consumer (talorys/asgi.py): the origin check
-(``origin_allowed``, talorys/lib/origins.py, which says why), the answer to an unknown path, and
+"""What stands in front of every WebSocket consumer (config/asgi.py): the origin check
+(``origin_allowed``, talorys/web/origins.py, which says why), the answer to an unknown path, and
 close frames from daphne for a socket it fails (``daphne_close_frames``: 1009 for a message past
 its size limit).
 """
@@ -11,7 +11,7 @@ from typing import Any
 from asgiref.typing import Scope as AsgiScope
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from talorys.lib.origins import origin_allowed
+from talorys.web.origins import origin_allowed
 
 # A consumer whose ``channel_layer_alias`` names no configured layer gets none (Channels'
 # get_channel_layer answers None, and the consumer listens to its client only): for a socket no

@@ -37,7 +37,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from talorys.lib.errors import code_for_status, error_body
-from talorys.lib.openai_errors import is_openai_path, openai_error
+from talorys.web.openai_errors import is_openai_path, openai_error
 
 TOO_LARGE_MESSAGE = "The request body is too large."
 

@@ -114,7 +114,7 @@ def whole_number(data: QueryDict, name: str, *, label: str) -> int | None:
 
 def form_version(request: HttpRequest) -> int | None:
     """The version of the item the edit form was opened on (its hidden ``version`` field): the
-    service refuses the edit if the item changed since (talorys.lib.schemas.ExpectedVersion)."""
+    service refuses the edit if the item changed since (talorys.web.schemas.ExpectedVersion)."""
     return whole_number(request.POST, "version", label="Version")
 
 
