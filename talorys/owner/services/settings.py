@@ -107,6 +107,23 @@ def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
     unknown = set(values) - SETTINGS_FIELDS
     if unknown:
         raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
+    _addresses_check(values)
+    for key, (low, high) in SETTINGS_BOUNDS.items():
+        value = values.get(key)
+        if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            raise ValidationFailed(f"{key} must be between {low} and {high}.")
+    for key in ("quiet_hours_start", "quiet_hours_end"):
+        # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
+        # with one could not be stored or shown).
+        value = values.get(key)
+        if value is not None and getattr(value, "tzinfo", None) is not None:
+            raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
+    if {"quiet_hours_start", "quiet_hours_end"} <= set(values):
+        _quiet_hours_check(values["quiet_hours_start"], values["quiet_hours_end"])
+
+
+def _addresses_check(values: dict[str, Any]) -> None:
+    """The providers' URLs and keys, as every request will send them."""
     for key in ("model_base_url", "embeddings_base_url"):
         url = (values.get(key) or "").strip()
         if url and not url.startswith(("http://", "https://")):
@@ -121,19 +138,6 @@ def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
         value = values.get(key)
         if isinstance(value, str) and not header_safe(value.strip()):
             raise ValidationFailed(f"{key} {HEADER_SAFE_TEXT}.")
-    for key, (low, high) in SETTINGS_BOUNDS.items():
-        value = values.get(key)
-        if value is not None and (not isinstance(value, int) or not low <= value <= high):
-            raise ValidationFailed(f"{key} must be between {low} and {high}.")
-    for key in ("quiet_hours_start", "quiet_hours_end"):
-        # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
-        # with one could not be stored or shown).
-        value = values.get(key)
-        if value is not None and getattr(value, "tzinfo", None) is not None:
-            raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
-    if {"quiet_hours_start", "quiet_hours_end"} <= set(values):
-        _quiet_hours_check(values["quiet_hours_start"], values["quiet_hours_end"])
-
 
 QUIET_HOURS_HALF = (
     "Quiet hours need both a start and an end: set both times, or clear both for no quiet hours."
