@@ -139,7 +139,7 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
 
 
 def _tombstone(
-    gone: set[int], existing: dict[int, Mapping[str, Any]], seq: int
+    gone: set[int], existing: Mapping[int, Mapping[str, Any]], seq: int
 ) -> tuple[int, int]:
     """Empty the live entries of ``gone``, each numbered after ``seq``; the last number and how
     many were emptied."""
