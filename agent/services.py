@@ -37,7 +37,7 @@ from talorys.web.live import pages_tell
 # turn waits for, so two renewals may be late in a row before another turn can take it.
 LEASE_SECONDS = 15
 MAX_MESSAGE_CHARS = 32_000
-TITLE_WORDS = 6  # the first words kept as a title: never more (issue 28)
+TITLE_WORDS = 6  # the first words kept as a title: never more
 TITLE_CHARS = 60
 
 BUSY = "A response is already being generated in this conversation."

@@ -67,8 +67,8 @@ def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
 
 
 # From the notification: no session, no cookie, no CSRF token. The capability in the body, which
-# only that push carried, is the credential (approvals/push_decision.py; the threat model is in
-# docs/architecture.md). JSON only: a cross-site page can send JSON only after a CORS preflight,
+# only that push carried, is the credential (approvals/push_decision.py, with
+# the threat model). JSON only: a cross-site page can send JSON only after a CORS preflight,
 # which is never answered.
 @router.post(
     "/approvals/{int:action_id}/push-decision",

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._results import figure  # noqa: E402
 
-# Issue 14: 1,000 due at once start within 5 s of their slot (p99), 10,000 within 30 s.
+# The targets: 1,000 due at once start within 5 s of their slot (p99), 10,000 within 30 s.
 TARGETS_P99_S = {1000: 5.0, 10_000: 30.0}
 
 

@@ -1,4 +1,11 @@
-"""What a turn reads from the database before its first provider call, in one trip."""
+"""What a turn reads from the database before its first provider call, in one trip.
+
+The reads run at once (``together``, runner/db.py): the history beside the first step's gate
+(runner/opening.py), then the budget reservation and recall's lazy pass, then the memories beside
+the related items. The whole turn stays within a handful of statements between the claim and
+the first text (STATEMENT_BUDGET in tests/agent/test_turn_statements.py); runner/phases.py logs
+where the time goes.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ A service's ``AppError`` becomes a message above the page and, because services 
 in one transaction, a refused action has changed nothing. The message is put in the page's
 words (talorys/lib/wording.py) and names the field it is about, so the page's script
 (static/talorys/js/form-errors.js) shows it at the top of that field's form and focuses it.
+
+Each page's view lives in the app that owns its data, one module per page. A card whose data
+belongs to an app the view may not import is filled by the page's script from the API instead
+(the notification channels on /settings/: static/talorys/js/settings-channels.js).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SQL budget of a chat turn before its first text (issue 29): at most STATEMENT_BUDGET
+"""The SQL budget of a chat turn before its first text: at most STATEMENT_BUDGET
 statements from the moment the turn's stream starts (after begin_turn's claim) to its first
 text, on every thread, in a conversation with history and memories, semantic recall off and on.
 

@@ -1,4 +1,4 @@
-"""States the pages must not misstate (issue 28, item 8): a one-off reminder that has run is
+"""States the pages must not misstate: a one-off reminder that has run is
 done, not paused; half a quiet-hours range is refused (page and API) and changes nothing;
 /changes/ says why a change cannot be reverted without claiming a revert was tried, and shows
 a reference to another item by its title, linked, never as a raw id."""

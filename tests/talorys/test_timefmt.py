@@ -1,4 +1,4 @@
-"""One way to show a time (issue 28, item 7): "1 Dec 2026, 22:14" in the owner's zone on the
+"""One way to show a time : "1 Dec 2026, 22:14" in the owner's zone on the
 pages (the ``when`` filter), in the admin (settings' formats), with relative times for lists;
 and usage days are the owner's days, at a UTC day boundary too."""
 
