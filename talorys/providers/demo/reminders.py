@@ -5,6 +5,7 @@ talorys/lib/when.py, as the tasks page's quick add reads it; times.py says it.""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from talorys.lib.when import shown
@@ -46,13 +47,12 @@ def timed_reminder(
             f"I can't schedule reminders here, so I haven't set “{what}” {request.when}. Say "
             f"“remind me to {what}” without a time and I'll add it as a task."
         )
-    repeating = read(f"{what} {request.when}", clock)
-    once = read(request.when, clock, titled=False)
-    if clock is None or repeating is None or once is None:
+    got = read(request.when, clock, titled=False)
+    if clock is None or got is None:
         return say(f"I don't know your local time, so I haven't set “{what}” {request.when}.")
-    if repeating.schedule is not None:
-        return call(routine_call(repeating, number))
-    at = once.due
+    if got.schedule is not None:  # "every monday": a reminder routine
+        return call(routine_call(replace(got, title=what), number))
+    at = got.due
     if at is None:
         problem = f"I couldn't read “{request.when}” as a time."
     elif at <= clock:
