@@ -27,8 +27,8 @@ nothing, and a second way for a changed task name to reach its row.
 And beat's record of a run (its sync, every few minutes) writes only that record: the library
 reads the row and saves all of it, which would write back the enabled switch or the interval as
 they were before an operator's change committed in between (no option of the library's changes
-that; its pull request #1038, saving only those columns, is still open at 2.9.0: once released,
-SystemJobEntry goes).
+that; celery/django-celery-beat pull 1038, saving only those columns, is open at 2.9.0: once
+released, SystemJobEntry goes).
 """
 
 from __future__ import annotations
