@@ -195,7 +195,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# django-celery-beat's database scheduler, with this file's jobs as defaults: the operator's pause
+# django-celery-beat's database scheduler, installing this file's jobs once: the operator's pause
 # or interval in the admin (System jobs) outlasts a restart (talorys/ops/beat.py).
 CELERY_BEAT_SCHEDULER = "talorys.ops.beat:SystemJobScheduler"
 CELERY_TIMEZONE = "UTC"
@@ -203,8 +203,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # How often the worker and beat prove they are alive; /api/health calls one stale after 3 times
 # this without a heartbeat (talorys/ops/selectors.py).
 TALORYS_HEARTBEAT_SECONDS = env_int("TALORYS_HEARTBEAT_SECONDS", 30)
-# The system jobs: installed into django-celery-beat's table at beat start, shown in the admin
-# (System jobs), where the operator may pause one or change its interval (talorys/ops/beat.py).
+# The system jobs: installed into django-celery-beat's table by the first beat start without them,
+# shown in the admin (System jobs), where the operator may pause one or change its interval.
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {"task": "approvals.tasks.expire_pending_actions", "schedule": 60.0},
     "approvals-prune": {"task": "approvals.tasks.prune_pending_actions", "schedule": 6 * 3600.0},
