@@ -6,8 +6,9 @@ a 500 on every list. Bounded here, such a number is a 422 like any other invalid
 
 ``paginate_rows`` is the same pagination for a list whose output schema is a plain copy of the
 model's fields: the page is read as rows of those fields and written as JSON at once, without a
-model instance and a schema validation per item (talorys/web/schema_rows.py says why). The
-parameters, the answer and the OpenAPI schema are ``@paginate(Pagination)``'s.
+model instance and a schema validation per item. Only where that is measurably worth it
+(talorys/web/schema_rows.py says why, which lists and by how much). The parameters, the answer
+and the OpenAPI schema are ``@paginate(Pagination)``'s.
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ from zoneinfo import ZoneInfo
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
+from ninja.pagination import paginate
 
 from talorys.accounts.auth import request_actor
 from talorys.owner.services.settings import owner_zone
-from talorys.web.pagination import paginate_rows
+from talorys.web.pagination import Pagination, paginate_rows
 from talorys.web.schemas import ErrorOut, QueryText
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note, Project, Task
@@ -36,7 +37,7 @@ notes_router = Router(tags=["notes"])
 
 
 @projects_router.get("", response=list[ProjectOut])
-@paginate_rows(ProjectOut)
+@paginate(Pagination)
 def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Project]:
     return selectors.project_list(q=q)
 
@@ -114,7 +115,7 @@ def task_delete(request: HttpRequest, task_id: int) -> Status:
 
 
 @notes_router.get("", response=list[NoteOut])
-@paginate_rows(NoteOut)
+@paginate(Pagination)
 def note_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Note]:
     return selectors.note_list(q=q)
 

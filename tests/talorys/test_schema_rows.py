@@ -1,7 +1,8 @@
-"""The lists read as rows (talorys/web/schema_rows.py, ``paginate_rows``) answer byte for byte
-what ninja answered from model instances validated by the same schema; a schema that computes
-anything is refused when it is given; and a page of tasks costs the same queries for 5 tasks
-as for 60. SchemaRows reads pydantic's and ninja's internals: the last tests check them, and
+"""Every paged list answers byte for byte what ninja writes from model instances validated by
+its schema: for the lists read as rows (talorys/web/schema_rows.py, ``paginate_rows``: tasks and
+changes) that proves the rows right, for those ninja pages it holds their JSON as the API's
+clients read it. A schema that computes anything is refused when it is given; and a page of
+tasks costs the same queries for 5 tasks as for 60. SchemaRows reads pydantic's and ninja's internals: the last tests check them, and
 every failure here names the ninja and pydantic versions."""
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def as_ninja_wrote_it(schema: type[Schema], objects: QuerySet, count: int) -> by
 
 
 @pytest.mark.parametrize("url", CASES)
-def test_a_list_read_as_rows_answers_what_the_schema_would(api, world, url):
+def test_a_paged_list_answers_what_the_schema_would(api, world, url):
     schema, rows, page = CASES[url]
     response = api.get(url.format(memory=world["memory"].pk))
     assert response.status_code == 200, response.content[:300]

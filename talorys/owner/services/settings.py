@@ -139,6 +139,7 @@ def _addresses_check(values: dict[str, Any]) -> None:
         if isinstance(value, str) and not header_safe(value.strip()):
             raise ValidationFailed(f"{key} {HEADER_SAFE_TEXT}.")
 
+
 QUIET_HOURS_HALF = (
     "Quiet hours need both a start and an end: set both times, or clear both for no quiet hours."
 )
