@@ -48,6 +48,13 @@ def conversation_list(*, q: str | None = None) -> QuerySet[Conversation]:
     return conversations
 
 
+def conversation_get(*, conversation_id: int) -> Conversation:
+    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
+    if conversation is None:
+        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    return conversation
+
+
 def conversation_with_messages(*, conversation_id: int) -> Conversation:
     """The conversation with its shown messages (the active branch), each carrying ``changes``:
     what the model changed in that reply's turn (revertable from /api/changes/{id}/revert), and

@@ -12,7 +12,7 @@ from automations import selectors
 from automations.models import Automation
 from automations.schedules import Schedule
 from talorys.lib.schemas import NOT_NULL, In, one_of
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
 
 KindField = Annotated[Automation.Kind, one_of(Automation.Kind)]
 

@@ -10,7 +10,7 @@ from ninja import Query, Router, Status
 from talorys.accounts.auth import request_actor
 from talorys.lib.pagination import paginate_rows
 from talorys.lib.schemas import ErrorOut, QueryText
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note, Project, Task
 from talorys.workspace.schemas import (
@@ -51,7 +51,7 @@ def project_create(request: HttpRequest, payload: ProjectIn) -> Status:
 
 @projects_router.get("/{int:project_id}", response=ProjectOut)
 def project_get(request: HttpRequest, project_id: int) -> Project:
-    return services.project_get(project_id=project_id)
+    return selectors.project_get(project_id=project_id)
 
 
 @projects_router.patch("/{int:project_id}", response=ProjectOut)
@@ -94,7 +94,7 @@ def task_create(request: HttpRequest, payload: TaskIn) -> Status:
 
 @tasks_router.get("/{int:task_id}", response=TaskOut)
 def task_get(request: HttpRequest, task_id: int) -> Task:
-    return services.task_get(task_id=task_id)
+    return selectors.task_get(task_id=task_id)
 
 
 @tasks_router.patch("/{int:task_id}", response=TaskOut)
@@ -126,7 +126,7 @@ def note_create(request: HttpRequest, payload: NoteIn) -> Status:
 
 @notes_router.get("/{int:note_id}", response=NoteOut)
 def note_get(request: HttpRequest, note_id: int) -> Note:
-    return services.note_get(note_id=note_id)
+    return selectors.note_get(note_id=note_id)
 
 
 @notes_router.patch("/{int:note_id}", response=NoteOut)
