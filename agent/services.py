@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from agent.models import Conversation, Message, Origin
 from agent.rerun import check_rerun, turn_target
+from agent.selectors import conversation_get
 from talorys.history.bin import bin_move_out
 from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, register_kind
@@ -81,13 +82,6 @@ def _clean_owner_text(text: str) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationFailed(f"text is longer than {MAX_MESSAGE_CHARS} characters.")
     return refuse_nul(text, field="text")  # the socket's frames reach here unchecked
-
-
-def conversation_get(*, conversation_id: int) -> Conversation:
-    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
-    if conversation is None:
-        raise NotFound(f"Conversation {conversation_id} does not exist.")
-    return conversation
 
 
 def conversation_delete(*, conversation_id: int, actor: Actor = OWNER) -> None:

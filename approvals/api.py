@@ -29,8 +29,8 @@ router = Router(tags=["approvals"])
 @router.get("/approvals", response=list[PendingActionOut])
 @paginate(Pagination)
 def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]) -> QuerySet[PendingAction]:
-    """Pending approvals by default; `status=all` lists every one. Expiry shows lazily."""
-    services.pending_actions_expire()
+    """Pending approvals by default; `status=all` lists every one. An approval past its expiry
+    is listed as expired (and no longer pending) as soon as it is due."""
     status = None if filters.status == "all" else (filters.status or PendingAction.Status.PENDING)
     return selectors.pending_action_list(status=status, conversation_id=filters.conversation_id)
 
@@ -43,8 +43,7 @@ def approval_audit(request: HttpRequest, filters: Query[AuditFilters]) -> QueryS
 
 @router.get("/approvals/{int:action_id}", response=PendingActionOut)
 def approval_get(request: HttpRequest, action_id: int) -> PendingAction:
-    services.pending_actions_expire()
-    return services.pending_action_get(action_id=action_id)
+    return selectors.pending_action_get(action_id=action_id)
 
 
 @router.post(

@@ -150,7 +150,8 @@ def push_decide(*, action_id: int, decision: str, token: str) -> PendingAction:
     spent with a conditional UPDATE, which the second waits for and then finds done.
     """
     capability = _capability(action_id=action_id, decision=decision, token=token)
-    # An expiry that is due is recorded on its own, as the page does, so the refusal keeps it.
+    # An expiry that is due is recorded by the service under the row lock, in its own
+    # transaction, as the page's decisions do, so the refusal below keeps it.
     services.pending_action_expire_if_due(action_id=action_id)
     decide = (
         services.pending_action_approve

@@ -29,8 +29,8 @@ from automations.models import Automation
 from automations.services import crud
 from talorys.lib.errors import AppError, NotFound, ValidationFailed
 from talorys.lib.timefmt import format_datetime
+from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.calendar import calendar_secret_matches
-from talorys.owner.services.settings import owner_settings_get
 from talorys.web.pages import owner_page, page_of, run_action
 
 LIST = "/automations/"

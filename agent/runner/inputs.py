@@ -25,8 +25,7 @@ from agent.runner.opening import Opening, summary_upto
 from agent.runner.phases import Phases
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
-from talorys.owner.selectors import provider_config
-from talorys.owner.services.settings import owner_settings_current, owner_settings_get
+from talorys.owner.selectors import owner_settings_current, owner_settings_get, provider_config
 from talorys.providers.base import ProviderConfig
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.

@@ -5,7 +5,6 @@
   Celery task (automations/tasks.py) enqueues one run per claim.
 - ``runs``: the run of one claimed slot, with its receipt and its lease; and a chunk of
   reminders' and digests' slots run together in one transaction (``automation_runs_together``).
-- ``digest``: the text of a ``task_digest`` run.
 - ``housekeeping``: closing runs whose worker died, purging the automations' bin.
 
 Exactly one run per (automation, slot):

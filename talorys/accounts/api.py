@@ -15,9 +15,9 @@ from talorys.accounts.schemas import (
     PasswordChangeIn,
     SessionOut,
 )
+from talorys.accounts.selectors import api_token_list
 from talorys.accounts.services import (
     api_token_create,
-    api_token_list,
     api_token_revoke,
     owner_login,
     owner_password_change,

@@ -126,7 +126,7 @@ channels_router = Router(tags=["channels"], auth=owner_session_auth)
 @channels_router.get("", response=list[ChannelOut])
 @paginate(Pagination)
 def channel_list(request: HttpRequest) -> QuerySet[Channel]:
-    return channels.channel_list()
+    return selectors.channel_list()
 
 
 @channels_router.get("/kinds", response=list[ChannelKindOut])
@@ -142,7 +142,7 @@ def channel_create(request: HttpRequest, payload: ChannelIn) -> Status:
 
 @channels_router.get("/{int:channel_id}", response=ChannelOut)
 def channel_get(request: HttpRequest, channel_id: int) -> Channel:
-    return channels.channel_get(channel_id=channel_id)
+    return selectors.channel_get(channel_id=channel_id)
 
 
 @channels_router.patch("/{int:channel_id}", response=ChannelOut)

@@ -11,10 +11,10 @@ from django.http import HttpRequest
 
 from talorys.lib.errors import ValidationFailed
 from talorys.owner.models import OwnerSettings, UsageDay
+from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.settings import (
     SETTINGS_FIELDS,
     owner_settings_check,
-    owner_settings_get,
     owner_settings_update,
 )
 from talorys.web.readonly_admin import ReadOnlyAdmin

@@ -22,12 +22,13 @@ from talorys.owner.selectors import (
     UsageReport,
     embeddings_provider_kind,
     model_provider_kind,
+    owner_settings_get,
     recall_mode,
     usage_report,
 )
 from talorys.owner.services.calendar import calendar_path, calendar_secret_rotate
 from talorys.owner.services.connection import ConnectionResult, model_connection_test
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.services.settings import owner_settings_update
 from talorys.web.schemas import ErrorOut
 
 settings_router = Router(tags=["settings"])

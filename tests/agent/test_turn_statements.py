@@ -26,7 +26,8 @@ from agent.runner.phases import PHASES
 from memory.models import IndexState, Memory
 from memory.selectors import recall_clock_of
 from memory.services import reindex_recent
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from tests.agent.fake_openai import text
 from tests.agent.test_runner import TURN_DATABASE, use_fake
 from tests.memory.conftest import use_fake_embeddings

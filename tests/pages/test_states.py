@@ -17,7 +17,8 @@ from automations.services.crud import automation_create
 from memory.services import memories
 from talorys.history.models import Change
 from talorys.lib.actors import Actor
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
 from tests.automations.conftest import eager  # noqa: F401 (the fixture: Celery tasks inline)
 

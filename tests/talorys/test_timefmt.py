@@ -17,8 +17,8 @@ from talorys.lib.errors import BudgetExhausted
 from talorys.lib.timefmt import format_datetime, format_relative
 from talorys.notifications.services import notification_create
 from talorys.owner.models import UsageDay
-from talorys.owner.selectors import usage_report
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get, usage_report
+from talorys.owner.services.settings import owner_settings_update
 from talorys.owner.services.usage import usage_record_tokens, usage_reserve
 
 AUCKLAND = ZoneInfo("Pacific/Auckland")  # UTC+13 in December

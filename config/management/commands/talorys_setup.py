@@ -36,7 +36,7 @@ from talorys.notifications.push import vapid_key_ensure, vapid_key_path
 from talorys.ops.models import SetupRun
 from talorys.ops.selectors import app_version
 from talorys.ops.services import setup_run_record
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 
 NOTHING_CHANGED = "Nothing was changed."
 

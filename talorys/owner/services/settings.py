@@ -1,67 +1,17 @@
-"""The owner's settings (one row): read, check and change them; the owner's time zone."""
+"""The owner's settings (one row): check and change them (owner.selectors reads them)."""
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
-import threading
 from typing import Any, TypedDict, Unpack
-from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from talorys.lib.errors import Forbidden, ValidationFailed
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe, one_line
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
-
-
-def owner_settings_get() -> OwnerSettings:
-    settings_row = OwnerSettings.objects.filter(pk=1).first()
-    if settings_row is None:
-        try:
-            with transaction.atomic():
-                settings_row = OwnerSettings.objects.create(pk=1)
-        except IntegrityError:  # made by a concurrent request
-            settings_row = OwnerSettings.objects.get(pk=1)
-    return settings_row
-
-
-# This process's copy of the row, kept by owner_settings_current under its version.
-_kept: OwnerSettings | None = None
-_kept_lock = threading.Lock()
-
-
-def owner_settings_current(*, version: int | None) -> OwnerSettings:
-    """The settings row, as ``owner_settings_get`` reads it, from this process's copy when
-    ``version`` (read by the caller in a statement it makes anyway: agent/runner/opening.py)
-    is the copy's; else read, and kept. ``None``: no row was found (made here).
-
-    Every write of the row changes its version (OwnerSettings.save; the ``update()`` writes
-    and the backup import set it too), so a copy under the version just read is the row. Each
-    caller gets a copy of its own to read or change."""
-    global _kept
-    with _kept_lock:
-        kept = _kept
-    if kept is not None and version is not None and kept.version == version:
-        return copy.copy(kept)
-    row = owner_settings_get()
-    with _kept_lock:
-        _kept = copy.copy(row)
-    return row
-
-
-def owner_settings_kept() -> OwnerSettings | None:
-    """This process's copy of the settings as last read (``owner_settings_current``), without
-    reading: None before the first read. For guesses made before any read, which must cost no
-    statement (memory.embeddings.query_prefetch at a turn's claim); never for a decision."""
-    with _kept_lock:
-        return copy.copy(_kept) if _kept is not None else None
-
-
-def owner_zone() -> ZoneInfo:
-    """The owner's time zone, in which schedules run and times are shown to the model."""
-    return ZoneInfo(owner_settings_get().time_zone)
+from talorys.owner.selectors import owner_settings_get
 
 
 class OwnerSettingsChanges(TypedDict, total=False):

@@ -19,7 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from talorys.accounts.models import ApiToken
-from talorys.accounts.services import api_token_create, api_token_list, api_token_revoke
+from talorys.accounts.selectors import api_token_list
+from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.lib.errors import ValidationFailed
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import (

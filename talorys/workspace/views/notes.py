@@ -130,7 +130,7 @@ def _revisions(changes: list[Change]) -> list[Revision]:
 
 def _note(note_id: int) -> Note:
     try:
-        return services.note_get(note_id=note_id)
+        return selectors.note_get(note_id=note_id)
     except NotFound as err:
         raise Http404(err.message) from err
 
@@ -226,7 +226,7 @@ def note_delete(request: HttpRequest, note_id: int) -> HttpResponse:
     return bin_and_say(
         request,
         kind="Note",
-        get=lambda: services.note_get(note_id=note_id),
+        get=lambda: selectors.note_get(note_id=note_id),
         delete=lambda: services.note_delete(note_id=note_id, actor=request_actor(request)),
         back="/notes/",
     )

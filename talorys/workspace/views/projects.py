@@ -98,7 +98,7 @@ def _deleted(project: Project, task_ids: list[int]) -> str:
 @owner_page("POST")
 def project_delete(request: HttpRequest, project_id: int) -> HttpResponse:
     def delete() -> str:
-        project = services.project_get(project_id=project_id)
+        project = selectors.project_get(project_id=project_id)
         task_ids = services.project_delete(project_id=project_id, actor=request_actor(request))
         return _deleted(project, task_ids)
 

@@ -154,7 +154,7 @@ def _quick_values(request: HttpRequest, filters: dict[str, Any]) -> dict[str, st
 
 def _task(task_id: int) -> Task:
     try:
-        return services.task_get(task_id=task_id)
+        return selectors.task_get(task_id=task_id)
     except NotFound as err:
         raise Http404(err.message) from err
 
@@ -250,7 +250,7 @@ def task_delete(request: HttpRequest, task_id: int) -> HttpResponse:
     return bin_and_say(
         request,
         kind="Task",
-        get=lambda: services.task_get(task_id=task_id),
+        get=lambda: selectors.task_get(task_id=task_id),
         delete=lambda: services.task_delete(task_id=task_id, actor=request_actor(request)),
         back="/tasks/",
     )
