@@ -9,15 +9,15 @@ referrer.
 
 A render is bounded, and the measurement that keeps the bound is benchmarks/markdown_render.py.
 markdown-it-py is linear on every hostile input found (with ``MAX_NESTING``, its own limit),
-but pure Python: a run of ``![``
-costs about 26 µs a character (2.6 s of CPU at ``MAX_CHARS``), against 2.5 µs for an ordinary
-reply. cmark-gfm (``cmarkgfm``) is linear too and 100-200 times faster, but its binding frees
+but pure Python: a run of ``![`` costs about 26 µs a character (2.6 s of CPU at ``MAX_CHARS``),
+against 2.5 µs for an ordinary reply. cmark-gfm (``cmarkgfm``) is linear too and 100-200 times faster, but its binding frees
 nothing it allocates (about 2 MB kept for good per 50,000-character render) and gives no syntax
 tree (the task list's source lines, raw HTML shown as text), so it is not used. Hence a render
-that has used ``BUDGET_SECONDS`` of its thread's CPU time stops; it is tried once more (the
-first try may have paid the process's own one-off costs: a collection of the whole heap, about
-130 ms in a large process, or a lexer's first import), and if the second stops too the text is
-shown as it is, escaped, in a code block; so is a text past ``MAX_CHARS``, without trying. Each
+that has used ``BUDGET_SECONDS`` of its thread's CPU time stops; it is tried once more if that
+try paid one of the process's own one-off costs (a collection of the whole heap, about 130 ms in
+a large process, or a lexer's first import), so an ordinary reply does not come out plain by
+chance; otherwise, or if the second stops too, the text is shown as it is, escaped, in a code
+block; so is a text past ``MAX_CHARS``, without trying. Each
 rendering, either kind, is kept (``CACHE_CHARS`` of HTML, by the text's hash), so the next page
 load of a conversation renders nothing. Async callers use ``render_markdown_async``: the render
 runs on ``RENDER_THREADS`` threads of its own, never on the event loop.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import hashlib
 import html as html_lib
 import threading
@@ -82,8 +83,8 @@ MAX_NESTING = 20
 # A fenced block longer than this is shown escaped, without colours: Pygments takes about
 # 1.6 µs a character, in one call the budget cannot interrupt.
 HIGHLIGHT_MAX_CHARS = 10_000
-# Tries within the budget before the text is shown plain: the second is for the process's own
-# one-off costs, which the first may have paid (a hostile text costs two budgets, once).
+# Tries within the budget before the text is shown plain: a second only when the first paid one
+# of the process's one-off costs (``_one_off_costs``), so a hostile text costs one budget, once.
 ATTEMPTS = 2
 # Renderings kept, counted in characters of HTML (about 4 bytes each at most): the pages of a
 # long conversation, and the notes, without re-rendering.
@@ -256,19 +257,29 @@ _T = TypeVar("_T")
 
 
 def _bounded(work: Callable[[], _T]) -> _T | None:
-    """``work()`` within ``BUDGET_SECONDS`` of this thread's CPU time, tried twice; None when
-    both tries used it all."""
+    """``work()`` within ``BUDGET_SECONDS`` of this thread's CPU time; None when it used it all,
+    in a try that paid none of the process's one-off costs or in the last one."""
     for _ in range(ATTEMPTS):
+        costs = _one_off_costs()
         _DEADLINE.at = time.thread_time() + BUDGET_SECONDS
         try:
             done = work()
             _check()  # the last step may have run past it
         except _OverBudget:
+            if _one_off_costs() == costs:
+                return None  # the text's own cost: a second try would use the budget again
             continue
         finally:
             _DEADLINE.at = float("inf")
         return done
     return None
+
+
+def _one_off_costs() -> tuple[int, int]:
+    """Collections of the whole heap and lexer lookups not yet cached, so far, in the process:
+    the costs a render may pay that are not the text's (counters read, not a hook in the
+    collector; another thread's collection counts too, and only buys a second try)."""
+    return gc.get_stats()[2]["collections"], _lexer.cache_info().misses
 
 
 _CLEAN: dict[str, Any] = {
