@@ -7,20 +7,21 @@ the result through an allow-list, so whatever the parser lets by, no script, eve
 style or ``javascript:`` link reaches the page. Links open in a new tab without an opener or a
 referrer.
 
-A render is bounded, and the measurement that keeps the bound is benchmarks/markdown_render.py.
+A render is bounded, and benchmarks/markdown_render.py is the measurement that keeps the bound.
 markdown-it-py is linear on every hostile input found (with ``MAX_NESTING``, its own limit),
-but pure Python: a run of ``![`` costs about 26 µs a character (2.6 s of CPU at ``MAX_CHARS``),
-against 2.5 µs for an ordinary reply. cmark-gfm (``cmarkgfm``) is linear too and 100-200 times faster, but its binding frees
-nothing it allocates (about 2 MB kept for good per 50,000-character render) and gives no syntax
-tree (the task list's source lines, raw HTML shown as text), so it is not used. Hence a render
+but pure Python: a run of ``![`` costs about 30 µs a character (3.2 s of CPU at ``MAX_CHARS``),
+an ordinary reply 4 µs. cmark-gfm (``cmarkgfm``) is linear too, 8-250 times faster with nh3
+after it, but not used: its binding frees nothing it allocates (190 MB kept after 100 renders
+of 50,000 characters), it has no nesting limit (nh3 then takes 100 s over 100,000 ``>``), and
+it gives no syntax tree (the task list's source lines, raw HTML shown as text). So a render
 that has used ``BUDGET_SECONDS`` of its thread's CPU time stops; it is tried once more if that
 try paid one of the process's own one-off costs (a collection of the whole heap, about 130 ms in
 a large process, or a lexer's first import), so an ordinary reply does not come out plain by
 chance; otherwise, or if the second stops too, the text is shown as it is, escaped, in a code
-block; so is a text past ``MAX_CHARS``, without trying. Each
-rendering, either kind, is kept (``CACHE_CHARS`` of HTML, by the text's hash), so the next page
-load of a conversation renders nothing. Async callers use ``render_markdown_async``: the render
-runs on ``RENDER_THREADS`` threads of its own, never on the event loop.
+block; so is a text past ``MAX_CHARS``, without trying. Each rendering, either kind, is kept
+(``CACHE_CHARS`` of HTML, by the text's hash), so the next page load of a conversation renders
+nothing. Async callers use ``render_markdown_async``: the render runs on ``RENDER_THREADS``
+threads of its own, never on the event loop.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 # Thread CPU time one try of a render may use. An ordinary text of about 60,000 characters fits
-# (2.5-4 µs a character): a long note or reply keeps its formatting. The worst input found
+# (2.5-4.5 µs a character): a long note or reply keeps its formatting. The worst input found
 # stops within about the budget and the step running, twice (benchmarks/markdown_render.py).
 # It runs off the event loop and once per text (the cache).
 BUDGET_SECONDS = 0.25
@@ -84,7 +85,9 @@ MAX_NESTING = 20
 # 1.6 µs a character, in one call the budget cannot interrupt.
 HIGHLIGHT_MAX_CHARS = 10_000
 # Tries within the budget before the text is shown plain: a second only when the first paid one
-# of the process's one-off costs (``_one_off_costs``), so a hostile text costs one budget, once.
+# of the process's one-off costs (``_one_off_costs``). A hostile text costs one budget, or two
+# when it sets off a collection of the whole heap itself (the runs of ``*a``, ``_a``, ``a\n\n``
+# in benchmarks/markdown_render.py): at most 0.5 s of CPU, once (the cache).
 ATTEMPTS = 2
 # Renderings kept, counted in characters of HTML (about 4 bytes each at most): the pages of a
 # long conversation, and the notes, without re-rendering.
