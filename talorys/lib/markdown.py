@@ -69,9 +69,9 @@ ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 # Thread CPU time one try of a render may use. An ordinary text of about 60,000 characters fits
-# (2.5-4.5 µs a character): a long note or reply keeps its formatting. The worst input found
-# stops within about the budget and the step running, twice (benchmarks/markdown_render.py).
-# It runs off the event loop and once per text (the cache).
+# (2.5-4.5 µs a character): a long note or reply keeps its formatting. Each hostile input
+# found stops within 250-560 ms at ``MAX_CHARS`` (benchmarks/markdown_render.py, the budget and
+# the step running, once or twice: ``ATTEMPTS``). It runs off the event loop, once per text.
 BUDGET_SECONDS = 0.25
 # Past this a text is shown as plain text without trying: markdown-it's first pass over the
 # lines costs about 0.4 µs a character before any rule can check the budget, and an ordinary
@@ -87,7 +87,7 @@ HIGHLIGHT_MAX_CHARS = 10_000
 # Tries within the budget before the text is shown plain: a second only when the first paid one
 # of the process's one-off costs (``_one_off_costs``). A hostile text costs one budget, or two
 # when it sets off a collection of the whole heap itself (the runs of ``*a``, ``_a``, ``a\n\n``
-# in benchmarks/markdown_render.py): at most 0.5 s of CPU, once (the cache).
+# in benchmarks/markdown_render.py): about 0.5 s of CPU, once (the cache).
 ATTEMPTS = 2
 # Renderings kept, counted in characters of HTML (about 4 bytes each at most): the pages of a
 # long conversation, and the notes, without re-rendering.
