@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed, field_refused
 from talorys.lib.validation import clean_line
 from talorys.notifications.models import Channel, Notification
 
@@ -59,9 +59,10 @@ def url_checked(url: str) -> str:
     """The URL, stripped, if Apprise can send to it (ValidationFailed otherwise)."""
     url = clean_line(url, field="url", max_length=Channel.URL_MAX)
     if "://" not in url or _plugin(url) is None:
-        raise ValidationFailed(
+        raise field_refused(
             "url is not an address Apprise can send to. It looks like ntfys://ntfy.sh/my-topic, "
-            "tgram://bot-token/chat-id or mailtos://user:password@example.com?to=me@example.com."
+            "tgram://bot-token/chat-id or mailtos://user:password@example.com?to=me@example.com.",
+            field="url",
         )
     return url
 

@@ -151,6 +151,7 @@ def test_a_key_no_http_header_can_carry_is_refused_and_nothing_is_saved(api, fie
         "code": "VALIDATION",
         "message": f"{field} can only contain printable ASCII characters without spaces or "
         "line breaks.",
+        "details": {"field": field},
     }
     row = settings_row()
     assert (row["model_api_key"], row["embeddings_api_key"], row["model_name"]) == (
