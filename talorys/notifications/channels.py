@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed, field_refused
+from talorys.lib.errors import Conflict, NotFound, field_refused
 from talorys.lib.validation import clean_line
 from talorys.notifications.models import Channel, Notification
 
@@ -150,7 +150,9 @@ def channel_get(*, channel_id: int) -> Channel:
 def _kinds_checked(kinds: list[str]) -> list[str]:
     unknown = [kind for kind in kinds if kind not in Kind.values]
     if unknown:
-        raise ValidationFailed(f"kinds must be among {', '.join(Kind.values)}; not {unknown[0]}.")
+        raise field_refused(
+            f"kinds must be among {', '.join(Kind.values)}; not {unknown[0]}.", field="kinds"
+        )
     return [kind for kind in Kind.values if kind in kinds]  # one of each, in a fixed order
 
 
