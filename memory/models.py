@@ -138,7 +138,7 @@ class RecallEntry(models.Model):
     TEXT_MAX = 20_000
     TITLE_MAX = 200
 
-    kind = models.CharField(max_length=16)  # "memories", "tasks", ... as /api/search names them
+    kind = models.CharField(max_length=16)  # "memory", "task", ...: recall's kinds (sources.py)
     object_id = models.BigIntegerField()
     parent_id = models.BigIntegerField(null=True, blank=True)  # a message's conversation
     title = models.CharField(max_length=TITLE_MAX, blank=True, default="")

@@ -118,7 +118,7 @@ class ListMemories(ListTool):
         # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
         found = ranked_rows(
             query=args.query,
-            kind="memories",
+            kind="memory",
             rows=selectors.memory_list(),
             substring=selectors.memory_list(q=args.query),
             limit=args.limit,

@@ -65,7 +65,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
 
     question = Message.objects.get(role="user", content__startswith="Remind me")
     assert not RecallEntry.objects.filter(
-        kind="messages", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
+        kind="message", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
     ).exists()
 
     # The process back on the same socket (talorys_run restarts it in about a second): after
@@ -75,7 +75,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
         memory_services.reindex_recent()
         assert health_report().embedder == "ok"
     assert RecallEntry.objects.filter(
-        kind="messages", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
+        kind="message", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
     ).exists()
 
 

@@ -182,7 +182,7 @@ def test_a_message_embedded_as_the_query_is_indexed_with_that_vector(local_embed
 
     memory_services.reindex()
 
-    entry = RecallEntry.objects.get(kind="messages", object_id=message.pk)
+    entry = RecallEntry.objects.get(kind="message", object_id=message.pk)
     assert entry.vector_model == f"{model_files.NAME}:sentences"
-    found = selectors.recall_items(query="what does my child play", kinds=["messages"])
+    found = selectors.recall_items(query="what does my child play", kinds=["message"])
     assert message.pk in {hit.id for hit in found}

@@ -105,6 +105,6 @@ def test_scheduled_runs_can_read_memories_but_not_change_them():
 def test_unified_search_finds_memories():
     memory = services.memory_create(text="Sister Ana lives in Lisbon", category="person")
 
-    hits = call("search", query="lisbon", kinds=["memories"]).result["hits"]
+    hits = call("search", query="lisbon", kinds=["memory"]).result["hits"]
 
-    assert [(h["kind"], h["id"]) for h in hits] == [("memories", memory.pk)]
+    assert [(h["kind"], h["id"]) for h in hits] == [("memory", memory.pk)]

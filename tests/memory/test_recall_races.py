@@ -53,7 +53,7 @@ def test_concurrent_index_writers_never_leave_a_reader_behind(needs_postgres):
             (w, n)
             for w in range(WRITERS)
             for n in range(EACH)
-            if not reader.keyword(terms(f"zq{w}x{n}"), kinds=["tasks"], top=1)
+            if not reader.keyword(terms(f"zq{w}x{n}"), kinds=["task"], top=1)
         ]
     assert missing == []
     seqs = list(RecallEntry.objects.values_list("seq", flat=True))

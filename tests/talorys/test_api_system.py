@@ -261,26 +261,36 @@ def test_search_finds_every_kind(api, findable):
     found = hits(api.get("/api/search", {"q": "basil"}))
 
     assert found == {
-        ("tasks", findable["task"].pk),
-        ("notes", findable["note"].pk),
-        ("projects", findable["project"].pk),
-        ("memories", findable["memory"].pk),
+        ("task", findable["task"].pk),
+        ("note", findable["note"].pk),
+        ("project", findable["project"].pk),
+        ("memory", findable["memory"].pk),
     }
 
 
 def test_search_limits_to_the_kinds_asked(api, findable):
-    found = hits(api.get("/api/search", {"q": "basil", "kinds": "tasks,notes"}))
-    assert found == {("tasks", findable["task"].pk), ("notes", findable["note"].pk)}
+    found = hits(api.get("/api/search", {"q": "basil", "kinds": "task,note"}))
+    assert found == {("task", findable["task"].pk), ("note", findable["note"].pk)}
 
-    only_memories = api.get("/api/search", {"q": "balcony", "kinds": "memories"}).json()
+    only_memories = api.get("/api/search", {"q": "balcony", "kinds": "memory"}).json()
     assert only_memories["count"] == 1
     assert "balcony" in only_memories["items"][0]["snippet"]
+
+
+def test_search_reads_the_former_plural_kinds_and_answers_with_the_one_name(api, findable):
+    found = hits(api.get("/api/search", {"q": "basil", "kinds": "tasks,notes, memories"}))
+
+    assert found == {
+        ("task", findable["task"].pk),
+        ("note", findable["note"].pk),
+        ("memory", findable["memory"].pk),
+    }
 
 
 def test_search_skips_deleted_items(api, findable):
     Task.objects.filter(pk=findable["task"].pk).update(deleted_at=timezone.now())
 
-    assert ("tasks", findable["task"].pk) not in hits(api.get("/api/search", {"q": "basil"}))
+    assert ("task", findable["task"].pk) not in hits(api.get("/api/search", {"q": "basil"}))
 
 
 @pytest.mark.parametrize(
@@ -305,7 +315,7 @@ def test_unknown_kind_names_the_known_ones(api, findable):
     message = api.get("/api/search", {"q": "basil", "kinds": "recipes"}).json()["error"]["message"]
 
     assert "recipes" in message
-    assert "memories" in message
+    assert "memory" in message
 
 
 def test_the_environment_key_is_never_sent_to_the_owner_server(db, settings):

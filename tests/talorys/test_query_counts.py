@@ -199,7 +199,7 @@ CASES: dict[str, Case] = {
     "search": Case(
         "/api/search?q=findme&kinds=tasks,memories&limit=50",
         searchable,
-        lambda body: len([hit for hit in body["items"] if hit["kind"] == "tasks"]),
+        lambda body: len([hit for hit in body["items"] if hit["kind"] == "task"]),
     ),
 }
 
