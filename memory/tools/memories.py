@@ -154,7 +154,7 @@ class Remember(Tool):
     cap = 5
 
     def run(self, args: RememberArgs, ctx: ToolContext) -> dict[str, Any]:
-        result = services.memory_remember(
+        result = services.memory_create_checked(
             text=args.text,
             category=args.category,
             source=_source(ctx),
@@ -186,7 +186,7 @@ class CorrectMemory(Tool):
     cap = 5
 
     def run(self, args: CorrectMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
-        result = services.memory_correct(
+        result = services.memory_correct_checked(
             memory_id=args.memory_id,
             text=args.text,
             category=args.category,

@@ -19,7 +19,7 @@ from django.utils import timezone
 from agent import services, turn_saves
 from agent.models import Conversation, Message
 from agent.runner import run_turn
-from memory.services import memory_create
+from memory.services import memory_create_unchecked
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.owner.models import UsageDay
 from talorys.owner.services.settings import owner_settings_update
@@ -177,9 +177,9 @@ def test_second_turn_has_no_title_and_sees_only_complete_history(db, fake_openai
 
 def test_the_system_prompt_has_the_policy_local_time_and_selected_memories(db, fake_openai):
     use_fake(fake_openai, time_zone="Pacific/Auckland")
-    memory_create(text="The owner is allergic to peanuts", category="fact")
+    memory_create_unchecked(text="The owner is allergic to peanuts", category="fact")
     for number in range(20):
-        memory_create(text=f"Unrelated fact number {number}", category="other")
+        memory_create_unchecked(text=f"Unrelated fact number {number}", category="other")
     fake_openai.script(text("ok"))
 
     turn(text="Suggest a dinner without peanuts")

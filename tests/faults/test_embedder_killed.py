@@ -38,7 +38,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
 ):
     use_fake(fake_openai)
     owner_settings_update(semantic_enabled=True)
-    memory_services.memory_create(text="Sister Ana lives in Lisbon")
+    memory_services.memory_create_unchecked(text="Sister Ana lives in Lisbon")
     with embedder_process(folder) as embedder:
         settings.TALORYS_EMBEDDER_URL = embedder.url
         assert health_report().embedder == "ok"
@@ -97,7 +97,7 @@ def test_the_questions_vector_is_made_at_the_claim_beside_the_turns_reads(
     question = "Which instrument does my kid play these days?"
     with embedder_process(folder) as embedder:
         settings.TALORYS_EMBEDDER_URL = embedder.url
-        memory_services.memory_create(text="My daughter started the cello")
+        memory_services.memory_create_unchecked(text="My daughter started the cello")
         memory_services.reindex()  # its vector, while the process is up
         fake_openai.script(text("The cello."))
         start = async_to_sync(begin_turn)(text=question)

@@ -20,7 +20,7 @@ def one_of_each(word: str) -> dict[str, Any]:
     """An item of every recallable kind, each mentioning ``word``."""
     conversation = Conversation.objects.create(title="Trip planning")
     return {
-        "memory": memory_services.memory_create(text=f"Sister Ana lives near {word}"),
+        "memory": memory_services.memory_create_unchecked(text=f"Sister Ana lives near {word}"),
         "task": services.task_create(title=f"Book the {word} ferry"),
         "note": services.note_create(title="Travel", content=f"Ferries leave {word} at 9."),
         "project": services.project_create(name=f"{word} house", description="Renovation"),

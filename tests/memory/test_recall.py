@@ -51,8 +51,10 @@ def test_kinds_narrow_recall_and_an_unknown_kind_is_a_clear_error():
 
 
 def test_keyword_ranking_stems_folds_accents_and_weighs_rare_words():
-    moved = memory_services.memory_create(text="Moved to São Paulo for the new job")
-    common = [memory_services.memory_create(text=f"Paid the job invoice {n}") for n in range(8)]
+    moved = memory_services.memory_create_unchecked(text="Moved to São Paulo for the new job")
+    common = [
+        memory_services.memory_create_unchecked(text=f"Paid the job invoice {n}") for n in range(8)
+    ]
 
     # Another form of the word ("moving"), without the accent, finds it first.
     assert kinds_and_ids(selectors.recall_memories(query="moving to sao paulo"))[0] == (
@@ -67,8 +69,8 @@ def test_keyword_ranking_stems_folds_accents_and_weighs_rare_words():
 @pytest.mark.usefixtures("keyword_recall")
 def test_an_exact_rare_name_or_number_is_found_among_many():
     for n in range(60):
-        memory_services.memory_create(text=f"Dentist appointment number {n} went fine")
-    target = memory_services.memory_create(text="Dr. Okonkwo's clinic extension is 4471")
+        memory_services.memory_create_unchecked(text=f"Dentist appointment number {n} went fine")
+    target = memory_services.memory_create_unchecked(text="Dr. Okonkwo's clinic extension is 4471")
 
     assert selectors.recall_memories(query="Okonkwo")[0].id == target.pk
     assert selectors.recall_memories(query="what is extension 4471?")[0].id == target.pk
@@ -77,7 +79,7 @@ def test_an_exact_rare_name_or_number_is_found_among_many():
 
 def test_binned_and_superseded_items_are_never_recalled_and_a_restored_one_comes_back():
     items = one_of_each("Skopelos")
-    newer = memory_services.memory_create(text="Sister Ana lives near Skopelos town")
+    newer = memory_services.memory_create_unchecked(text="Sister Ana lives near Skopelos town")
     memory_services.memory_supersede(memory_id=items["memory"].pk, by_id=newer.pk, source="owner")
     for kind, item in items.items():
         if kind not in ("memory", "message"):
@@ -164,10 +166,12 @@ def test_empty_or_blank_queries_find_nothing():
 
 
 def test_hybrid_finds_a_paraphrase_that_keywords_miss_and_keeps_the_exact_name(local_embeddings):
-    cello = memory_services.memory_create(text="My daughter started learning the cello")
-    okonkwo = memory_services.memory_create(text="Dr. Okonkwo moved his clinic to Hill Street")
+    cello = memory_services.memory_create_unchecked(text="My daughter started learning the cello")
+    okonkwo = memory_services.memory_create_unchecked(
+        text="Dr. Okonkwo moved his clinic to Hill Street"
+    )
     for text in ("Buy oat milk", "The boiler was serviced in May", "Book flights to Lyon"):
-        memory_services.memory_create(text=text)
+        memory_services.memory_create_unchecked(text=text)
 
     question = "Which instrument does my kid play?"
     assert selectors.recall_memories(query=question, mode="keyword") == []
