@@ -22,6 +22,7 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create, api_token_list, api_token_revoke
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
+from talorys.owner.middleware import OwnerRequest
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import (
     embeddings_provider_kind,
@@ -191,10 +192,10 @@ def _unknown_section() -> None:
 
 
 @owner_page("GET", "POST")
-def settings_page(request: HttpRequest) -> HttpResponse:
+def settings_page(request: OwnerRequest) -> HttpResponse:
     if request.method == "POST":
         return _post(request)
-    row: OwnerSettings = request.owner_settings  # type: ignore[attr-defined]
+    row: OwnerSettings = request.owner_settings
     bounds = SETTINGS_BOUNDS
     return render(
         request,
