@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from django.db import models
 
 from talorys.accounts.models import ApiToken
-from talorys.history.models import LiveManager
+from talorys.history.models import Binnable
 
 if TYPE_CHECKING:
     from talorys.history.models import Change
@@ -32,7 +32,7 @@ class Origin(models.TextChoices):
 RECORDED = frozenset({Origin.IMPORT, Origin.CLIENT})
 
 
-class Conversation(models.Model):
+class Conversation(Binnable):
     TITLE_MAX = 200
 
     class TitleSource(models.TextChoices):
@@ -64,10 +64,7 @@ class Conversation(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # In the bin (talorys/history/bin.py): hidden from lists, and it takes no turns.
-    deleted_at = models.DateTimeField(null=True, blank=True)
-
-    objects = LiveManager()
+    # deleted_at (Binnable): in the bin, hidden from lists, and it takes no turns.
 
     class Meta:
         ordering = ["-updated_at", "-id"]

@@ -10,11 +10,17 @@ regenerated, the edited message a sibling of the one edited, and agent/branches.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from agent.models import RECORDED, Conversation, Message, Origin
 from talorys.lib.errors import ValidationFailed
+
+# How a turn re-runs the conversation, if it does: one name, where the wire (ChatIn, the
+# WebSocket's send frame) has a switch for each (``rerun_chosen``).
+Rerun = Literal["retry", "regenerate", "edit"]
 
 
 def _live_messages(conversation_id: int) -> QuerySet[Message]:
@@ -129,25 +135,28 @@ def edit_target(
     return owner_message, replaced
 
 
-def check_rerun(
-    *,
-    conversation_id: int | None,
-    retry: bool,
-    regenerate: bool,
-    edit: bool,
-    message_id: int | None,
-) -> None:
-    chosen = [
-        name for name, on in (("retry", retry), ("regenerate", regenerate), ("edit", edit)) if on
-    ]
+def rerun_chosen(*, retry: bool, regenerate: bool, edit: bool) -> Rerun | None:
+    """The one re-run the wire's switches ask for, or None; ValidationFailed for more than one."""
+    switches: tuple[tuple[Rerun, bool], ...] = (
+        ("retry", retry),
+        ("regenerate", regenerate),
+        ("edit", edit),
+    )
+    chosen = [name for name, on in switches if on]
     if len(chosen) > 1:
         raise ValidationFailed(
             f"Ask for one of retry, regenerate or edit, not {' and '.join(chosen)}."
         )
-    if chosen and conversation_id is None:
-        article = "An" if chosen[0] == "edit" else "A"
-        raise ValidationFailed(f"{article} {chosen[0]} needs the conversation_id it applies to.")
-    if message_id is not None and not (regenerate or edit):
+    return chosen[0] if chosen else None
+
+
+def check_rerun(
+    *, conversation_id: int | None, rerun: Rerun | None, message_id: int | None
+) -> None:
+    if rerun is not None and conversation_id is None:
+        article = "An" if rerun == "edit" else "A"
+        raise ValidationFailed(f"{article} {rerun} needs the conversation_id it applies to.")
+    if message_id is not None and rerun not in ("regenerate", "edit"):
         raise ValidationFailed("message_id goes with regenerate or edit.")
 
 
@@ -155,18 +164,16 @@ def turn_target(
     *,
     conversation_id: int,
     text: str,
-    retry: bool,
-    regenerate: bool,
-    edit: bool,
+    rerun: Rerun | None,
     message_id: int | None,
 ) -> tuple[Message, tuple[int, ...]]:
     """The owner message a turn answers (unsaved when new), and the ids it replaced: what
     ``turn_begin`` saves with the reply."""
-    if retry:
+    if rerun == "retry":
         return retry_target(conversation_id=conversation_id), ()
-    if regenerate:
+    if rerun == "regenerate":
         return regenerate_target(conversation_id=conversation_id, message_id=message_id)
-    if edit:
+    if rerun == "edit":
         return edit_target(conversation_id=conversation_id, text=text, message_id=message_id)
     return Message(
         conversation_id=conversation_id,

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agent.activity import ShownActivity, shown_activity
 from agent.models import Conversation, Message, Origin
+from agent.rerun import rerun_chosen
 from agent.services import MAX_MESSAGE_CHARS
 from talorys.history.schemas import ChangeOut
 from talorys.lib.markdown import render_markdown
@@ -131,12 +132,16 @@ class AttachFrame(_Frame):
 
 Frame = Annotated[SendFrame | CancelFrame | AttachFrame, Field(discriminator="type")]
 
-_TURN_FIELDS = {"conversation_id", "text", "retry", "regenerate", "edit", "message_id"}
-
 
 def turn_request(body: ChatIn | SendFrame) -> dict[str, Any]:
-    """What runner.begin_turn takes from a chat request, over either transport."""
-    return body.model_dump(include=_TURN_FIELDS)
+    """What runner.begin_turn takes from a chat request, over either transport: its switches as
+    the one ``rerun`` (ValidationFailed when more than one is on)."""
+    return {
+        "conversation_id": body.conversation_id,
+        "text": body.text,
+        "rerun": rerun_chosen(retry=body.retry, regenerate=body.regenerate, edit=body.edit),
+        "message_id": body.message_id,
+    }
 
 
 frame_adapter: TypeAdapter[SendFrame | CancelFrame | AttachFrame] = TypeAdapter(Frame)

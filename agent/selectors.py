@@ -262,7 +262,7 @@ def messages_changed_since(since: dt.datetime) -> dict[int, dt.datetime]:
 
 def message_recall_source() -> RecallSource:
     return RecallSource(
-        kind="messages",
+        kind="message",
         live=recallable_messages,
         doc=lambda m: Doc(
             object_id=m.pk,

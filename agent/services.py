@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agent.models import Conversation, Message, Origin
-from agent.rerun import check_rerun, turn_target
+from agent.rerun import Rerun, check_rerun, turn_target
 from agent.selectors import conversation_get
 from talorys.history.bin import bin_move_out
 from talorys.history.changes import change_record
@@ -220,9 +220,7 @@ def turn_begin(
     *,
     conversation_id: int | None,
     text: str,
-    retry: bool = False,
-    regenerate: bool = False,
-    edit: bool = False,
+    rerun: Rerun | None = None,
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
 ) -> TurnStart:
@@ -235,15 +233,9 @@ def turn_begin(
     keep what they replace, marked ``replaced_at`` (out of the history and the page). A
     regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
     """
-    check_rerun(
-        conversation_id=conversation_id,
-        retry=retry,
-        regenerate=regenerate,
-        edit=edit,
-        message_id=message_id,
-    )
+    check_rerun(conversation_id=conversation_id, rerun=rerun, message_id=message_id)
     turn_id = secrets.token_hex(16)
-    if not (retry or regenerate):
+    if rerun not in ("retry", "regenerate"):
         text = _clean_owner_text(text)
     if conversation_id is None:
         return _turn_begin_new(text=text, turn_id=turn_id, origin=origin)
@@ -254,9 +246,7 @@ def turn_begin(
             owner_message, replaced = turn_target(
                 conversation_id=conversation_id,
                 text=text,
-                retry=retry,
-                regenerate=regenerate,
-                edit=edit,
+                rerun=rerun,
                 message_id=message_id,
             )
             return _turn_messages_save(

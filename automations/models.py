@@ -14,11 +14,11 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from talorys.history.models import LiveManager
+from talorys.history.models import Binnable
 from talorys.notifications.models import Notification
 
 
-class Automation(models.Model):
+class Automation(Binnable):
     class Kind(models.TextChoices):
         REMINDER = "reminder"
         TASK_DIGEST = "task_digest"
@@ -58,11 +58,8 @@ class Automation(models.Model):
     last_result = models.TextField(blank=True, default="")
     last_error = models.TextField(blank=True, default="")
     cancelled_at = models.DateTimeField(null=True, blank=True)
-    deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-
-    objects = LiveManager()
 
     class Meta:
         ordering = ["next_run_at", "id"]

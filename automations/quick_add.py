@@ -25,6 +25,7 @@ from automations.services import crud
 from talorys.accounts.auth import request_actor
 from talorys.lib.kept import keep_typed
 from talorys.lib.when import Understood, understand
+from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import back_to, form_text, owner_page, run_action, whole_number
 from talorys.workspace import services
 from talorys.workspace.views.inputs import form_when, owner_zone_of, understood_hint
@@ -39,7 +40,7 @@ def _see_other(target: str) -> HttpResponse:
 
 
 @owner_page("POST")
-def quick_add(request: HttpRequest) -> HttpResponse:
+def quick_add(request: OwnerRequest) -> HttpResponse:
     text = form_text(request, "title")
     zone = owner_zone_of(request)
     literal = request.POST.get("literal") == "1" or bool(form_text(request, "due_at"))

@@ -91,10 +91,10 @@ def schedule_upcoming(
 def automation_recall_source() -> RecallSource:
     """Automations for recall (memory/recall/): their name and message or prompt."""
     return RecallSource(
-        kind="automations",
+        kind="automation",
         live=Automation.objects.live,
         doc=lambda a: Doc(object_id=a.pk, title=a.name, body=a.message, when=a.updated_at),
-        change_kind="automation",
+        logged=True,
         columns=("name", "message", "updated_at"),
     )
 

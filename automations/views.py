@@ -29,6 +29,7 @@ from automations.models import Automation
 from automations.services import crud
 from talorys.lib.errors import AppError, NotFound, ValidationFailed
 from talorys.lib.timefmt import format_datetime
+from talorys.owner.middleware import OwnerRequest
 from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.calendar import calendar_secret_matches
 from talorys.web.pages import owner_page, page_of, run_action
@@ -36,8 +37,8 @@ from talorys.web.pages import owner_page, page_of, run_action
 LIST = "/automations/"
 
 
-def _zone(request: HttpRequest) -> ZoneInfo:
-    return ZoneInfo(request.owner_settings.time_zone)  # type: ignore[attr-defined]
+def _zone(request: OwnerRequest) -> ZoneInfo:
+    return ZoneInfo(request.owner_settings.time_zone)
 
 
 def _automation(automation_id: int) -> Automation:
@@ -74,7 +75,7 @@ def _upcoming(schedule: dict[str, Any] | None, zone: ZoneInfo) -> list[dict[str,
 
 
 @owner_page("GET")
-def automation_list(request: HttpRequest) -> HttpResponse:
+def automation_list(request: OwnerRequest) -> HttpResponse:
     zone = _zone(request)
     page = page_of(request, selectors.automation_list())
     rows = [
@@ -123,7 +124,7 @@ def _save(request: HttpRequest, form: AutomationForm, save: Any, done: str) -> H
 
 
 @owner_page("GET", "POST")
-def automation_new(request: HttpRequest) -> HttpResponse:
+def automation_new(request: OwnerRequest) -> HttpResponse:
     if request.method != "POST":
         return _form_page(request, AutomationForm(zone=_zone(request)))
     form = AutomationForm(request.POST, zone=_zone(request))
@@ -136,7 +137,7 @@ def automation_new(request: HttpRequest) -> HttpResponse:
 
 
 @owner_page("GET", "POST")
-def automation_edit(request: HttpRequest, automation_id: int) -> HttpResponse:
+def automation_edit(request: OwnerRequest, automation_id: int) -> HttpResponse:
     automation = _automation(automation_id)
     if request.method != "POST":
         return _form_page(request, AutomationForm(automation=automation, zone=_zone(request)))
@@ -150,7 +151,7 @@ def automation_edit(request: HttpRequest, automation_id: int) -> HttpResponse:
 
 
 @owner_page("GET")
-def automation_detail(request: HttpRequest, automation_id: int) -> HttpResponse:
+def automation_detail(request: OwnerRequest, automation_id: int) -> HttpResponse:
     zone = _zone(request)
     automation = _automation(automation_id)
     runs = selectors.automation_run_list(automation_id=automation_id)
@@ -186,7 +187,7 @@ def automation_action(request: HttpRequest, automation_id: int, action: str) -> 
 
 
 @owner_page("GET")
-def schedule_preview(request: HttpRequest) -> JsonResponse:
+def schedule_preview(request: OwnerRequest) -> JsonResponse:
     """The schedule in words and its next runs, for the fields in the query (automations.js)."""
     zone = _zone(request)
     form = ScheduleForm(request.GET, zone=zone)

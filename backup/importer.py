@@ -24,8 +24,8 @@ Every change to an item already here (a project, task, note, memory or conversat
 ``KindSpec.item``) is in the change log with source ``import`` (``_ImportLog``): its content
 before and after, a bin or a restore, each revertable like any other change on /changes/.
 
-Explicit ids are inserted as loaddata does (``raw``: the file's own created_at and updated_at
-are kept); on PostgreSQL the tables' sequences are then moved past the largest id (rows.py
+Explicit ids are inserted as loaddata does (raw: the file's own created_at and updated_at are
+kept; ``_insert``); on PostgreSQL the tables' sequences are then moved past the largest id (rows.py
 bounds imported ids, so creation goes on after). A dry run does all of it and rolls back, so the
 preview counts are exactly what the import would do.
 """
@@ -168,12 +168,36 @@ def _here(kind: KindSpec, ids: list[int]) -> dict[int, dict[str, Any]]:
 
 
 def _insert(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
-    """Insert with the rows' own ids and dates (raw: no auto_now), in batches."""
+    """Insert with the rows' own ids and dates, as loaddata's raw save does (no ``auto_now``
+    stamp, no signal): one INSERT per row through the cursor's ``executemany`` (psycopg sends
+    them pipelined), each value as its field prepares it for the database.
+
+    Measured on 20,000 tasks and 20,000 messages (PostgreSQL, median of 3): 1.3-1.5x the
+    private raw ``_insert`` this replaced, a few per cent of a whole import. Not ``bulk_create``:
+    it stamps ``auto_now``/``auto_now_add`` with the time of the insert, and writing the file's
+    dates back with ``bulk_update`` made the insert ten times slower; one multi-row INSERT with a
+    parameter per value was twice as slow as this. The round-trip test compares every column of
+    every table."""
+    if not rows:
+        return
     fields = list(model._meta.concrete_fields)
-    objs = [model(**row) for row in rows]
-    batch = max(1, connection.ops.bulk_batch_size(fields, objs) or len(objs))
-    for start in range(0, len(objs), batch):
-        model._base_manager._insert(objs[start : start + batch], fields=fields, raw=True)  # type: ignore[attr-defined]
+    quote = connection.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        quote(model._meta.db_table),
+        ", ".join(quote(field.column) for field in fields),
+        ", ".join(["%s"] * len(fields)),
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            sql,
+            [
+                [
+                    field.get_db_prep_save(getattr(obj, field.attname), connection)
+                    for field in fields
+                ]
+                for obj in (model(**row) for row in rows)
+            ],
+        )
 
 
 def _pausable(automation: dict[str, Any]) -> bool:

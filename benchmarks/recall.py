@@ -25,7 +25,7 @@ PostgreSQL database that does not exist yet: the script creates it, migrates it 
 2. Quality on ``recall_set.build()``: each turn a Message (one Conversation per session, dated
    on its day), semantic recall on with the default install's embedder (memory.embeddings.
    active_embedder), ``reindex()`` embeds them; each question ranked by ``engine.recall(query=
-   question, kinds=["messages"], limit=10, mode=...)`` for keyword, vector and hybrid, then as
+   question, kinds=["message"], limit=10, mode=...)`` for keyword, vector and hybrid, then as
    the default install ranks (mode None: hybrid with the active embedder: the embedder
    process, started for the run). A hit is relevant when its message is a supporting turn: recall@k (share
    of supporting turns in the top k) and MRR (1 / rank of the first relevant hit, 0 past 10),

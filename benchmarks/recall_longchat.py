@@ -15,7 +15,7 @@ complete Message (``speaker_a`` as the owner, the other as the assistant), its c
 ``"{speaker}: {text}"`` plus ``" [image: {blip_caption}]"`` when it has one, its time the
 session's date. ``memory.services.reindex()`` indexes them (and embeds them with the default
 install's embedder). Each question of categories 1-4 (5 is adversarial: no answer) asks
-``memory.selectors.recall_items(query=question, kinds=["messages"], limit=25)``; a hit counts
+``memory.selectors.recall_items(query=question, kinds=["message"], limit=25)``; a hit counts
 when its message is one of the question's evidence turns. Per category and overall: evidence
 recall R@5, R@10, R@25 (the share of a question's evidence turns in the top k, averaged over
 questions) and MRR (1 / rank of the first evidence hit, 0 past 25). Modes: ``keyword``
@@ -170,7 +170,7 @@ def measure(
 def _engine(question: str) -> list[int]:
     from memory.selectors import recall_items
 
-    return [hit.id for hit in recall_items(query=question, kinds=["messages"], limit=LIMIT)]
+    return [hit.id for hit in recall_items(query=question, kinds=["message"], limit=LIMIT)]
 
 
 def _measure_fusion(scores: dict[str, Any], questions: list[Question], turn_of: dict) -> None:
@@ -181,7 +181,7 @@ def _measure_fusion(scores: dict[str, Any], questions: list[Question], turn_of: 
     for name in _fusion.CANDIDATES:
 
         def by_candidate(question: str, name: str = name) -> list[int]:
-            return _fusion.ranked(name, question, embedder, kinds=["messages"], top=LIMIT)
+            return _fusion.ranked(name, question, embedder, kinds=["message"], top=LIMIT)
 
         _score_rows(scores.setdefault(name, {}), questions, turn_of, by_candidate)
     whole = _fusion.WholeText(embedder)
@@ -192,7 +192,7 @@ def _measure_fusion(scores: dict[str, Any], questions: list[Question], turn_of: 
         questions,
         turn_of,
         lambda q: _fusion.ranked(
-            "standardised (the engine's)", q, whole, kinds=["messages"], top=LIMIT
+            "standardised (the engine's)", q, whole, kinds=["message"], top=LIMIT
         ),
     )
 

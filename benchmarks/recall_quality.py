@@ -34,7 +34,7 @@ def ranked_ids(rs: recall_set.RecallSet, *, mode: Mode | None, embedder: Any) ->
     from memory.recall import engine
 
     chosen = embeddings.ACTIVE if embedder is None else embedder
-    used = engine.recall(query=rs.questions[0].text, kinds=["messages"], mode=mode, embedder=chosen)
+    used = engine.recall(query=rs.questions[0].text, kinds=["message"], mode=mode, embedder=chosen)
     if mode is not None and used.mode != mode:
         raise RuntimeError(f"asked for {mode}, ranked by {used.mode}: {used.error}")
     return [
@@ -42,7 +42,7 @@ def ranked_ids(rs: recall_set.RecallSet, *, mode: Mode | None, embedder: Any) ->
             hit.id
             for hit in engine.recall(
                 query=q.text,
-                kinds=["messages"],
+                kinds=["message"],
                 limit=TOP,
                 mode=mode,
                 catch_up=False,
@@ -84,8 +84,7 @@ def measure_quality(rs: recall_set.RecallSet) -> tuple[str, list[str], dict[str,
     ranked["default"] = ranked_ids(rs, mode=None, embedder=None)
     for name in _fusion.CANDIDATES:  # the same two score arrays fused another way
         ranked[name] = [
-            _fusion.ranked(name, q.text, embedder, kinds=["messages"], top=TOP)
-            for q in rs.questions
+            _fusion.ranked(name, q.text, embedder, kinds=["message"], top=TOP) for q in rs.questions
         ]
     means = {name: quality_means(rs, ids, turn_of) for name, ids in ranked.items()}
     return quality_table(means), info, means

@@ -111,7 +111,7 @@ class MemoryAdmin(ServiceAdmin):
 
     # The operator acts for the owner; each service call records a revision.
     def service_create(self, request: HttpRequest, data: dict[str, Any]) -> Memory:
-        result = services.memory_remember(
+        result = services.memory_create_checked(
             **data,
             source=Memory.Source.OWNER,
             actor=self.actor(request),
@@ -121,7 +121,7 @@ class MemoryAdmin(ServiceAdmin):
         return result.memory
 
     def service_update(self, request: HttpRequest, obj: Memory, changes: dict[str, Any]) -> None:
-        result = services.memory_revise(
+        result = services.memory_update_checked(
             memory_id=obj.pk,
             **changes,
             actor=self.actor(request),

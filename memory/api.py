@@ -48,10 +48,10 @@ def _written(result: services.Remembered) -> dict[str, Any]:
 
 
 @router.post("", response={201: MemoryWriteOut, 200: MemoryWriteOut})
-def memory_create(request: HttpRequest, payload: MemoryIn) -> Status:
+def memory_create_unchecked(request: HttpRequest, payload: MemoryIn) -> Status:
     """Checked against the owner's memories first (``conflict_check``): 201 with the new memory,
     or 200 with the one that already says it (a duplicate: nothing new was stored)."""
-    result = services.memory_remember(
+    result = services.memory_create_checked(
         **payload.model_dump(), source=Memory.Source.OWNER, actor=request_actor(request)
     )
     return Status(201 if result.stored else 200, _written(result))
@@ -63,11 +63,13 @@ def memory_get(request: HttpRequest, memory_id: int) -> Memory:
 
 
 @router.patch("/{int:memory_id}", response=MemoryWriteOut)
-def memory_update(request: HttpRequest, memory_id: int, payload: MemoryPatch) -> dict[str, Any]:
+def memory_update_unchecked(
+    request: HttpRequest, memory_id: int, payload: MemoryPatch
+) -> dict[str, Any]:
     """New text is checked against the other memories first (``conflict_check``); an edit that
     duplicates another memory is not applied."""
     changes = payload.model_dump(exclude_unset=True)
-    result = services.memory_revise(
+    result = services.memory_update_checked(
         memory_id=memory_id,
         **changes,
         source=Memory.Source.OWNER,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from talorys.history.models import LiveManager
+from talorys.history.models import Binnable
 
 
-class Memory(models.Model):
+class Memory(Binnable):
     # Memories are short facts; a long text belongs in a note. The services, the API's schemas,
     # the admin's form and the model's tools all read this (the column itself is unbounded).
     TEXT_MAX = 2_000
@@ -51,9 +51,6 @@ class Memory(models.Model):
     # One more at each change, under the row lock: an edit that names an older version is
     # refused with 409 (talorys/workspace/services/common.py, check_version).
     version = models.PositiveIntegerField(default=1)
-    deleted_at = models.DateTimeField(null=True, blank=True)
-
-    objects = LiveManager()
 
     class Meta:
         ordering = ["-updated_at", "id"]
@@ -138,7 +135,7 @@ class RecallEntry(models.Model):
     TEXT_MAX = 20_000
     TITLE_MAX = 200
 
-    kind = models.CharField(max_length=16)  # "memories", "tasks", ... as /api/search names them
+    kind = models.CharField(max_length=16)  # "memory", "task", ...: recall's kinds (sources.py)
     object_id = models.BigIntegerField()
     parent_id = models.BigIntegerField(null=True, blank=True)  # a message's conversation
     title = models.CharField(max_length=TITLE_MAX, blank=True, default="")

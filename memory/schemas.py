@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from memory.conflict import VerdictKind
 from memory.models import Memory
 from memory.recall.engine import Mode as RecallMode
-from memory.recall.sources import recall_kinds
+from memory.recall.sources import FORMER_NAMES, recall_kinds
 from talorys.lib.search import QUERY_MAX
 from talorys.web.schemas import (
     LIST_LIMIT_MAX,
@@ -121,7 +121,7 @@ def _known_kinds(schema: dict[str, Any]) -> None:
     """The schema's pattern for ``kinds``: commas between recall's kinds (read when the schema is
     made, so every registered source is in it), spaces and empty items allowed, as the API
     reads it; an unknown kind is refused."""
-    kind = "(" + "|".join(recall_kinds()) + ")"
+    kind = "(" + "|".join([*recall_kinds(), *FORMER_NAMES]) + ")"
     schema["pattern"] = rf"^\s*({kind}\s*)?(,\s*({kind}\s*)?)*$"
 
 
@@ -133,7 +133,8 @@ class SearchQuery(Schema):
     )
     kinds: Annotated[str, Field(max_length=200, json_schema_extra=_known_kinds)] | None = Field(
         None,
-        description="Comma-separated: memories, tasks, notes, projects, automations, messages",
+        description="Comma-separated: memory, task, note, project, automation, message (the "
+        "plural names are read as these)",
     )
     limit: int = Field(20, ge=1, le=LIST_LIMIT_MAX)
 

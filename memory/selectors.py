@@ -159,7 +159,7 @@ def recall_memories(
     """``recall_items`` over memories only (``unrelated``: for the conflict check)."""
     return recall_items(
         query=query,
-        kinds=["memories"],
+        kinds=["memory"],
         limit=limit,
         mode=mode,
         catch_up=catch_up,
@@ -248,7 +248,7 @@ def recall_pass(
     # joined another's pass reads the index's state itself: the clock the pass was given was
     # read before this turn asked.
     report = _WORDS_PASS.run(
-        lambda: reindex_recent(skip=("messages",), embedder=embedder, embed_limit=0, clock=clock)
+        lambda: reindex_recent(skip=("message",), embedder=embedder, embed_limit=0, clock=clock)
     )
     state = report.state if report is not None else None
     return RecallPass(
@@ -311,7 +311,7 @@ def memories_for_turn(
     The ranking is read without recall's hits (no snippets needed); the rows read next are the
     liveness check."""
     ranked, _mode, _error = engine.rank(
-        text.strip(), kinds=["memories"], top=2 * limit, mode=mode, embedder=embedder, state=state
+        text.strip(), kinds=["memory"], top=2 * limit, mode=mode, embedder=embedder, state=state
     )
     ids = [item.object_id for item in ranked if item.score >= MEMORY_MIN_SCORE]
     rows = {m.pk: m for m in _memory_lines().filter(pk__in=ids)}
@@ -372,7 +372,7 @@ def related_items_for_turn(
     """A few of the owner's items related to this message, for the prompt's "related" section:
     tasks, notes, projects, automations and other conversations (this one's messages are in the
     window already). Memories are in their own section."""
-    kinds = [kind for kind in recall_kinds() if kind != "memories"]
+    kinds = [kind for kind in recall_kinds() if kind != "memory"]
     hits = [
         hit
         for hit in engine.recall(
@@ -385,6 +385,6 @@ def related_items_for_turn(
             state=state,
         ).hits
         if hit.score >= RELATED_MIN_SCORE
-        and not (hit.kind == "messages" and hit.conversation_id == conversation_id)
+        and not (hit.kind == "message" and hit.conversation_id == conversation_id)
     ][:limit]
     return [f"[{hit.kind} {hit.id}] {hit.title}: {hit.snippet}" for hit in hits]

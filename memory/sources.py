@@ -18,31 +18,31 @@ def _memory_doc(memory: Any) -> Doc:
 def memory_sources() -> list[RecallSource]:
     return [
         RecallSource(
-            kind="memories",
+            kind="memory",
             live=current_memories,
             doc=_memory_doc,
-            change_kind="memory",
+            logged=True,
             columns=("text", "updated_at"),
         ),
         RecallSource(
-            kind="tasks",
+            kind="task",
             live=Task.objects.live,
             doc=lambda t: Doc(object_id=t.pk, title=t.title, body=t.details, when=t.updated_at),
-            change_kind="task",
+            logged=True,
             columns=("title", "details", "updated_at"),
         ),
         RecallSource(
-            kind="notes",
+            kind="note",
             live=Note.objects.live,
             doc=lambda n: Doc(object_id=n.pk, title=n.title, body=n.content, when=n.updated_at),
-            change_kind="note",
+            logged=True,
             columns=("title", "content", "updated_at"),
         ),
         RecallSource(
-            kind="projects",
+            kind="project",
             live=Project.objects.live,
             doc=lambda p: Doc(object_id=p.pk, title=p.name, body=p.description, when=p.updated_at),
-            change_kind="project",
+            logged=True,
             columns=("name", "description", "updated_at"),
         ),
     ]

@@ -55,7 +55,7 @@ def memories_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         return run_action(
             request,
-            lambda: services.memory_remember(
+            lambda: services.memory_create_checked(
                 text=form_text(request, "text"),
                 category=form_text(request, "category") or Memory.Category.FACT,
                 source=Memory.Source.OWNER,
@@ -124,7 +124,7 @@ def memory_page(request: HttpRequest, memory_id: int) -> HttpResponse:
 def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
     return run_action(
         request,
-        lambda: services.memory_revise(
+        lambda: services.memory_update_checked(
             memory_id=memory_id,
             text=form_text(request, "text"),
             category=form_text(request, "category") or None,

@@ -15,6 +15,7 @@ from agent import services, turn_saves
 from agent.activity import shown_activity
 from agent.executor import ToolActivity, ToolExecutor
 from agent.models import Message, Origin
+from agent.rerun import Rerun
 from agent.runner import reindex
 from agent.runner.db import db
 from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
@@ -116,14 +117,12 @@ async def begin_turn(
     *,
     conversation_id: int | None = None,
     text: str = "",
-    retry: bool = False,
-    regenerate: bool = False,
-    edit: bool = False,
+    rerun: Rerun | None = None,
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
 ) -> services.TurnStart:
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
-    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. The flags and
+    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. ``rerun`` and
     ``origin`` (a new conversation's) are services.turn_begin's."""
     # Not db(): the request's response phase (its session save) reuses this connection on the
     # request's thread, where a pool found empty would be a 500; the chat API's stream gives it
@@ -136,9 +135,7 @@ async def begin_turn(
     start = await sync_to_async(services.turn_begin)(
         conversation_id=conversation_id,
         text=text,
-        retry=retry,
-        regenerate=regenerate,
-        edit=edit,
+        rerun=rerun,
         message_id=message_id,
         origin=origin,
     )

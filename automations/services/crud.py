@@ -20,7 +20,7 @@ from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed, field_refused
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_line, clean_text
 from talorys.owner.selectors import owner_zone
@@ -77,7 +77,9 @@ def _lock(automation_id: int) -> Automation:
 def _first_slot(schedule: Schedule, *, now: dt.datetime, zone: ZoneInfo) -> dt.datetime:
     slot = next_after(schedule, now, zone)
     if slot is None:
-        raise ValidationFailed("schedule.at: that time has passed; give a time in the future.")
+        raise field_refused(
+            "schedule.at: that time has passed; give a time in the future.", field="schedule"
+        )
     return slot
 
 
@@ -93,9 +95,11 @@ def automation_create(
 ) -> Automation:
     """Create an automation, armed for its first slot. Imported ones always start paused."""
     if kind not in Kind.values:
-        raise ValidationFailed(f"kind must be one of {', '.join(Kind.values)}.")
+        raise field_refused(f"kind must be one of {', '.join(Kind.values)}.", field="kind")
     if origin not in Automation.Origin.values:
-        raise ValidationFailed(f"origin must be one of {', '.join(Automation.Origin.values)}.")
+        raise field_refused(
+            f"origin must be one of {', '.join(Automation.Origin.values)}.", field="origin"
+        )
     name = clean_line(name, field="name", max_length=Automation.NAME_MAX, required=True)
     message = _message(kind, message)
     parsed = schedule_parse(schedule)
@@ -156,7 +160,7 @@ def _automation_clean(automation: Automation, changes: AutomationChanges) -> dic
         data["message"] = _message(automation.kind, changes["message"])
     if "schedule" in changes:
         if changes["schedule"] is None:
-            raise ValidationFailed("schedule must not be null.")
+            raise field_refused("schedule must not be null.", field="schedule")
         parsed = schedule_parse(changes["schedule"])
         data["schedule"] = schedule_dump(parsed)
         data["version"] = automation.version + 1

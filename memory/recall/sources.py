@@ -30,12 +30,12 @@ class Doc:
 
 @dataclass(frozen=True)
 class RecallSource:
-    kind: str  # plural, as /api/search and the hits name it: "memories", "tasks", ...
+    kind: str  # as the bin, the change log and the hits name it: "memory", "task", ...
     live: Callable[[], QuerySet[Any]]
     doc: Callable[[Any], Doc]
-    # What changed since an instant: the change log's kind ("task") for a kind whose services
+    # What changed since an instant: the change log (under ``kind``) for a kind whose services
     # record every change there (read for all such kinds in one query), or a function.
-    change_kind: str = ""
+    logged: bool = False
     changed_since: Callable[[dt.datetime], dict[int, dt.datetime]] | None = None
     # Columns enough for ``doc`` (loaded with .only()), so the catch-up reads no more.
     columns: tuple[str, ...] = ()
@@ -75,10 +75,24 @@ def recall_kinds() -> list[str]:
     return sorted(_SOURCES)
 
 
+# The plural names /api/search and its hits used before recall named its kinds as the bin and
+# the change log do: still accepted, read as the one name.
+FORMER_NAMES = {
+    "memories": "memory",
+    "tasks": "task",
+    "notes": "note",
+    "projects": "project",
+    "automations": "automation",
+    "messages": "message",
+}
+
+
 def check_kinds(kinds: list[str] | None) -> list[str] | None:
-    """``kinds`` deduplicated, or ValidationFailed naming the unknown ones."""
+    """``kinds`` by their one name (``FORMER_NAMES`` read as it), deduplicated, or
+    ValidationFailed naming the unknown ones."""
     if not kinds:
         return None
+    kinds = [FORMER_NAMES.get(kind, kind) for kind in kinds]
     unknown = [kind for kind in kinds if kind not in _SOURCES]
     if unknown:
         raise ValidationFailed(

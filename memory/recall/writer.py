@@ -322,15 +322,15 @@ def _sync_changed(*, since: dt.datetime, skip: tuple[str, ...], report: ReindexR
     """Re-index the items of each kind not in ``skip`` changed since ``since`` (the lookback
     window), counting into ``report``."""
     logged = changed_since(
-        kinds=[src.change_kind for src in sources() if src.change_kind and src.kind not in skip],
+        kinds=[src.kind for src in sources() if src.logged and src.kind not in skip],
         since=since,
     )
     for src in sources():
         if src.kind in skip:
             continue
         changed = (
-            logged[src.change_kind]
-            if src.change_kind
+            logged[src.kind]
+            if src.logged
             else (src.changed_since(since) if src.changed_since else {})
         )
         # Re-read only what changed after its entry was written: an entry written before a
@@ -352,7 +352,7 @@ def reindex_recent(
 ) -> ReindexReport:
     """The lazy pass: items changed since the last pass, and a few vectors.
 
-    ``skip``: kinds left for a later pass (a turn skips "messages" before its first token: its
+    ``skip``: kinds left for a later pass (a turn skips "message" before its first token: its
     own new message needs no index yet, and indexing it would cost a commit; the pass after the
     reply does them). A pass that skips a kind does not move the clock on. ``embedder``: the
     active one when the caller already looked it up (None: none is on). ``clock``: the index's

@@ -5,20 +5,20 @@ the owner's settling of a contradiction (contradictions.py), the checks of its f
 from memory.recall.writer import ReindexReport, reindex, reindex_after_reply, reindex_recent
 from memory.services.checked import (
     Remembered,
-    memory_correct,
-    memory_remember,
-    memory_revise,
+    memory_correct_checked,
+    memory_create_checked,
+    memory_update_checked,
     remembered_note,
 )
 from memory.services.contradictions import memory_contradiction_keep, memory_contradiction_keep_both
 from memory.services.memories import (
     MEMORY,
     clean_memory_text,
-    memory_create,
+    memory_create_unchecked,
     memory_delete,
     memory_restore,
     memory_supersede,
-    memory_update,
+    memory_update_unchecked,
 )
 
 __all__ = [
@@ -28,14 +28,14 @@ __all__ = [
     "clean_memory_text",
     "memory_contradiction_keep",
     "memory_contradiction_keep_both",
-    "memory_correct",
-    "memory_create",
+    "memory_correct_checked",
+    "memory_create_unchecked",
     "memory_delete",
-    "memory_remember",
+    "memory_create_checked",
     "memory_restore",
-    "memory_revise",
+    "memory_update_checked",
     "memory_supersede",
-    "memory_update",
+    "memory_update_unchecked",
     "reindex",
     "remembered_note",
     "reindex_after_reply",

@@ -1,6 +1,8 @@
-"""The writes of memories that run the conflict check (memory/conflict.py) first: the model's
-(``memory_remember``, ``memory_correct``) and the owner's from the page, the API and the admin
-(``memory_remember``, ``memory_revise``). Backup imports are data and are never checked.
+"""The writes of memories that run the conflict check (memory/conflict.py) first, named
+``*_checked``: the model's (``memory_create_checked``, ``memory_correct_checked``) and the
+owner's from the page, the API and the admin (``memory_create_checked``,
+``memory_update_checked``). They end in memories.py's ``*_unchecked`` writes, which backup
+imports, reverts and tests call directly: those are data, never checked.
 
 The check is I/O (a model request): it runs before the transaction that stores the memory, never
 inside one; a caller already inside a transaction (the Django admin) runs ``conflict_check``
@@ -21,7 +23,12 @@ from django.db import transaction
 from memory.conflict import Verdict, conflict_check
 from memory.models import Memory
 from memory.services.checks import check_choice, check_validity, clean_memory_text
-from memory.services.memories import _KEEP, memory_create, memory_supersede, memory_update
+from memory.services.memories import (
+    _KEEP,
+    memory_create_unchecked,
+    memory_supersede,
+    memory_update_unchecked,
+)
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound
 from talorys.workspace.services.common import check_version
@@ -40,7 +47,7 @@ class Remembered:
     stored: bool = True
 
 
-def memory_remember(
+def memory_create_checked(
     *,
     text: str,
     category: str = Memory.Category.FACT,
@@ -57,7 +64,7 @@ def memory_remember(
     check_validity(valid_from, valid_to)
     return _act_on(
         verdict or conflict_check(text=text),
-        store=lambda contradicted: memory_create(
+        store=lambda contradicted: memory_create_unchecked(
             text=text,
             category=category,
             source=source,
@@ -71,7 +78,7 @@ def memory_remember(
     )
 
 
-def memory_correct(
+def memory_correct_checked(
     *,
     memory_id: int,
     text: str,
@@ -85,7 +92,7 @@ def memory_correct(
     ``version``: the one the model read; a memory changed since is refused (Conflict)."""
     if _current(memory_id) is None:
         raise NotFound(f"Memory {memory_id} does not exist, or a newer memory superseded it.")
-    return memory_revise(
+    return memory_update_checked(
         memory_id=memory_id,
         text=text,
         category=category,
@@ -95,7 +102,7 @@ def memory_correct(
     )
 
 
-def memory_revise(
+def memory_update_checked(
     *,
     memory_id: int,
     text: str | None = None,
@@ -108,13 +115,13 @@ def memory_revise(
     version: int | None = None,
     verdict: Verdict | None = None,
 ) -> Remembered:
-    """An edit (memory_update's fields), after the conflict check when it gives a current
+    """An edit (memory_update_unchecked's fields), after the conflict check when it gives a current
     memory new text: the owner's edit on the page, the API and the admin."""
     if text is not None:
         text = clean_memory_text(text)
     current = _current(memory_id)
     if current is not None:
-        # A duplicate stores nothing, so memory_update's check under the lock would not run.
+        # A duplicate stores nothing, so memory_update_unchecked's check under the lock would not run.
         check_version(current, version, noun="memory")
     if verdict is None:
         verdict = UNCHANGED
@@ -123,7 +130,7 @@ def memory_revise(
 
     def store(contradicted: int | None) -> Memory:
         extra: dict[str, Any] = {} if contradicted is None else {"conflicts_with_id": contradicted}
-        return memory_update(
+        return memory_update_unchecked(
             memory_id=memory_id,
             text=text,
             category=category,

@@ -5,7 +5,8 @@ lists the model's changes under its reply and reverts them, so one function (``_
 both.
 
 The writes that run the conflict check first (the model's, and the owner's from the page, the
-API and the admin) are in checked.py; these are the plain writes they end in.
+API and the admin) are in checked.py, named ``*_checked``; these are the plain writes they end
+in, named ``*_unchecked`` where a checked one exists, so a caller sees which it chose.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _record(
     )
 
 
-def memory_create(
+def memory_create_unchecked(
     *,
     text: str,
     category: str = Memory.Category.FACT,
@@ -88,7 +89,7 @@ def memory_create(
 _KEEP: Any = object()
 
 
-def memory_update(
+def memory_update_unchecked(
     *,
     memory_id: int,
     text: str | None = None,
@@ -111,7 +112,7 @@ def memory_update(
     if superseded_by is not _KEEP:
         with transaction.atomic():
             _memory_make_current(memory_id=memory_id, version=version, source=source, actor=actor)
-            return memory_update(
+            return memory_update_unchecked(
                 memory_id=memory_id,
                 text=text,
                 category=category,
@@ -189,7 +190,7 @@ def _memory_changes(
     return new, conflict
 
 
-# The columns memory_update writes.
+# The columns memory_update_unchecked writes.
 _MEMORY_COLUMNS = (
     "text",
     "category",
@@ -296,7 +297,7 @@ def _memory_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
         for name in ("valid_from", "valid_to"):
             if name in values and values[name] is not None:
                 values[name] = dt.date.fromisoformat(values[name])
-        memory_update(memory_id=pk, **values, source=source, actor=actor)
+        memory_update_unchecked(memory_id=pk, **values, source=source, actor=actor)
 
 
 def _source_of(actor: Actor) -> str:

@@ -118,7 +118,7 @@ class ListMemories(ListTool):
         # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
         found = ranked_rows(
             query=args.query,
-            kind="memories",
+            kind="memory",
             rows=selectors.memory_list(),
             substring=selectors.memory_list(q=args.query),
             limit=args.limit,
@@ -154,7 +154,7 @@ class Remember(Tool):
     cap = 5
 
     def run(self, args: RememberArgs, ctx: ToolContext) -> dict[str, Any]:
-        result = services.memory_remember(
+        result = services.memory_create_checked(
             text=args.text,
             category=args.category,
             source=_source(ctx),
@@ -186,7 +186,7 @@ class CorrectMemory(Tool):
     cap = 5
 
     def run(self, args: CorrectMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
-        result = services.memory_correct(
+        result = services.memory_correct_checked(
             memory_id=args.memory_id,
             text=args.text,
             category=args.category,

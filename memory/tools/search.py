@@ -46,7 +46,7 @@ def ranked_rows(
 
 class SearchArgs(ToolArgs):
     query: str = Field(min_length=1, max_length=QUERY_MAX, description="What to look for.")
-    kinds: list[Literal["tasks", "notes", "projects", "memories"]] | None = Field(
+    kinds: list[Literal["task", "note", "project", "memory"]] | None = Field(
         None, min_length=1, description="Limit the search to these kinds; omit for all."
     )
 
@@ -64,7 +64,7 @@ class Search(Tool):
     cap = 6
 
     def run(self, args: SearchArgs, ctx: ToolContext) -> dict[str, Any]:
-        kinds = list(dict.fromkeys(args.kinds or ["tasks", "notes", "projects", "memories"]))
+        kinds = list(dict.fromkeys(args.kinds or ["task", "note", "project", "memory"]))
         hits = selectors.recall_items(
             query=args.query, kinds=list(kinds), limit=SEARCH_PER_KIND * len(kinds)
         )
@@ -85,7 +85,7 @@ class SearchTasks(task_tools.SearchTasks):
     def rows(self, args: task_tools.SearchTasksArgs, ctx: ToolContext) -> list[Task]:
         tasks = ranked_rows(
             query=args.query,
-            kind="tasks",
+            kind="task",
             rows=workspace_selectors.task_list(),
             substring=workspace_selectors.task_list(q=args.query),
             limit=args.limit,
@@ -104,7 +104,7 @@ class SearchNotes(note_tools.SearchNotes):
         """Each note with recall's passage, or none for a substring match."""
         return ranked_rows(
             query=args.query,
-            kind="notes",
+            kind="note",
             rows=workspace_selectors.note_list(),
             substring=workspace_selectors.note_list(q=args.query),
             limit=args.limit,

@@ -1,5 +1,6 @@
-"""The history platform's tables: the change log (``Change``), and the manager every kind with
-a bin declares (``LiveManager``: ``.live()`` leaves the bin out of lists, search and tools).
+"""The history platform's tables: the change log (``Change``), and what every kind with a bin
+is built on (``Binnable``: its ``deleted_at`` and ``LiveManager``, whose ``.live()`` leaves the
+bin out of lists, search and tools).
 
 ``Change`` keeps the table it had in the talorys app (db_table): it moved here from the
 workspace without a change to the database.
@@ -32,6 +33,19 @@ class LiveManager(models.Manager[_M]):
 
     def live(self) -> LiveQuerySet[_M]:
         return self.get_queryset().live()
+
+
+class Binnable(models.Model):
+    """An item the owner keeps that goes to the bin (talorys/history/bin.py) before it is gone:
+    ``deleted_at`` says since when it is there, and ``objects.live()`` leaves it out. Abstract:
+    each kind keeps its own table."""
+
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveManager()
+
+    class Meta:
+        abstract = True
 
 
 class Change(models.Model):

@@ -16,7 +16,9 @@ class AppError(Exception):
     """An error with a stable ``code`` and an HTTP ``status``; its message is shown as is.
 
     ``code`` is the class's unless the instance is given its own (tools and providers name their
-    failures more finely: ``NOT_UNDOABLE``, ``PROVIDER_TIMEOUT``...).
+    failures more finely: ``NOT_UNDOABLE``, ``PROVIDER_TIMEOUT``...). A refusal of one input names
+    it in ``details["field"]`` (``field_refused``): API clients and the admin's forms
+    (talorys/web/service_admin.py) read the field there, never out of the message.
     """
 
     code: str = "ERROR"
@@ -41,6 +43,11 @@ class BadRequest(AppError):
 class ValidationFailed(AppError):
     code = "VALIDATION"
     status = 422
+
+
+def field_refused(message: str, *, field: str) -> ValidationFailed:
+    """The ValidationFailed for one input, named by its API name in ``details["field"]``."""
+    return ValidationFailed(message, details={"field": field})
 
 
 class NotFound(AppError):

@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from zoneinfo import ZoneInfo
 
-from talorys.lib.errors import ValidationFailed
+from talorys.lib.errors import field_refused
 
 # PostgreSQL cannot store or even compare text with a NUL character: text the owner, an API
 # client or a backup gives with one is refused (what a model sends has it dropped instead,
@@ -30,7 +30,7 @@ def has_nul(value: str) -> bool:
 def refuse_nul(value: str, *, field: str) -> str:
     """``value`` unchanged, or ValidationFailed when it holds a NUL character."""
     if has_nul(value):
-        raise ValidationFailed(f"{field} {NUL_REFUSED}.")
+        raise field_refused(f"{field} {NUL_REFUSED}.", field=field)
     return value
 
 
@@ -78,9 +78,9 @@ def clean_text(value: str, *, field: str, max_length: int, required: bool = True
     ValidationFailed."""
     value = long_text(refuse_nul(value or "", field=field)).strip()
     if required and not value:
-        raise ValidationFailed(f"{field} must not be empty.")
+        raise field_refused(f"{field} must not be empty.", field=field)
     if len(value) > max_length:
-        raise ValidationFailed(f"{field} is longer than {max_length} characters.")
+        raise field_refused(f"{field} is longer than {max_length} characters.", field=field)
     return value
 
 
@@ -130,14 +130,15 @@ def local_datetime(value: str, zone: ZoneInfo, *, field: str) -> dt.datetime | N
         wall = dt.datetime.fromisoformat(value)
     except ValueError:
         shown = value if len(value) <= 40 else value[:39] + "…"
-        raise ValidationFailed(
-            f"{field}: “{shown}” is not a date and time; write it like 2026-03-14T09:00."
+        raise field_refused(
+            f"{field}: “{shown}” is not a date and time; write it like 2026-03-14T09:00.",
+            field=field,
         ) from None
     instant = wall if wall.tzinfo else wall.replace(tzinfo=zone, fold=0)
     try:
         return date_in_range(instant)
     except ValueError:
-        raise ValidationFailed(f"{field} {DATE_RANGE_TEXT}.") from None
+        raise field_refused(f"{field} {DATE_RANGE_TEXT}.", field=field) from None
 
 
 # What an API key may hold: it is sent as an HTTP header's value, where a line break would start

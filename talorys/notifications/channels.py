@@ -21,7 +21,7 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, field_refused
 from talorys.lib.validation import clean_line
 from talorys.notifications.models import Channel, Notification
 from talorys.notifications.selectors import channel_get
@@ -59,9 +59,10 @@ def url_checked(url: str) -> str:
     """The URL, stripped, if Apprise can send to it (ValidationFailed otherwise)."""
     url = clean_line(url, field="url", max_length=Channel.URL_MAX)
     if "://" not in url or _plugin(url) is None:
-        raise ValidationFailed(
+        raise field_refused(
             "url is not an address Apprise can send to. It looks like ntfys://ntfy.sh/my-topic, "
-            "tgram://bot-token/chat-id or mailtos://user:password@example.com?to=me@example.com."
+            "tgram://bot-token/chat-id or mailtos://user:password@example.com?to=me@example.com.",
+            field="url",
         )
     return url
 
@@ -138,7 +139,9 @@ def apprise_send(url: str, *, title: str, body: str, kind: str) -> str:
 def _kinds_checked(kinds: list[str]) -> list[str]:
     unknown = [kind for kind in kinds if kind not in Kind.values]
     if unknown:
-        raise ValidationFailed(f"kinds must be among {', '.join(Kind.values)}; not {unknown[0]}.")
+        raise field_refused(
+            f"kinds must be among {', '.join(Kind.values)}; not {unknown[0]}.", field="kinds"
+        )
     return [kind for kind in Kind.values if kind in kinds]  # one of each, in a fixed order
 
 

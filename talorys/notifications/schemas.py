@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated
 
 from ninja import Schema
 from pydantic import Field
 
 from talorys.notifications.channels import masked, service_name
-from talorys.notifications.models import Channel
-from talorys.web.schemas import In
+from talorys.notifications.models import Channel, Notification
+from talorys.web.schemas import In, one_of
 
 
 class NotificationFilters(Schema):
@@ -42,7 +42,9 @@ class NotificationWithDeliveriesOut(NotificationOut):
     channels: list[ChannelDeliveryOut] = Field(alias="channel_deliveries.all")
 
 
-_KIND = Literal["info", "reminder", "digest", "automation", "approval", "error"]
+# A kind as the model names them, read from its choices (never retyped here).
+_KIND = Annotated[Notification.Kind, one_of(Notification.Kind)]
+_KINDS_MAX = len(Notification.Kind.values)
 
 
 class ChannelIn(In):
@@ -54,7 +56,7 @@ class ChannelIn(In):
         "Write-only: never returned.",
     )
     kinds: list[_KIND] | None = Field(
-        None, max_length=6, description="The kinds it gets; left out: every kind."
+        None, max_length=_KINDS_MAX, description="The kinds it gets; left out: every kind."
     )
     enabled: bool = True
 
@@ -64,7 +66,7 @@ class ChannelPatch(In):
     url: str | None = Field(
         None, min_length=1, max_length=Channel.URL_MAX, description="Left out: unchanged."
     )
-    kinds: list[_KIND] | None = Field(None, max_length=6)
+    kinds: list[_KIND] | None = Field(None, max_length=_KINDS_MAX)
     enabled: bool | None = None
 
 

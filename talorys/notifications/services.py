@@ -33,7 +33,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 from django.utils import timezone
 
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import NotFound, field_refused
 from talorys.lib.validation import clean_line, clean_text, one_line
 from talorys.notifications import push
 from talorys.notifications.channel_send import channel_deliveries_create
@@ -299,7 +299,9 @@ def _checked(
 ) -> Notification:
     """The notification to save, its text checked (ValidationFailed)."""
     if kind not in Notification.Kind.values:
-        raise ValidationFailed(f"kind must be one of {', '.join(Notification.Kind.values)}.")
+        raise field_refused(
+            f"kind must be one of {', '.join(Notification.Kind.values)}.", field="kind"
+        )
     return Notification(
         title=clean_line(title, field="title", max_length=Notification.TITLE_MAX),
         body=clean_text(body, field="body", max_length=Notification.BODY_MAX, required=False),

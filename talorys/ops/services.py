@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from talorys.lib.errors import ValidationFailed
+from talorys.lib.errors import field_refused
 from talorys.ops.models import Heartbeat, SetupRun
 from talorys.ops.selectors import app_version
 
@@ -52,11 +52,12 @@ def system_job_update(
             job.enabled = enabled
         if every_seconds is not None:
             if job.interval_id is None:
-                raise ValidationFailed(
-                    "every_seconds: this job runs on a calendar, not an interval."
+                raise field_refused(
+                    "every_seconds: this job runs on a calendar, not an interval.",
+                    field="every_seconds",
                 )
             if every_seconds < 1:
-                raise ValidationFailed("every_seconds must be at least 1.")
+                raise field_refused("every_seconds must be at least 1.", field="every_seconds")
             job.interval = _interval(every_seconds)
         job.save()
     return job

@@ -75,5 +75,4 @@ class RequestIdMiddleware:
         # runs in a task of its own, whose context ends with it.
         value = request_id_for(request.headers.get(HEADER))
         logs.request_id.set(value)
-        request.request_id = value  # type: ignore[attr-defined]
         return value

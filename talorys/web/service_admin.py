@@ -5,7 +5,6 @@ memory/, agent/, automations/). Only Django and talorys.lib here, so any app may
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django import forms
@@ -41,11 +40,11 @@ def _has_bin(model: type[models.Model]) -> bool:
     return any(field.name == "deleted_at" for field in model._meta.concrete_fields)
 
 
-def _field_named_in(message: str, fields: dict[str, Any]) -> str | None:
-    """The form field a service's message is about ("title must not be empty.",
-    "project_id: project 4 does not exist.", "schedule.at: ..."), or None for the whole form."""
-    match = re.match(r"[a-z_]+", message)
-    name = match.group() if match else ""
+def _field_named_in(error: AppError, fields: dict[str, Any]) -> str | None:
+    """The form field a service's refusal is about, as it names it in ``details["field"]`` (the
+    API's name: a form's ``project`` is the API's ``project_id``), or None for the whole form."""
+    details = error.details if isinstance(error.details, dict) else {}
+    name = str(details.get("field", ""))
     for candidate in (name, name.removesuffix("_id")):
         if candidate in fields:
             return candidate
@@ -55,11 +54,12 @@ def _field_named_in(message: str, fields: dict[str, Any]) -> str | None:
 class _RefusedByService:
     """Mixed into the admin's form when a service refused what was posted: shows why."""
 
-    service_error = ""
+    service_error = AppError("")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()  # type: ignore[misc]
-        self.add_error(_field_named_in(self.service_error, self.fields), self.service_error)  # type: ignore[attr-defined]
+        field = _field_named_in(self.service_error, self.fields)  # type: ignore[attr-defined]
+        self.add_error(field, self.service_error.message)  # type: ignore[attr-defined]
         return cleaned
 
 
@@ -184,7 +184,7 @@ class ServiceAdmin(BinAdmin):
         except AppError as exc:
             # A service refused in save_model; the admin's transaction rolled the attempt back.
             # Show the form again, as posted, with the service's message on it.
-            request._talorys_service_error = exc.message  # type: ignore[attr-defined]
+            request._talorys_service_error = exc  # type: ignore[attr-defined]
             return super().changeform_view(request, object_id, form_url, extra_context)
 
     def get_form(

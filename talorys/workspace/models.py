@@ -2,7 +2,7 @@
 
 Talorys serves one owner, so rows carry no owner column: the database *is* the owner's.
 Deletion by the model goes through approvals and is soft (``deleted_at``); the bin is invisible
-to lists, search and tools (``LiveManager``, talorys/history/models.py). The tables keep the names they had in
+to lists, search and tools (``Binnable``, talorys/history/models.py). The tables keep the names they had in
 the talorys app (db_table): the models moved here without a change to the database.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from talorys.history.models import LiveManager
+from talorys.history.models import Binnable
 
 
-class Project(models.Model):
+class Project(Binnable):
     # The limits of the owner's text, read by the services, the API's schemas and the tools.
     NAME_MAX = 200
     DESCRIPTION_MAX = 10_000
@@ -26,9 +26,6 @@ class Project(models.Model):
     # One more at each change of the content, under the row lock: an edit that names the version
     # it read is refused with 409 when the item changed since (services/common.check_version).
     version = models.PositiveIntegerField(default=1)
-    deleted_at = models.DateTimeField(null=True, blank=True)
-
-    objects = LiveManager()
 
     class Meta:
         db_table = "talorys_project"
@@ -38,7 +35,7 @@ class Project(models.Model):
         return self.name
 
 
-class Task(models.Model):
+class Task(Binnable):
     class Status(models.TextChoices):
         OPEN = "open"
         DONE = "done"
@@ -66,9 +63,6 @@ class Task(models.Model):
     # One more at each change of the content, under the row lock: an edit that names the version
     # it read is refused with 409 when the item changed since (services/common.check_version).
     version = models.PositiveIntegerField(default=1)
-    deleted_at = models.DateTimeField(null=True, blank=True)
-
-    objects = LiveManager()
 
     class Meta:
         db_table = "talorys_task"
@@ -98,7 +92,7 @@ class Task(models.Model):
         return self.title
 
 
-class Note(models.Model):
+class Note(Binnable):
     # The limits of the owner's text, read by the services, the API's schemas and the tools.
     TITLE_MAX = 300
     CONTENT_MAX = 200_000
@@ -110,9 +104,6 @@ class Note(models.Model):
     # One more at each change of the content, under the row lock: an edit that names the version
     # it read is refused with 409 when the item changed since (services/common.check_version).
     version = models.PositiveIntegerField(default=1)
-    deleted_at = models.DateTimeField(null=True, blank=True)
-
-    objects = LiveManager()
 
     class Meta:
         db_table = "talorys_note"

@@ -108,6 +108,9 @@ def test_a_busy_conversation_answers_409_before_streaming_and_changes_nothing(ap
         ({"text": "x" * 32_001}, 422, "VALIDATION"),
         ({"conversation_id": 999, "text": "hi"}, 404, "NOT_FOUND"),
         ({"retry": True}, 422, "VALIDATION"),
+        # One re-run at a time: the wire's switches name one of them.
+        ({"conversation_id": 1, "text": "x", "edit": True, "retry": True}, 422, "VALIDATION"),
+        ({"conversation_id": 1, "regenerate": True, "edit": True}, 422, "VALIDATION"),
     ],
 )
 def test_bad_chat_requests_are_refused_and_change_nothing(api, body, status, code):

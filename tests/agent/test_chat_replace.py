@@ -99,7 +99,7 @@ def test_regenerate_refusals_change_nothing(db, fake_openai, messages, complaint
     before = rows(conversation)
 
     with pytest.raises(ValidationFailed, match=complaint):
-        turn(conversation_id=conversation.pk, regenerate=True)
+        turn(conversation_id=conversation.pk, rerun="regenerate")
 
     assert rows(conversation) == before
     assert Conversation.objects.get().turn_id == ""
@@ -143,7 +143,7 @@ def test_edit_replaces_the_last_owner_message_and_its_reply_and_runs_the_new_tex
     result = turn(
         conversation_id=conversation.pk,
         text="  add oat milk  ",
-        edit=True,
+        rerun="edit",
         message_id=old_question.pk,
     )
 
@@ -172,7 +172,7 @@ def test_an_edit_after_a_failed_reply_replaces_both(db, fake_openai):
     conversation = conversation_with(("user", "wht is up"), ("assistant", "", "error"))
     fake_openai.script(text("Not much."))
 
-    result = turn(conversation_id=conversation.pk, text="what is up", edit=True)
+    result = turn(conversation_id=conversation.pk, text="what is up", rerun="edit")
 
     assert result[-1]["status"] == "complete"
     assert shown(conversation) == [("user", "what is up"), ("assistant", "Not much.")]
@@ -181,10 +181,8 @@ def test_an_edit_after_a_failed_reply_replaces_both(db, fake_openai):
 @pytest.mark.parametrize(
     ("kwargs", "complaint"),
     [
-        ({"text": "new", "edit": True, "message_id": "one"}, "Only your own messages"),
-        ({"text": "   ", "edit": True}, "must not be empty"),
-        ({"text": "new", "edit": True, "retry": True}, "not retry and edit"),
-        ({"text": "new", "edit": True, "regenerate": True}, "not regenerate and edit"),
+        ({"text": "new", "rerun": "edit", "message_id": "one"}, "Only your own messages"),
+        ({"text": "   ", "rerun": "edit"}, "must not be empty"),
         ({"text": "new", "message_id": "first"}, "message_id goes with"),
     ],
 )
@@ -211,7 +209,7 @@ def test_an_imported_message_cannot_be_edited_or_regenerated(db, fake_openai):
     Message.objects.create(conversation=conversation, role="user", content="x", origin="import")
     Message.objects.create(conversation=conversation, role="assistant", content="y")
 
-    for flags in ({"edit": True, "text": "new"}, {"regenerate": True}):
+    for flags in ({"rerun": "edit", "text": "new"}, {"rerun": "regenerate"}):
         with pytest.raises(ValidationFailed, match="imported message"):
             turn(conversation_id=conversation.pk, **flags)
     assert not Message.objects.filter(replaced_at__isnull=False).exists()
@@ -219,7 +217,7 @@ def test_an_imported_message_cannot_be_edited_or_regenerated(db, fake_openai):
 
 
 def test_edit_and_regenerate_need_a_conversation(db):
-    for flags in ({"edit": True, "text": "x"}, {"regenerate": True}):
+    for flags in ({"rerun": "edit", "text": "x"}, {"rerun": "regenerate"}):
         with pytest.raises(ValidationFailed, match="conversation_id"):
             turn(**flags)
 

@@ -159,7 +159,9 @@ def test_a_clients_history_is_shown_to_the_model_as_that_clients_and_never_rerun
 
     first = Message.objects.filter(origin=Origin.CLIENT, role="user").get()
     with pytest.raises(ValidationFailed, match="chat client sent as this chat's history"):
-        turn_begin(conversation_id=start.conversation_id, text="x", edit=True, message_id=first.pk)
+        turn_begin(
+            conversation_id=start.conversation_id, text="x", rerun="edit", message_id=first.pk
+        )
 
 
 @pytest.mark.django_db(transaction=True)

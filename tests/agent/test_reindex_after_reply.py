@@ -19,7 +19,7 @@ pytestmark = TURN_DATABASE
 
 
 def _indexed(message: Message) -> bool:
-    return RecallEntry.objects.filter(kind="messages", object_id=message.pk, live=True).exists()
+    return RecallEntry.objects.filter(kind="message", object_id=message.pk, live=True).exists()
 
 
 def test_a_reply_returns_once_its_messages_are_indexed():

@@ -19,7 +19,7 @@ from django.utils import timezone
 from agent import services, turn_saves
 from agent.models import Conversation, Message
 from agent.runner import run_turn
-from memory.services import memory_create
+from memory.services import memory_create_unchecked
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.owner.models import UsageDay
 from talorys.owner.services.settings import owner_settings_update
@@ -177,9 +177,9 @@ def test_second_turn_has_no_title_and_sees_only_complete_history(db, fake_openai
 
 def test_the_system_prompt_has_the_policy_local_time_and_selected_memories(db, fake_openai):
     use_fake(fake_openai, time_zone="Pacific/Auckland")
-    memory_create(text="The owner is allergic to peanuts", category="fact")
+    memory_create_unchecked(text="The owner is allergic to peanuts", category="fact")
     for number in range(20):
-        memory_create(text=f"Unrelated fact number {number}", category="other")
+        memory_create_unchecked(text=f"Unrelated fact number {number}", category="other")
     fake_openai.script(text("ok"))
 
     turn(text="Suggest a dinner without peanuts")
@@ -470,7 +470,7 @@ def test_retry_replaces_a_failed_reply_and_reruns_the_last_owner_message(db, fak
     )
     fake_openai.script(text("Nothing is due today."))
 
-    result = turn(conversation_id=conversation.pk, retry=True)
+    result = turn(conversation_id=conversation.pk, rerun="retry")
 
     assert kinds(result) == ["start", "text", "done"]
     assert list(conversation.messages.values_list("role", "content", "status")) == [
@@ -486,7 +486,7 @@ def test_retry_works_after_the_reply_was_never_allocated(db, fake_openai):
     conversation = conversation_with(("user", "hello?"))
     fake_openai.script(text("Hi."))
 
-    result = turn(conversation_id=conversation.pk, retry=True)
+    result = turn(conversation_id=conversation.pk, rerun="retry")
 
     assert result[-1]["status"] == "complete"
     assert conversation.messages.count() == 2
@@ -506,7 +506,7 @@ def test_retry_refusals_change_nothing(db, fake_openai, messages, complaint):
     before = list(conversation.messages.values_list("id", "status"))
 
     with pytest.raises(ValidationFailed, match=complaint):
-        turn(conversation_id=conversation.pk, retry=True)
+        turn(conversation_id=conversation.pk, rerun="retry")
 
     assert list(conversation.messages.values_list("id", "status")) == before
     assert Conversation.objects.get().turn_id == ""
@@ -522,7 +522,7 @@ def test_retry_refuses_an_imported_owner_message(db, fake_openai):
     Message.objects.create(conversation=conversation, role="assistant", content="", status="error")
 
     with pytest.raises(ValidationFailed, match="imported message"):
-        turn(conversation_id=conversation.pk, retry=True)
+        turn(conversation_id=conversation.pk, rerun="retry")
 
     # The failed reply is still there: a refused retry removes nothing.
     assert conversation.messages.filter(status="error").exists()
@@ -531,4 +531,4 @@ def test_retry_refuses_an_imported_owner_message(db, fake_openai):
 
 def test_retry_needs_a_conversation(db):
     with pytest.raises(ValidationFailed, match="conversation_id"):
-        turn(retry=True)
+        turn(rerun="retry")

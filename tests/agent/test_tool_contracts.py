@@ -100,10 +100,10 @@ def world(db):
         travel = "Packing list: passport, charger, towel. " * 8 + "Book the ferry to Porto."
         services.note_create(title="Travel", content=travel)
         services.note_create(title="Shopping", content="Eggs, milk")
-        memory_services.memory_create(
+        memory_services.memory_create_unchecked(
             text="Sister Ana lives near Porto", category="person", valid_from=dt.date(2025, 9, 1)
         )
-        memory_services.memory_create(text="Prefers tea", category="preference")
+        memory_services.memory_create_unchecked(text="Prefers tea", category="preference")
         notification_services.notification_send(title="Ferry booked", body="Seat 12A")
         seen = notification_services.notification_send(title="Rent paid", body="x" * 400)
         Notification.objects.filter(pk=seen.pk).update(read_at=NOW)

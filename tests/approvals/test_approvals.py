@@ -288,7 +288,7 @@ def test_delete_memory_goes_to_the_bin_with_history_and_undo_restores(api, db):
     from memory import services as memories
     from memory.models import Memory
 
-    memory = memories.memory_create(text="Allergic to penicillin", source="owner")
+    memory = memories.memory_create_unchecked(text="Allergic to penicillin", source="owner")
     action_id = propose("delete_memory", memory_id=memory.pk).result["action_id"]
     assert Memory.objects.live().filter(pk=memory.pk).exists()
 

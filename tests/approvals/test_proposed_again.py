@@ -44,7 +44,7 @@ def test_regenerate_after_a_proposed_delete_keeps_one_approval_under_the_new_rep
     action = PendingAction.objects.get()
 
     fake_openai.script(delete, text("It waits for your approval."))
-    second = turn(conversation_id=conversation_id, regenerate=True)
+    second = turn(conversation_id=conversation_id, rerun="regenerate")
 
     assert list(PendingAction.objects.values_list("pk", "status")) == [(action.pk, "pending")]
     assert Notification.objects.count() == 1
@@ -81,7 +81,7 @@ def test_an_edit_that_proposes_a_different_rewrite_withdraws_the_first(api, fake
     fake_openai.script(
         tool_calls(("rewrite_note", json.dumps(rewrite))), text("Asked for your approval.")
     )
-    turn(conversation_id=conversation_id, text="Swap shoes for sandals", edit=True)
+    turn(conversation_id=conversation_id, text="Swap shoes for sandals", rerun="edit")
 
     earlier.refresh_from_db()
     later = PendingAction.objects.get(status="pending")

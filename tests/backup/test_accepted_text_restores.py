@@ -18,7 +18,7 @@ from automations.models import Automation
 from automations.services.crud import automation_create, automation_update
 from backup.services import backup_import
 from memory.models import Memory
-from memory.services.memories import memory_create
+from memory.services.memories import memory_create_unchecked
 from talorys.lib.errors import AppError
 from talorys.notifications.models import Notification
 from talorys.notifications.services import notification_create
@@ -84,7 +84,7 @@ WRITES: dict[str, tuple[Callable[[str, str], Any], int, int]] = {
     ),
     "note": (lambda one, long: note_create(title=one, content=long), Note.TITLE_MAX, 0),
     "note update": (_note, Note.TITLE_MAX, Note.CONTENT_MAX),
-    "memory": (lambda one, long: memory_create(text=one + long), Memory.TEXT_MAX, 0),
+    "memory": (lambda one, long: memory_create_unchecked(text=one + long), Memory.TEXT_MAX, 0),
     "automation": (
         lambda one, long: automation_create(
             name=one, kind="reminder", message=long, schedule={"type": "daily", "time": "08:00"}

@@ -59,7 +59,7 @@ def test_a_deleted_note_and_memory_come_back_with_undo(signed_in, live_server_ur
     from playwright.sync_api import expect
 
     note = note_create(title="Garden", content="Tulips")
-    memory = memory_services.memory_create(text="Sister Ana lives in Porto")
+    memory = memory_services.memory_create_unchecked(text="Sister Ana lives in Porto")
     page = signed_in
 
     page.goto(f"{live_server_url}/notes/{note.pk}/")

@@ -39,7 +39,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
 ):
     use_fake(fake_openai)
     owner_settings_update(semantic_enabled=True)
-    memory_services.memory_create(text="Sister Ana lives in Lisbon")
+    memory_services.memory_create_unchecked(text="Sister Ana lives in Lisbon")
     with embedder_process(folder) as embedder:
         settings.TALORYS_EMBEDDER_URL = embedder.url
         assert health_report().embedder == "ok"
@@ -66,7 +66,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
 
     question = Message.objects.get(role="user", content__startswith="Remind me")
     assert not RecallEntry.objects.filter(
-        kind="messages", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
+        kind="message", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
     ).exists()
 
     # The process back on the same socket (talorys_run restarts it in about a second): after
@@ -76,7 +76,7 @@ def test_a_killed_embedder_leaves_keyword_recall_and_its_items_are_embedded_late
         memory_services.reindex_recent()
         assert health_report().embedder == "ok"
     assert RecallEntry.objects.filter(
-        kind="messages", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
+        kind="message", object_id=question.pk, vector_model=embeddings.LocalEmbedder.name
     ).exists()
 
 
@@ -98,7 +98,7 @@ def test_the_questions_vector_is_made_at_the_claim_beside_the_turns_reads(
     question = "Which instrument does my kid play these days?"
     with embedder_process(folder) as embedder:
         settings.TALORYS_EMBEDDER_URL = embedder.url
-        memory_services.memory_create(text="My daughter started the cello")
+        memory_services.memory_create_unchecked(text="My daughter started the cello")
         memory_services.reindex()  # its vector, while the process is up
         fake_openai.script(text("The cello."))
         start = async_to_sync(begin_turn)(text=question)

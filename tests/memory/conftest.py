@@ -20,14 +20,14 @@ def one_of_each(word: str) -> dict[str, Any]:
     """An item of every recallable kind, each mentioning ``word``."""
     conversation = Conversation.objects.create(title="Trip planning")
     return {
-        "memories": memory_services.memory_create(text=f"Sister Ana lives near {word}"),
-        "tasks": services.task_create(title=f"Book the {word} ferry"),
-        "notes": services.note_create(title="Travel", content=f"Ferries leave {word} at 9."),
-        "projects": services.project_create(name=f"{word} house", description="Renovation"),
-        "automations": automation_create(
+        "memory": memory_services.memory_create_unchecked(text=f"Sister Ana lives near {word}"),
+        "task": services.task_create(title=f"Book the {word} ferry"),
+        "note": services.note_create(title="Travel", content=f"Ferries leave {word} at 9."),
+        "project": services.project_create(name=f"{word} house", description="Renovation"),
+        "automation": automation_create(
             name="Ferry check", kind="reminder", message=f"Check {word} ferries", schedule=DAILY
         ),
-        "messages": Message.objects.create(
+        "message": Message.objects.create(
             conversation=conversation, role=Message.Role.USER, content=f"Is {word} far?"
         ),
     }

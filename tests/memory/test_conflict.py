@@ -22,7 +22,7 @@ pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 
 def remember(text: str, category: str = "fact") -> memory_services.Remembered:
-    return memory_services.memory_remember(text=text, category=category, source="chat")
+    return memory_services.memory_create_checked(text=text, category=category, source="chat")
 
 
 def current_texts() -> list[str]:
@@ -72,7 +72,9 @@ def test_demo_a_contradiction_keeps_both_and_marks_them_until_one_is_corrected()
     assert any("contradicts memory" in line and "Does not like" in line for line in lines)
     assert any(line.startswith("Likes coffee [contradicts memory") for line in lines)
 
-    memory_services.memory_update(memory_id=result.memory.pk, text="Likes decaf coffee only")
+    memory_services.memory_update_unchecked(
+        memory_id=result.memory.pk, text="Likes decaf coffee only"
+    )
     assert not any("contradicts" in line for line in selectors.memories_for_turn(text="coffee"))
 
 
@@ -230,7 +232,9 @@ def test_a_correction_that_duplicates_another_memory_is_not_applied():
     ana = remember("Sister Ana lives in Porto", "person").memory
     typo = remember("Brother Rui plays chess", "person").memory
 
-    result = memory_services.memory_correct(memory_id=typo.pk, text="Sister Ana lives in Porto")
+    result = memory_services.memory_correct_checked(
+        memory_id=typo.pk, text="Sister Ana lives in Porto"
+    )
 
     typo.refresh_from_db()
     assert result.verdict.verdict == "duplicate" and result.other.pk == ana.pk

@@ -14,8 +14,8 @@ from talorys.lib.errors import Conflict, NotFound
 
 @pytest.fixture
 def pair(db):
-    older = services.memory_create(text="Works at Acme")
-    newer = services.memory_create(text="Works at Globex", conflicts_with_id=older.pk)
+    older = services.memory_create_unchecked(text="Works at Acme")
+    newer = services.memory_create_unchecked(text="Works at Globex", conflicts_with_id=older.pk)
     return newer, older
 
 
@@ -61,7 +61,7 @@ def test_keeping_both_clears_the_mark_with_a_revision(pair):
 
 def test_memories_not_marked_against_each_other_change_nothing(pair):
     newer, older = pair
-    third = services.memory_create(text="Likes tea")
+    third = services.memory_create_unchecked(text="Likes tea")
 
     with pytest.raises(Conflict):
         services.memory_contradiction_keep(keep_id=third.pk, other_id=older.pk)

@@ -55,7 +55,7 @@ def test_the_stored_vector_is_the_mean_of_the_sentences(local_embeddings):
 
     embedder = embeddings.active_embedder()
     assert embedder is not None and embedder.sentences
-    stored = RecallEntry.objects.get(kind="messages", object_id=message.pk)
+    stored = RecallEntry.objects.get(kind="message", object_id=message.pk)
     vector = np.frombuffer(stored.vector, dtype="<f4")
     parts = embedder.embed(document_pieces("", text))
     mean = parts.sum(axis=0) / np.linalg.norm(parts.sum(axis=0))

@@ -159,7 +159,7 @@ def test_with_no_process_recall_is_keyword_and_quick(api):
 
 @pytest.mark.django_db
 def test_a_query_neither_worded_nor_meant_like_anything_finds_nothing(local_embeddings):
-    memory_services.memory_create(text="My daughter started the cello")
+    memory_services.memory_create_unchecked(text="My daughter started the cello")
     services.task_create(title="Renew the car insurance")
 
     assert selectors.recall_items(query="quantum chromodynamics lecture") == []
@@ -181,7 +181,7 @@ def test_a_message_embedded_as_the_query_is_indexed_with_that_vector(local_embed
 
     memory_services.reindex()
 
-    entry = RecallEntry.objects.get(kind="messages", object_id=message.pk)
+    entry = RecallEntry.objects.get(kind="message", object_id=message.pk)
     assert entry.vector_model == f"{model_files.NAME}:sentences"
-    found = selectors.recall_items(query="what does my child play", kinds=["messages"])
+    found = selectors.recall_items(query="what does my child play", kinds=["message"])
     assert message.pk in {hit.id for hit in found}

@@ -12,7 +12,7 @@ from memory.recall import writer
 @pytest.mark.django_db
 def test_a_lazy_pass_leaves_the_vectors_to_the_one_already_embedding(local_embeddings):
     memory_services.reindex_recent()  # the first pass of an install (a full one) is done
-    memory_services.memory_create(text="My daughter started the cello")
+    memory_services.memory_create_unchecked(text="My daughter started the cello")
 
     with writer._LAZY_EMBEDDING:  # another thread's lazy pass is embedding
         skipped = memory_services.reindex_recent()

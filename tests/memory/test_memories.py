@@ -62,9 +62,9 @@ def test_memory_crud_over_the_api(api):
 
 
 def test_memory_list_filters_by_q_and_paginates(api):
-    services.memory_create(text="Prefers tea over coffee", category="preference")
-    services.memory_create(text="Sister is called Ana", category="person")
-    services.memory_create(text="Drinks green tea at 4pm")
+    services.memory_create_unchecked(text="Prefers tea over coffee", category="preference")
+    services.memory_create_unchecked(text="Sister is called Ana", category="person")
+    services.memory_create_unchecked(text="Drinks green tea at 4pm")
 
     tea = api.get("/api/memories", {"q": "TEA"}).json()
     assert tea["count"] == 2
@@ -79,7 +79,7 @@ def test_memory_list_filters_by_q_and_paginates(api):
 
 
 def test_memory_list_hides_soft_deleted_memories(api):
-    gone = services.memory_create(text="Old phone number")
+    gone = services.memory_create_unchecked(text="Old phone number")
     Memory.objects.filter(pk=gone.pk).update(deleted_at=timezone.now())
 
     assert api.get("/api/memories").json()["count"] == 0
@@ -88,9 +88,13 @@ def test_memory_list_hides_soft_deleted_memories(api):
 
 
 def test_every_change_writes_a_revision_with_its_source(db):
-    memory = services.memory_create(text="Likes jazz", category="preference", source="chat")
-    services.memory_update(memory_id=memory.pk, text="Likes jazz and blues", source="owner")
-    services.memory_update(memory_id=memory.pk, category="fact", source="import")
+    memory = services.memory_create_unchecked(
+        text="Likes jazz", category="preference", source="chat"
+    )
+    services.memory_update_unchecked(
+        memory_id=memory.pk, text="Likes jazz and blues", source="owner"
+    )
+    services.memory_update_unchecked(memory_id=memory.pk, category="fact", source="import")
 
     assert revisions(memory.pk) == [
         ("create", "Likes jazz", "preference", "chat"),
@@ -107,9 +111,9 @@ def test_every_change_writes_a_revision_with_its_source(db):
 
 
 def test_an_update_that_changes_nothing_writes_no_revision(api):
-    memory = services.memory_create(text="Likes jazz")
+    memory = services.memory_create_unchecked(text="Likes jazz")
 
-    services.memory_update(memory_id=memory.pk, text="Likes jazz", category="fact")
+    services.memory_update_unchecked(memory_id=memory.pk, text="Likes jazz", category="fact")
     assert api.patch(f"/api/memories/{memory.pk}", {}).status_code == 200
 
     assert len(revisions(memory.pk)) == 1
@@ -128,7 +132,7 @@ def test_an_update_that_changes_nothing_writes_no_revision(api):
 )
 def test_bad_memories_are_refused_and_nothing_is_written(kwargs):
     with pytest.raises(ValidationFailed):
-        services.memory_create(**kwargs)
+        services.memory_create_unchecked(**kwargs)
 
     assert rows() == ([], [])
 
@@ -157,7 +161,7 @@ def test_bad_memory_input_over_the_api_creates_nothing(api, body):
     [{"text": ""}, {"text": None}, {"category": None}, {"category": "hobby"}, {"colour": "red"}],
 )
 def test_bad_memory_patch_changes_nothing(api, body):
-    memory = services.memory_create(text="Likes jazz")
+    memory = services.memory_create_unchecked(text="Likes jazz")
     before = rows()
 
     response = api.patch(f"/api/memories/{memory.pk}", body)
@@ -176,7 +180,7 @@ def test_missing_memories_answer_404(api):
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "NOT_FOUND"
     with pytest.raises(NotFound):
-        services.memory_update(memory_id=999, text="x")
+        services.memory_update_unchecked(memory_id=999, text="x")
     with pytest.raises(NotFound):
         services.memory_delete(memory_id=999)
 
@@ -193,14 +197,14 @@ def test_concurrent_corrections_both_survive(needs_postgres):
     """A correction that waits on another's lock sees its text instead of writing over it."""
     from django.db import connection, transaction
 
-    memory = services.memory_create(text="Lives in Lyon", category="fact")
+    memory = services.memory_create_unchecked(text="Lives in Lyon", category="fact")
     locked = threading.Event()
     errors: list[BaseException] = []
 
     def slow_text_change() -> None:
         try:
             with transaction.atomic():
-                services.memory_update(memory_id=memory.pk, text="Lives in Lisbon")
+                services.memory_update_unchecked(memory_id=memory.pk, text="Lives in Lisbon")
                 locked.set()
                 time.sleep(0.5)  # hold the row lock while the other correction starts
         except BaseException as exc:  # pragma: no cover - reported below
@@ -212,7 +216,7 @@ def test_concurrent_corrections_both_survive(needs_postgres):
     worker = threading.Thread(target=slow_text_change)
     worker.start()
     assert locked.wait(HANG_SECONDS)
-    services.memory_update(memory_id=memory.pk, category="place")
+    services.memory_update_unchecked(memory_id=memory.pk, category="place")
     worker.join(5)
 
     assert not errors

@@ -39,7 +39,9 @@ def test_remember_stores_the_memory_with_a_chat_revision():
 
 
 def test_correct_memory_replaces_the_text_and_keeps_the_old_one_in_history():
-    memory = services.memory_create(text="Lives in Porto", category="place", source="owner")
+    memory = services.memory_create_unchecked(
+        text="Lives in Porto", category="place", source="owner"
+    )
 
     outcome = call("correct_memory", memory_id=memory.pk, text="Lives in Lisbon")
 
@@ -68,7 +70,7 @@ def test_correct_memory_replaces_the_text_and_keeps_the_old_one_in_history():
     ],
 )
 def test_bad_memory_calls_change_nothing(tool, arguments, code):
-    memory = services.memory_create(text="Lives in Porto", category="place")
+    memory = services.memory_create_unchecked(text="Lives in Porto", category="place")
     before = (list(Memory.objects.values()), MemoryRevision.objects.count())
 
     outcome = call(tool, **arguments)
@@ -81,8 +83,8 @@ def test_bad_memory_calls_change_nothing(tool, arguments, code):
 
 
 def test_list_memories_filters_by_query():
-    services.memory_create(text="Sister Ana lives in Lisbon", category="person")
-    services.memory_create(text="Allergic to peanuts")
+    services.memory_create_unchecked(text="Sister Ana lives in Lisbon", category="person")
+    services.memory_create_unchecked(text="Allergic to peanuts")
 
     everything = call("list_memories").result
     about_ana = call("list_memories", query="ana").result
@@ -92,7 +94,7 @@ def test_list_memories_filters_by_query():
 
 
 def test_scheduled_runs_can_read_memories_but_not_change_them():
-    services.memory_create(text="Allergic to peanuts")
+    services.memory_create_unchecked(text="Allergic to peanuts")
 
     listed = call("list_memories", mode="scheduled")
     refused = call("remember", mode="scheduled", text="Likes jazz")
@@ -103,8 +105,8 @@ def test_scheduled_runs_can_read_memories_but_not_change_them():
 
 
 def test_unified_search_finds_memories():
-    memory = services.memory_create(text="Sister Ana lives in Lisbon", category="person")
+    memory = services.memory_create_unchecked(text="Sister Ana lives in Lisbon", category="person")
 
-    hits = call("search", query="lisbon", kinds=["memories"]).result["hits"]
+    hits = call("search", query="lisbon", kinds=["memory"]).result["hits"]
 
-    assert [(h["kind"], h["id"]) for h in hits] == [("memories", memory.pk)]
+    assert [(h["kind"], h["id"]) for h in hits] == [("memory", memory.pk)]

@@ -109,7 +109,7 @@ def test_a_models_verdict_applies_to_the_owners_write(api, fake_openai, local_em
 def test_the_page_supersedes_and_says_so(owner):
     signed_in = Client()
     signed_in.force_login(owner)
-    services.memory_create(text="Lives in Berlin", category="place")
+    services.memory_create_unchecked(text="Lives in Berlin", category="place")
 
     page = signed_in.post("/memories/", {"text": "I moved to Lisbon"}, follow=True)
 
@@ -124,7 +124,7 @@ def test_the_page_supersedes_and_says_so(owner):
 def test_the_admin_checks_before_it_stores(owner):
     client = Client()
     client.force_login(owner)
-    services.memory_create(text="Allergic to peanuts")
+    services.memory_create_unchecked(text="Allergic to peanuts")
     inline = {
         f"revisions-{name}": "0" for name in ("TOTAL_FORMS", "INITIAL_FORMS", "MIN_NUM_FORMS")
     }

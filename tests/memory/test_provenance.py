@@ -49,7 +49,9 @@ def test_owner_api_token_and_import_writes_name_their_author(api, owner):
         headers={"Authorization": f"Bearer {raw}"},
     )
     assert response.status_code == 201, response.content
-    memory_services.memory_create(text="Likes plums", source="import", actor=Actor(source="import"))
+    memory_services.memory_create_unchecked(
+        text="Likes plums", source="import", actor=Actor(source="import")
+    )
 
     actors = dict(MemoryRevision.objects.values_list("text", "actor"))
 
@@ -81,7 +83,7 @@ def test_validity_dates_are_stored_shown_and_checked(api):
 
 
 def test_a_remembered_fact_with_a_start_date_closes_the_one_it_supersedes():
-    berlin = memory_services.memory_remember(text="Lives in Berlin", category="place").memory
+    berlin = memory_services.memory_create_checked(text="Lives in Berlin", category="place").memory
 
     lisbon = call(
         "remember", text="Moved to Lisbon", category="place", valid_from="2026-06-01"
@@ -94,8 +96,8 @@ def test_a_remembered_fact_with_a_start_date_closes_the_one_it_supersedes():
 
 
 def test_the_owner_lists_superseded_facts_and_can_make_one_current_again(api):
-    berlin = memory_services.memory_remember(text="Lives in Berlin", category="place").memory
-    memory_services.memory_remember(text="Moved to Lisbon", category="place")
+    berlin = memory_services.memory_create_checked(text="Lives in Berlin", category="place").memory
+    memory_services.memory_create_checked(text="Moved to Lisbon", category="place")
 
     current = [m["text"] for m in api.get("/api/memories").json()["items"]]
     superseded = api.get("/api/memories", {"superseded": "true"}).json()["items"]

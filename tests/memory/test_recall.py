@@ -34,29 +34,31 @@ def test_recall_items_finds_every_kind_with_a_snippet_and_a_score():
     assert sorted(kinds_and_ids(hits)) == sorted((kind, item.pk) for kind, item in items.items())
     assert all(hit.score > 0 and "Skopelos" in hit.snippet for hit in hits)
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
-    message = next(hit for hit in hits if hit.kind == "messages")
-    assert message.conversation_id == items["messages"].conversation_id
+    message = next(hit for hit in hits if hit.kind == "message")
+    assert message.conversation_id == items["message"].conversation_id
 
 
 def test_kinds_narrow_recall_and_an_unknown_kind_is_a_clear_error():
     items = one_of_each("Skopelos")
 
-    hits = selectors.recall_items(query="skopelos", kinds=["tasks", "notes"])
+    hits = selectors.recall_items(query="skopelos", kinds=["task", "note"])
 
     assert sorted(kinds_and_ids(hits)) == sorted(
-        [("tasks", items["tasks"].pk), ("notes", items["notes"].pk)]
+        [("task", items["task"].pk), ("note", items["note"].pk)]
     )
     with pytest.raises(ValidationFailed, match="Unknown kinds: pets"):
-        selectors.recall_items(query="skopelos", kinds=["tasks", "pets"])
+        selectors.recall_items(query="skopelos", kinds=["task", "pets"])
 
 
 def test_keyword_ranking_stems_folds_accents_and_weighs_rare_words():
-    moved = memory_services.memory_create(text="Moved to São Paulo for the new job")
-    common = [memory_services.memory_create(text=f"Paid the job invoice {n}") for n in range(8)]
+    moved = memory_services.memory_create_unchecked(text="Moved to São Paulo for the new job")
+    common = [
+        memory_services.memory_create_unchecked(text=f"Paid the job invoice {n}") for n in range(8)
+    ]
 
     # Another form of the word ("moving"), without the accent, finds it first.
     assert kinds_and_ids(selectors.recall_memories(query="moving to sao paulo"))[0] == (
-        "memories",
+        "memory",
         moved.pk,
     )
     # "job" is in nine memories, "paulo" in one: the rare word decides (inverse document frequency).
@@ -67,8 +69,8 @@ def test_keyword_ranking_stems_folds_accents_and_weighs_rare_words():
 @pytest.mark.usefixtures("keyword_recall")
 def test_an_exact_rare_name_or_number_is_found_among_many():
     for n in range(60):
-        memory_services.memory_create(text=f"Dentist appointment number {n} went fine")
-    target = memory_services.memory_create(text="Dr. Okonkwo's clinic extension is 4471")
+        memory_services.memory_create_unchecked(text=f"Dentist appointment number {n} went fine")
+    target = memory_services.memory_create_unchecked(text="Dr. Okonkwo's clinic extension is 4471")
 
     assert selectors.recall_memories(query="Okonkwo")[0].id == target.pk
     assert selectors.recall_memories(query="what is extension 4471?")[0].id == target.pk
@@ -77,18 +79,18 @@ def test_an_exact_rare_name_or_number_is_found_among_many():
 
 def test_binned_and_superseded_items_are_never_recalled_and_a_restored_one_comes_back():
     items = one_of_each("Skopelos")
-    newer = memory_services.memory_create(text="Sister Ana lives near Skopelos town")
-    memory_services.memory_supersede(memory_id=items["memories"].pk, by_id=newer.pk, source="owner")
+    newer = memory_services.memory_create_unchecked(text="Sister Ana lives near Skopelos town")
+    memory_services.memory_supersede(memory_id=items["memory"].pk, by_id=newer.pk, source="owner")
     for kind, item in items.items():
-        if kind not in ("memories", "messages"):
+        if kind not in ("memory", "message"):
             item_kind(kind.removesuffix("s")).delete(pk=item.pk, actor=OWNER)
-    conversation = items["messages"].conversation
+    conversation = items["message"].conversation
     item_kind("conversation").delete(pk=conversation.pk, actor=OWNER)
 
-    assert kinds_and_ids(selectors.recall_items(query="skopelos")) == [("memories", newer.pk)]
+    assert kinds_and_ids(selectors.recall_items(query="skopelos")) == [("memory", newer.pk)]
 
-    bin_restore(kind="task", pk=items["tasks"].pk)
-    assert ("tasks", items["tasks"].pk) in kinds_and_ids(selectors.recall_items(query="skopelos"))
+    bin_restore(kind="task", pk=items["task"].pk)
+    assert ("task", items["task"].pk) in kinds_and_ids(selectors.recall_items(query="skopelos"))
 
 
 def test_a_hit_binned_behind_the_indexs_back_is_still_not_returned():
@@ -110,7 +112,7 @@ def test_a_change_reindexes_the_item_and_a_delete_removes_its_entry():
     assert selectors.recall_items(query="rafina")[0].id == note.pk
     services.note_delete(note_id=note.pk)
     selectors.recall_items(query="rafina")
-    entry = RecallEntry.objects.get(kind="notes", object_id=note.pk)
+    entry = RecallEntry.objects.get(kind="note", object_id=note.pk)
     assert entry.live is False and entry.text == ""
 
 
@@ -124,7 +126,7 @@ def test_new_messages_of_a_conversation_are_recalled_and_streaming_replies_are_n
         status=Message.Status.STREAMING,
     )
 
-    assert [hit.kind for hit in selectors.recall_items(query="miso")] == ["messages"]
+    assert [hit.kind for hit in selectors.recall_items(query="miso")] == ["message"]
 
     Message.objects.filter(pk=reply.pk).update(
         content="Miso is a lovely name.", status=Message.Status.COMPLETE
@@ -141,7 +143,7 @@ def test_another_processs_writes_reach_this_processs_index_by_seq():
 
     with other.lock:
         other.sync(vector_model="")
-        assert [r.kind for r in other.keyword(["garden"], kinds=None, top=5)] == ["tasks"]
+        assert [r.kind for r in other.keyword(["garden"], kinds=None, top=5)] == ["task"]
 
     memory_services.reindex(full=True)
     RecallEntry.objects.all().delete()
@@ -164,16 +166,18 @@ def test_empty_or_blank_queries_find_nothing():
 
 
 def test_hybrid_finds_a_paraphrase_that_keywords_miss_and_keeps_the_exact_name(local_embeddings):
-    cello = memory_services.memory_create(text="My daughter started learning the cello")
-    okonkwo = memory_services.memory_create(text="Dr. Okonkwo moved his clinic to Hill Street")
+    cello = memory_services.memory_create_unchecked(text="My daughter started learning the cello")
+    okonkwo = memory_services.memory_create_unchecked(
+        text="Dr. Okonkwo moved his clinic to Hill Street"
+    )
     for text in ("Buy oat milk", "The boiler was serviced in May", "Book flights to Lyon"):
-        memory_services.memory_create(text=text)
+        memory_services.memory_create_unchecked(text=text)
 
     question = "Which instrument does my kid play?"
     assert selectors.recall_memories(query=question, mode="keyword") == []
     assert selectors.recall_memories(query=question)[0].id == cello.pk
     assert selectors.recall_memories(query="okonkwo")[0].id == okonkwo.pk
-    entry = RecallEntry.objects.get(kind="memories", object_id=cello.pk)
+    entry = RecallEntry.objects.get(kind="memory", object_id=cello.pk)
     assert (
         entry.vector_model == "local:all-MiniLM-L6-v2-onnx-int8:sentences"
         and entry.vector_dim == 384
@@ -189,7 +193,7 @@ def test_with_an_embeddings_server_recall_is_hybrid_and_vectors_follow_content(f
     assert found.mode == "hybrid" and found.hits[0].id == note.pk
     embedded = [text for body in fake_openai.embedding_requests for text in body["input"]]
     assert "Ferries\nLeave from Piraeus" in embedded and "ferries piraeus" in embedded
-    entry = RecallEntry.objects.get(kind="notes", object_id=note.pk)
+    entry = RecallEntry.objects.get(kind="note", object_id=note.pk)
     assert entry.vector_dim == 16 and entry.vector_hash == entry.content_hash
 
     services.note_update(note_id=note.pk, content="Leave from Rafina")
@@ -265,20 +269,13 @@ def test_the_lazy_pass_embeds_a_capped_number_and_the_catch_up_the_rest(fake_ope
     assert RecallEntry.objects.filter(vector=None).count() == 0
 
 
-def test_each_searchable_kind_names_its_item_as_the_bin_and_the_change_log_do():
-    """/api/search names collections ("memories", a published name kept for its clients); each
-    one's items are named by the kinds' registry ("memory"), the name the bin, the change log
-    and the catch-up use: declared once per source, never derived from the plural."""
+def test_each_searchable_kind_has_the_name_the_bin_and_the_change_log_use():
+    """One name per kind: recall's sources, its hits and the catch-up's read of the change log
+    all say "memory", "task"...; a source whose changes are in the change log is a kind there."""
     from memory.recall.sources import sources
     from talorys.history.kinds import kind_names
 
-    logged = {source.kind: source.change_kind for source in sources() if source.change_kind}
+    logged = {source.kind for source in sources() if source.logged}
 
-    assert logged == {
-        "memories": "memory",
-        "tasks": "task",
-        "notes": "note",
-        "projects": "project",
-        "automations": "automation",
-    }
-    assert set(logged.values()) <= set(kind_names())
+    assert logged == {"memory", "task", "note", "project", "automation"}
+    assert logged <= set(kind_names())

@@ -64,7 +64,7 @@ def test_what_was_said_in_the_named_period_ranks_first(mode, local_embeddings):
     )
 
     def ranked(query: str) -> list[int]:
-        hits = selectors.recall_items(query=query, kinds=["messages"], mode=mode)
+        hits = selectors.recall_items(query=query, kinds=["message"], mode=mode)
         return [hit.id for hit in hits]
 
     # Without a period the newer statement wins (the recency prior); May's with one.

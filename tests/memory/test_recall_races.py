@@ -53,7 +53,7 @@ def test_concurrent_index_writers_never_leave_a_reader_behind(needs_postgres):
             (w, n)
             for w in range(WRITERS)
             for n in range(EACH)
-            if not reader.keyword(terms(f"zq{w}x{n}"), kinds=["tasks"], top=1)
+            if not reader.keyword(terms(f"zq{w}x{n}"), kinds=["task"], top=1)
         ]
     assert missing == []
     seqs = list(RecallEntry.objects.values_list("seq", flat=True))
@@ -61,13 +61,13 @@ def test_concurrent_index_writers_never_leave_a_reader_behind(needs_postgres):
 
 
 def test_one_fact_told_twice_at_once_and_two_moves_at_once_lose_nothing(needs_postgres):
-    berlin = memory_services.memory_remember(text="Lives in Berlin", category="place").memory
+    berlin = memory_services.memory_create_checked(text="Lives in Berlin", category="place").memory
 
     in_threads(
-        lambda: memory_services.memory_remember(text="Moved to Lisbon", category="place"),
-        lambda: memory_services.memory_remember(text="Moved to Porto", category="place"),
-        lambda: memory_services.memory_remember(text="Plays the oboe"),
-        lambda: memory_services.memory_remember(text="Plays the oboe"),
+        lambda: memory_services.memory_create_checked(text="Moved to Lisbon", category="place"),
+        lambda: memory_services.memory_create_checked(text="Moved to Porto", category="place"),
+        lambda: memory_services.memory_create_checked(text="Plays the oboe"),
+        lambda: memory_services.memory_create_checked(text="Plays the oboe"),
     )
 
     assert not Memory.objects.exclude(deleted_at=None).exists()

@@ -24,7 +24,7 @@ def said(conversation: Conversation, role: str, content: str, *, days_ago: int =
 
 def found(query: str) -> list[int]:
     return [
-        hit.id for hit in selectors.recall_items(query=query, kinds=["messages"], mode="keyword")
+        hit.id for hit in selectors.recall_items(query=query, kinds=["message"], mode="keyword")
     ]
 
 
@@ -35,7 +35,7 @@ def test_the_newer_of_two_statements_that_match_alike_ranks_first():
     then = said(Conversation.objects.create(), "user", "My dentist is Dr Amberley", days_ago=200)
 
     assert found("who is my dentist")[:2] == [now.pk, then.pk]
-    assert RecallEntry.objects.get(kind="messages", object_id=now.pk).stated_at == (
+    assert RecallEntry.objects.get(kind="message", object_id=now.pk).stated_at == (
         Message.objects.get(pk=now.pk).created_at
     )
 

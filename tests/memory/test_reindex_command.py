@@ -21,9 +21,9 @@ def test_the_catch_up_task_indexes_everything_and_removes_what_is_gone(local_emb
 
     # The local embedder is on by default: each new entry gets its vector.
     assert tasks.reindex_recall() == {"written": 6, "removed": 0, "embedded": 6}
-    services.task_delete(task_id=items["tasks"].pk)
+    services.task_delete(task_id=items["task"].pk)
     assert tasks.reindex_recall() == {"written": 0, "removed": 1, "embedded": 0}
-    assert not RecallEntry.objects.get(kind="tasks").live
+    assert not RecallEntry.objects.get(kind="task").live
 
 
 def test_the_command_reports_what_it_did_and_a_failing_embedder(fake_openai):
@@ -35,7 +35,7 @@ def test_the_command_reports_what_it_did_and_a_failing_embedder(fake_openai):
     call_command("talorys_reindex", stdout=out, stderr=err)
 
     assert "6 written, 0 removed, 0 embedded" in out.getvalue()
-    assert "1 automations" in out.getvalue() and "1 messages" in out.getvalue()
+    assert "automation: 1" in out.getvalue() and "message: 1" in out.getvalue()
     assert "Embedding stopped" in err.getvalue() and "500" in err.getvalue()
 
     out = io.StringIO()

@@ -21,8 +21,8 @@ def test_search_returns_hybrid_hits_of_every_kind(api, fake_openai):
         (kind, item.pk) for kind, item in items.items()
     }
     assert all(hit["score"] > 0 and hit["snippet"] for hit in body["items"])
-    message = next(hit for hit in body["items"] if hit["kind"] == "messages")
-    assert message["conversation_id"] == items["messages"].conversation_id
+    message = next(hit for hit in body["items"] if hit["kind"] == "message")
+    assert message["conversation_id"] == items["message"].conversation_id
 
 
 @pytest.mark.usefixtures("keyword_recall")
@@ -33,8 +33,8 @@ def test_without_an_embedder_search_is_keyword_and_narrowed_by_kinds(api):
 
     assert body["mode"] == "keyword"
     assert sorted((hit["kind"], hit["id"]) for hit in body["items"]) == [
-        ("automations", items["automations"].pk),
-        ("tasks", items["tasks"].pk),
+        ("automation", items["automation"].pk),
+        ("task", items["task"].pk),
     ]
 
 

@@ -33,11 +33,11 @@ def test_imported_items_keep_the_time_they_were_said(keyword_recall):
     services.reindex()
 
     entries = RecallEntry.objects.filter(
-        live=True, kind__in=["messages", "memories", "tasks", "notes", "projects"]
+        live=True, kind__in=["message", "memory", "task", "note", "project"]
     )
     assert entries.count() >= 5
     assert {entry.stated_at for entry in entries} == {SAID}
     message = Message.objects.exclude(content="").first()
     assert message is not None
     query = f"{message.content[:40]} in April 2021"
-    assert message.pk in [hit.id for hit in selectors.recall_items(query=query, kinds=["messages"])]
+    assert message.pk in [hit.id for hit in selectors.recall_items(query=query, kinds=["message"])]

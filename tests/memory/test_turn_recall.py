@@ -117,7 +117,7 @@ def test_scheduled_runs_recall_memories_without_the_related_items():
     services.note_create(title="Skopelos ferries", content="The 9:10 from Volos.")
     from memory import services as memory_services
 
-    memory_services.memory_create(text="Seasick on small boats")
+    memory_services.memory_create_unchecked(text="Seasick on small boats")
 
     inputs = read_inputs(text="Plan my Skopelos boat trip")
 

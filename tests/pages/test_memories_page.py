@@ -18,12 +18,12 @@ def signed_in(client, owner):
 
 
 def test_current_memories_are_grouped_by_category_and_searchable(signed_in):
-    services.memory_create(text="Prefers window seats", category="preference")
-    services.memory_create(text="Sister Ana lives in Porto", category="person")
-    old = services.memory_create(text="Lives in Berlin")
-    services.memory_create(text="Binned fact")
+    services.memory_create_unchecked(text="Prefers window seats", category="preference")
+    services.memory_create_unchecked(text="Sister Ana lives in Porto", category="person")
+    old = services.memory_create_unchecked(text="Lives in Berlin")
+    services.memory_create_unchecked(text="Binned fact")
     services.memory_delete(memory_id=Memory.objects.get(text="Binned fact").pk)
-    new = services.memory_create(text="Lives in Lisbon")
+    new = services.memory_create_unchecked(text="Lives in Lisbon")
     services.memory_supersede(memory_id=old.pk, by_id=new.pk, source="owner")
 
     html = signed_in.get("/memories/").content.decode()
@@ -79,7 +79,7 @@ def test_a_bad_memory_is_refused_and_nothing_is_stored(signed_in, form, message)
 
 
 def test_edit_and_delete_to_the_bin(signed_in):
-    memory = services.memory_create(text="Drinks coffee")
+    memory = services.memory_create_unchecked(text="Drinks coffee")
 
     signed_in.post(
         f"/memories/{memory.pk}/edit/",
@@ -95,8 +95,8 @@ def test_edit_and_delete_to_the_bin(signed_in):
 
 
 def test_history_shows_who_changed_it_from_which_conversation_and_reverts(signed_in):
-    memory = services.memory_create(text="Has a cat")
-    services.memory_update(
+    memory = services.memory_create_unchecked(text="Has a cat")
+    services.memory_update_unchecked(
         memory_id=memory.pk,
         text="Has two cats",
         source="chat",
@@ -124,11 +124,11 @@ def _change_of(html: str, revision: MemoryRevision) -> str:
 
 
 def test_a_revert_refused_changes_nothing(signed_in):
-    memory = services.memory_create(text="Has a cat")
-    services.memory_update(memory_id=memory.pk, text="Has two cats")
+    memory = services.memory_create_unchecked(text="Has a cat")
+    services.memory_update_unchecked(memory_id=memory.pk, text="Has two cats")
     html = signed_in.get(f"/memories/{memory.pk}/").content.decode()
     change_id = _change_of(html, memory.revisions.get(action="update"))
-    services.memory_update(memory_id=memory.pk, text="Has three cats")
+    services.memory_update_unchecked(memory_id=memory.pk, text="Has three cats")
 
     response = signed_in.post(
         f"/memories/{memory.pk}/revert/", {"change_id": change_id}, follow=True
@@ -143,7 +143,7 @@ def test_a_change_of_another_item_is_not_reverted_from_a_memory_s_page(signed_in
     from talorys.history.models import Change
     from talorys.workspace import services as workspace
 
-    memory = services.memory_create(text="Has a cat")
+    memory = services.memory_create_unchecked(text="Has a cat")
     task = workspace.task_create(title="Feed the cat")
     workspace.task_update(task_id=task.pk, title="Feed the cats")
     change = Change.objects.get(kind="task", action="update")
@@ -165,8 +165,8 @@ def test_unknown_memory_is_404(signed_in):
 
 
 def test_superseded_facts_say_what_replaced_them_and_can_be_reinstated(signed_in):
-    old = services.memory_create(text="Lives in Berlin")
-    new = services.memory_create(text="Lives in Lisbon")
+    old = services.memory_create_unchecked(text="Lives in Berlin")
+    new = services.memory_create_unchecked(text="Lives in Lisbon")
     services.memory_supersede(memory_id=old.pk, by_id=new.pk, source="owner")
 
     html = signed_in.get("/memories/", {"show": "superseded"}).content.decode()
@@ -178,8 +178,8 @@ def test_superseded_facts_say_what_replaced_them_and_can_be_reinstated(signed_in
 
 
 def test_contradictions_are_shown_side_by_side_and_settled(signed_in):
-    older = services.memory_create(text="Works at Acme")
-    newer = services.memory_create(text="Works at Globex", conflicts_with_id=older.pk)
+    older = services.memory_create_unchecked(text="Works at Acme")
+    newer = services.memory_create_unchecked(text="Works at Globex", conflicts_with_id=older.pk)
 
     html = signed_in.get("/memories/").content.decode()
     section = html.split("Contradictions waiting to be resolved")[1].split("</section>")[0]
@@ -193,8 +193,8 @@ def test_contradictions_are_shown_side_by_side_and_settled(signed_in):
 
 
 def test_keep_both_clears_the_mark(signed_in):
-    older = services.memory_create(text="Works at Acme")
-    newer = services.memory_create(text="Works at Globex", conflicts_with_id=older.pk)
+    older = services.memory_create_unchecked(text="Works at Acme")
+    newer = services.memory_create_unchecked(text="Works at Globex", conflicts_with_id=older.pk)
 
     signed_in.post(f"/memories/{newer.pk}/resolve/", {"other_id": older.pk, "keep": "both"})
 
@@ -203,8 +203,8 @@ def test_keep_both_clears_the_mark(signed_in):
 
 
 def test_settling_a_pair_that_is_not_marked_is_refused(signed_in):
-    one = services.memory_create(text="Works at Acme")
-    two = services.memory_create(text="Likes tea")
+    one = services.memory_create_unchecked(text="Works at Acme")
+    two = services.memory_create_unchecked(text="Likes tea")
 
     response = signed_in.post(
         f"/memories/{one.pk}/resolve/", {"other_id": two.pk, "keep": "this"}, follow=True
@@ -231,7 +231,7 @@ def test_pages_read_a_fixed_number_of_queries_with_many_memories(
     )
     memory = kept[0]
     for n in range(60):
-        services.memory_update(memory_id=memory.pk, text=f"fact changed {n}")
+        services.memory_update_unchecked(memory_id=memory.pk, text=f"fact changed {n}")
 
     signed_in.get("/memories/")
     # The first search indexes what recall has not seen yet (once, as any recall would).

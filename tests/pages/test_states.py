@@ -112,8 +112,8 @@ def test_half_a_quiet_hours_range_is_refused_by_the_api(api):
 
 
 def test_changes_says_why_not_without_claiming_a_revert_and_names_items(signed_in):
-    older = memories.memory_create(text="Drinks oat milk", actor=CHAT, source="chat")
-    newer = memories.memory_create(text="Drinks soy milk now", actor=CHAT, source="chat")
+    older = memories.memory_create_unchecked(text="Drinks oat milk", actor=CHAT, source="chat")
+    newer = memories.memory_create_unchecked(text="Drinks soy milk now", actor=CHAT, source="chat")
     memories.memory_supersede(memory_id=older.pk, by_id=newer.pk, source="chat", actor=CHAT)
     task = services.task_create(title="Book the train", actor=CHAT)
     services.task_update(task_id=task.pk, title="Book the night train")  # the owner's edit

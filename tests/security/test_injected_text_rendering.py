@@ -57,7 +57,7 @@ def hostile(db) -> dict[str, Any]:
     binned = services.note_create(title=f"Old {XSS}")
     services.note_delete(note_id=binned.pk)
     services.project_create(name=f"Project {XSS}")
-    memory = memory_services.memory_create(text=f"Memory {XSS}")
+    memory = memory_services.memory_create_unchecked(text=f"Memory {XSS}")
     notification = notify.notification_send(title=f"Alert {XSS}", body=XSS)
     task = model("create_task", title=f"Task {XSS}", details=XSS)["task"]
     model("rename_note", note_id=note.pk, title=f"Renamed {XSS}")

@@ -67,7 +67,7 @@ def test_every_write_the_model_makes_is_listed_under_its_reply_and_reverts(api, 
     use_fake(fake_openai, max_tool_calls_per_turn=40)
     note = services.note_create(title="Groceries", content="Milk")
     task = services.task_create(title="Pay rent")
-    memory = memory_services.memory_create(text="Owner drinks green tea")
+    memory = memory_services.memory_create_unchecked(text="Owner drinks green tea")
     automation = crud.automation_create(
         name="Digest", kind="task_digest", schedule={"type": "daily", "time": "07:00"}
     )

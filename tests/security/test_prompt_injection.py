@@ -72,7 +72,7 @@ def owner_data() -> dict[str, Any]:
     """A note, a task and a memory of the owner's, and a deletion a past turn proposed."""
     note = services.note_create(title="Groceries", content="Milk, eggs")
     task = services.task_create(title="Pay rent")
-    memory = memory_services.memory_create(text="Owner drinks green tea")
+    memory = memory_services.memory_create_unchecked(text="Owner drinks green tea")
     proposed = call("delete_note", note_id=note.pk)
     return {"note": note, "task": task, "memory": memory, "action_id": proposed["action_id"]}
 
@@ -105,7 +105,7 @@ def in_a_note(text: str) -> list[Reply]:
 
 
 def in_a_memory(text: str) -> list[Reply]:
-    memory_services.memory_create(text=text)
+    memory_services.memory_create_unchecked(text=text)
     return []  # recalled into the system prompt: no tool needed to read it
 
 

@@ -59,7 +59,7 @@ def some_data(db):
     services.note_create(title="Recipes", content="Pancakes")
     notification_services.notification_create(title="Rent is due")
     usage_reserve(kind="ai")
-    memory = memory_services.memory_create(text="Lives in Lyon")
+    memory = memory_services.memory_create_unchecked(text="Lives in Lyon")
     conversation = Conversation.objects.create(title="Trip planning")
     Message.objects.create(conversation=conversation, role="user", content="Plan my trip")
     return {"memory": memory, "conversation": conversation}

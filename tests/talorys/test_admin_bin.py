@@ -14,7 +14,7 @@ from tests.talorys.test_admin_services import operator, post, url  # noqa: F401 
 def test_deleting_in_the_admin_moves_to_the_bin_through_the_service(operator):  # noqa: F811
     one = services.task_create(title="Pay rent")
     more = [services.task_create(title=f"Errand {i}") for i in range(2)]
-    memory = memory_services.memory_create(text="Lives in Lyon")
+    memory = memory_services.memory_create_unchecked(text="Lives in Lyon")
 
     page = operator.post(url(Task, "delete", one.pk), {"post": "yes"})
     bulk = operator.post(

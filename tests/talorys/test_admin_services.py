@@ -178,7 +178,7 @@ def test_pending_actions_cannot_be_added_or_deleted_in_the_admin(operator, expir
 def test_transcripts_and_memory_histories_cannot_be_cut_in_the_admin(operator):
     conversation = Conversation.objects.create(title="Trip")
     message = Message.objects.create(conversation=conversation, role="user", content="Plan it")
-    memory = memory_services.memory_create(text="Lives in Lyon")
+    memory = memory_services.memory_create_unchecked(text="Lives in Lyon")
     revision = memory.revisions.get()
 
     assert operator.post(url(Message, "delete", message.pk), {"post": "yes"}).status_code == 403
@@ -428,7 +428,7 @@ def test_every_binnable_list_has_the_bin_column_and_filter(operator, model):
 
 
 def test_a_memory_edited_in_the_admin_keeps_a_revision(operator):
-    memory = memory_services.memory_create(text="Lives in Lyon")
+    memory = memory_services.memory_create_unchecked(text="Lives in Lyon")
 
     response = post(operator, url(Memory, "change", memory.pk), text="Lives in Lisbon")
 
@@ -465,8 +465,8 @@ def test_a_provider_url_changed_in_the_admin_clears_its_key_like_the_api(operato
 
 def _make(model: type, i: int) -> None:
     if model is Memory:
-        memory = memory_services.memory_create(text=f"Fact {i}")
-        memory_services.memory_update(memory_id=memory.pk, text=f"Fact {i}, corrected")
+        memory = memory_services.memory_create_unchecked(text=f"Fact {i}")
+        memory_services.memory_update_unchecked(memory_id=memory.pk, text=f"Fact {i}, corrected")
     elif model is Task or model is Project:
         project = services.project_create(name=f"Project {i}")
         services.task_create(title=f"Task {i}", project_id=project.pk)

@@ -152,6 +152,7 @@ def test_a_key_no_http_header_can_carry_is_refused_and_nothing_is_saved(api, fie
         "code": "VALIDATION",
         "message": f"{field} can only contain printable ASCII characters without spaces or "
         "line breaks.",
+        "details": {"field": field},
     }
     row = settings_row()
     assert (row["model_api_key"], row["embeddings_api_key"], row["model_name"]) == (
@@ -247,7 +248,7 @@ def findable(db):
         "task": services.task_create(title="Buy basil seeds"),
         "note": services.note_create(title="Pesto", content="Basil, pine nuts, parmesan"),
         "project": services.project_create(name="Garden", description="Grow basil"),
-        "memory": memory_services.memory_create(text="Owner grows basil on the balcony"),
+        "memory": memory_services.memory_create_unchecked(text="Owner grows basil on the balcony"),
         "other": services.task_create(title="Pay rent"),
     }
 
@@ -261,26 +262,36 @@ def test_search_finds_every_kind(api, findable):
     found = hits(api.get("/api/search", {"q": "basil"}))
 
     assert found == {
-        ("tasks", findable["task"].pk),
-        ("notes", findable["note"].pk),
-        ("projects", findable["project"].pk),
-        ("memories", findable["memory"].pk),
+        ("task", findable["task"].pk),
+        ("note", findable["note"].pk),
+        ("project", findable["project"].pk),
+        ("memory", findable["memory"].pk),
     }
 
 
 def test_search_limits_to_the_kinds_asked(api, findable):
-    found = hits(api.get("/api/search", {"q": "basil", "kinds": "tasks,notes"}))
-    assert found == {("tasks", findable["task"].pk), ("notes", findable["note"].pk)}
+    found = hits(api.get("/api/search", {"q": "basil", "kinds": "task,note"}))
+    assert found == {("task", findable["task"].pk), ("note", findable["note"].pk)}
 
-    only_memories = api.get("/api/search", {"q": "balcony", "kinds": "memories"}).json()
+    only_memories = api.get("/api/search", {"q": "balcony", "kinds": "memory"}).json()
     assert only_memories["count"] == 1
     assert "balcony" in only_memories["items"][0]["snippet"]
+
+
+def test_search_reads_the_former_plural_kinds_and_answers_with_the_one_name(api, findable):
+    found = hits(api.get("/api/search", {"q": "basil", "kinds": "tasks,notes, memories"}))
+
+    assert found == {
+        ("task", findable["task"].pk),
+        ("note", findable["note"].pk),
+        ("memory", findable["memory"].pk),
+    }
 
 
 def test_search_skips_deleted_items(api, findable):
     Task.objects.filter(pk=findable["task"].pk).update(deleted_at=timezone.now())
 
-    assert ("tasks", findable["task"].pk) not in hits(api.get("/api/search", {"q": "basil"}))
+    assert ("task", findable["task"].pk) not in hits(api.get("/api/search", {"q": "basil"}))
 
 
 @pytest.mark.parametrize(
@@ -305,7 +316,7 @@ def test_unknown_kind_names_the_known_ones(api, findable):
     message = api.get("/api/search", {"q": "basil", "kinds": "recipes"}).json()["error"]["message"]
 
     assert "recipes" in message
-    assert "memories" in message
+    assert "memory" in message
 
 
 def test_the_environment_key_is_never_sent_to_the_owner_server(db, settings):

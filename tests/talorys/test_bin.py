@@ -49,7 +49,7 @@ KINDS: dict[str, tuple[Callable[[], Any], str, type]] = {
         Project,
     ),
     "memory": (
-        lambda: memory_services.memory_create(text="Sister Ana lives in Lisbon"),
+        lambda: memory_services.memory_create_unchecked(text="Sister Ana lives in Lisbon"),
         "/api/memories",
         Memory,
     ),
@@ -148,9 +148,9 @@ def test_purge_and_empty_need_the_session(api, anon_api, owner):
 
 
 def test_purge_deletes_one_item_for_good_with_its_history(api):
-    memory = memory_services.memory_create(text="Likes tea")
-    memory_services.memory_update(memory_id=memory.pk, text="Likes green tea")
-    kept = memory_services.memory_create(text="Lives in Lyon")
+    memory = memory_services.memory_create_unchecked(text="Likes tea")
+    memory_services.memory_update_unchecked(memory_id=memory.pk, text="Likes green tea")
+    kept = memory_services.memory_create_unchecked(text="Lives in Lyon")
     memory_services.memory_delete(memory_id=memory.pk)
     memory_services.memory_delete(memory_id=kept.pk)
 
@@ -280,7 +280,7 @@ def test_one_beat_job_purges_the_bin_the_others_leave_it(api, settings):
     assert [settings.CELERY_BEAT_SCHEDULE[name]["task"] for name in purging] == [
         "talorys.history.tasks.purge_bin"
     ]
-    memory = memory_services.memory_create(text="Old fact")
+    memory = memory_services.memory_create_unchecked(text="Old fact")
     automation = KINDS["automation"][0]()
     memory_services.memory_delete(memory_id=memory.pk)
     automation_delete(automation_id=automation.pk)

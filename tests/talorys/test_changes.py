@@ -34,7 +34,7 @@ def world(db) -> dict[str, Any]:
     return {
         "task": services.task_create(title="Pay rent", details="Landlord's IBAN in the drawer"),
         "note": services.note_create(title="Minutes", content=INJECTION),
-        "memory": memory_services.memory_create(text="Sister Ana lives in Lisbon"),
+        "memory": memory_services.memory_create_unchecked(text="Sister Ana lives in Lisbon"),
         "automation": automation_create(name="Morning plan", kind="reminder", schedule=DAILY),
         "project": services.project_create(name="Flat", description="Moving in March"),
     }

@@ -19,7 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from approvals.models import ApprovalEvent, PendingAction
-from memory.services.memories import memory_create
+from memory.services.memories import memory_create_unchecked
 from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.history.models import Change
 from talorys.notifications.models import Notification
@@ -107,7 +107,7 @@ def test_a_write_token_creates_finds_and_proposes_a_delete(live_server_url, owne
 
 def test_a_read_token_sees_and_calls_read_tools_only(live_server_url, owner):
     raw, _ = token(owner, "read")
-    memory_create(text="The owner's cat is called Miso.")
+    memory_create_unchecked(text="The owner's cat is called Miso.")
     note = note_create(title="Garden plan", content="Tomatoes by the wall.")
 
     async def scenario() -> tuple[set[str], Any, Any, list[str], list[str]]:

@@ -335,10 +335,10 @@ def test_search_finds_across_kinds_and_can_be_narrowed():
     note = services.note_create(title="Documents", content="The passport expires in May.")
 
     everywhere = call("search", query="passport").result["hits"]
-    notes_only = call("search", query="passport", kinds=["notes"]).result["hits"]
+    notes_only = call("search", query="passport", kinds=["note"]).result["hits"]
 
-    assert {(h["kind"], h["id"]) for h in everywhere} >= {("tasks", task.pk), ("notes", note.pk)}
-    assert [(h["kind"], h["id"]) for h in notes_only] == [("notes", note.pk)]
+    assert {(h["kind"], h["id"]) for h in everywhere} >= {("task", task.pk), ("note", note.pk)}
+    assert [(h["kind"], h["id"]) for h in notes_only] == [("note", note.pk)]
 
 
 def test_search_with_an_unknown_kind_is_an_argument_error():

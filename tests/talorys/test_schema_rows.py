@@ -59,12 +59,14 @@ def world(db) -> dict[str, Any]:
     services.project_create(name="Empty")
     note = services.note_create(title="Minutes", content="Said and done")
     services.note_update(note_id=note.pk, content="Said, not done", actor=MODEL)
-    older = memory_services.memory_create(text="Ana lives in Lisbon")
-    newer = memory_services.memory_create(
+    older = memory_services.memory_create_unchecked(text="Ana lives in Lisbon")
+    newer = memory_services.memory_create_unchecked(
         text="Ana lives in Porto", valid_from=dt.date(2030, 1, 1), valid_to=dt.date(2031, 1, 1)
     )
     memory_services.memory_supersede(memory_id=older.pk, by_id=newer.pk, source="chat")
-    memory_services.memory_update(memory_id=newer.pk, text="Ana moved to Porto", actor=MODEL)
+    memory_services.memory_update_unchecked(
+        memory_id=newer.pk, text="Ana moved to Porto", actor=MODEL
+    )
     Memory.objects.filter(pk=newer.pk).update(conflicts_with=older)
     note_change = change_list(kind="note", object_id=note.pk).first()
     change_revert(change_id=note_change.pk, actor=MODEL)  # reverted, and a revert

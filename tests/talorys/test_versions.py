@@ -39,7 +39,7 @@ def _make(kind: str) -> tuple[str, Any]:
         return "/api/projects", services.project_create(name="Home")
     if kind == "note":
         return "/api/notes", services.note_create(title="Plan", content="draft")
-    return "/api/memories", memory_services.memory_create(text="Lives in Berlin")
+    return "/api/memories", memory_services.memory_create_unchecked(text="Lives in Berlin")
 
 
 # One text field each kind is edited through.

@@ -21,7 +21,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         report = services.reindex(full=options["full"])
-        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(report.kinds.items()))
+        kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(report.kinds.items()))
         self.stdout.write(
             f"Recall index: {report.written} written, {report.removed} removed, "
             f"{report.embedded} embedded. Indexed: {kinds or 'nothing'}."

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from asgiref.sync import async_to_sync
 
-from talorys.lib.errors import ValidationFailed
+from talorys.lib.errors import ValidationFailed, field_refused
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
 from talorys.owner.selectors import model_endpoint, owner_settings_get
 from talorys.owner.services.settings import owner_settings_check
@@ -114,7 +114,7 @@ def model_connection_test(
     key = api_key or (endpoint.api_key if url == endpoint.base_url else "")
     owner_settings_check(model_base_url=url)
     if api_key and not header_safe(api_key):
-        raise ValidationFailed(f"api_key {HEADER_SAFE_TEXT}.")
+        raise field_refused(f"api_key {HEADER_SAFE_TEXT}.", field="api_key")
     if not url:
         return NOTHING_TO_TEST
     if not name:

@@ -8,7 +8,7 @@ from typing import Any, TypedDict, Unpack
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from talorys.lib.errors import Forbidden, ValidationFailed
+from talorys.lib.errors import Forbidden, ValidationFailed, field_refused
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe, one_line
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import owner_settings_get
@@ -61,13 +61,15 @@ def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
     for key, (low, high) in SETTINGS_BOUNDS.items():
         value = values.get(key)
         if value is not None and (not isinstance(value, int) or not low <= value <= high):
-            raise ValidationFailed(f"{key} must be between {low} and {high}.")
+            raise field_refused(f"{key} must be between {low} and {high}.", field=key)
     for key in ("quiet_hours_start", "quiet_hours_end"):
         # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
         # with one could not be stored or shown).
         value = values.get(key)
         if value is not None and getattr(value, "tzinfo", None) is not None:
-            raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
+            raise field_refused(
+                f"{key} is a time of day in your time zone, without an offset.", field=key
+            )
     if {"quiet_hours_start", "quiet_hours_end"} <= set(values):
         _quiet_hours_check(values["quiet_hours_start"], values["quiet_hours_end"])
 
@@ -77,17 +79,17 @@ def _addresses_check(values: dict[str, Any]) -> None:
     for key in ("model_base_url", "embeddings_base_url"):
         url = (values.get(key) or "").strip()
         if url and not url.startswith(("http://", "https://")):
-            raise ValidationFailed(f"{key} must start with http:// or https://.")
+            raise field_refused(f"{key} must start with http:// or https://.", field=key)
         if any(char <= " " or char == "\x7f" for char in url):
-            raise ValidationFailed(
-                f"{key} must not contain spaces, line breaks or control characters."
+            raise field_refused(
+                f"{key} must not contain spaces, line breaks or control characters.", field=key
             )
     for key in ("model_api_key", "embeddings_api_key"):
         # Sent as a header with every request: checked as saved (stripped, like a paste's
         # trailing newline is), else every chat would fail until the key is entered again.
         value = values.get(key)
         if isinstance(value, str) and not header_safe(value.strip()):
-            raise ValidationFailed(f"{key} {HEADER_SAFE_TEXT}.")
+            raise field_refused(f"{key} {HEADER_SAFE_TEXT}.", field=key)
 
 
 QUIET_HOURS_HALF = (

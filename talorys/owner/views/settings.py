@@ -22,6 +22,7 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.selectors import api_token_list
 from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.lib.errors import ValidationFailed
+from talorys.owner.middleware import OwnerRequest
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import (
     embeddings_provider_kind,
@@ -192,10 +193,10 @@ def _unknown_section() -> None:
 
 
 @owner_page("GET", "POST")
-def settings_page(request: HttpRequest) -> HttpResponse:
+def settings_page(request: OwnerRequest) -> HttpResponse:
     if request.method == "POST":
         return _post(request)
-    row: OwnerSettings = request.owner_settings  # type: ignore[attr-defined]
+    row: OwnerSettings = request.owner_settings
     bounds = SETTINGS_BOUNDS
     return render(
         request,

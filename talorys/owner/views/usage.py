@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 
 from talorys.lib.timefmt import format_date
+from talorys.owner.middleware import OwnerRequest
 from talorys.owner.models import UsageDay
 from talorys.owner.selectors import UsageReport, usage_report
 from talorys.web.pages import owner_page
@@ -86,9 +87,9 @@ def _chart(column: str, label: str, css: str, days: list[UsageDay], report: Usag
 
 
 @owner_page("GET")
-def usage_page(request: HttpRequest) -> HttpResponse:
+def usage_page(request: OwnerRequest) -> HttpResponse:
     report = usage_report(
-        owner_settings=request.owner_settings,  # type: ignore[attr-defined]
+        owner_settings=request.owner_settings,
         days=DAYS,
     )
     days = list(reversed(report["days"]))  # oldest first, left to right

@@ -22,16 +22,18 @@ from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, item_fields
 from talorys.history.models import Change
 from talorys.lib.actors import Actor
-from talorys.lib.errors import Conflict, ValidationFailed
+from talorys.lib.errors import Conflict, field_refused
 from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT
 
 
 def aware(value: dt.datetime | None, *, field: str) -> dt.datetime | None:
     """``value`` when it has a time zone and lies in the range the database keeps."""
     if value is not None and timezone.is_naive(value):
-        raise ValidationFailed(f"{field} needs a time zone offset, e.g. 2026-12-01T09:00:00+01:00.")
+        raise field_refused(
+            f"{field} needs a time zone offset, e.g. 2026-12-01T09:00:00+01:00.", field=field
+        )
     if value is not None and not DATE_MIN <= value < DATE_MAX:
-        raise ValidationFailed(f"{field} {DATE_RANGE_TEXT}.")
+        raise field_refused(f"{field} {DATE_RANGE_TEXT}.", field=field)
     return value
 
 

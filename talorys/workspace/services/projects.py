@@ -18,7 +18,7 @@ from talorys.history.bin import bin_move_in, bin_move_out, latest_delete
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, field_refused
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
@@ -110,7 +110,7 @@ def project_ref(project_id: int | None) -> Project | None:
         return None
     project = Project.objects.live().filter(pk=project_id).first()
     if project is None:
-        raise ValidationFailed(f"project_id: project {project_id} does not exist.")
+        raise field_refused(f"project_id: project {project_id} does not exist.", field="project_id")
     return project
 
 

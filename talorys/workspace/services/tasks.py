@@ -11,7 +11,7 @@ from django.utils import timezone
 from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import NotFound, field_refused
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
@@ -31,7 +31,7 @@ def task_create(
     actor: Actor = OWNER,
 ) -> Task:
     if priority not in Task.Priority.values:
-        raise ValidationFailed(PRIORITY_TEXT)
+        raise field_refused(PRIORITY_TEXT, field="priority")
     project = project_ref(project_id)
     with transaction.atomic():
         task = Task.objects.create(
@@ -83,7 +83,7 @@ def _task_clean(changes: TaskChanges) -> dict[str, object]:
         )
     if "priority" in changes:
         if changes["priority"] not in Task.Priority.values:
-            raise ValidationFailed(PRIORITY_TEXT)
+            raise field_refused(PRIORITY_TEXT, field="priority")
         data["priority"] = changes["priority"]
     if "due_at" in changes:
         data["due_at"] = aware(changes["due_at"], field="due_at")
@@ -91,7 +91,7 @@ def _task_clean(changes: TaskChanges) -> dict[str, object]:
         data["project"] = project_ref(changes["project_id"])
     if "status" in changes:
         if changes["status"] not in Task.Status.values:
-            raise ValidationFailed("status must be 'open' or 'done'.")
+            raise field_refused("status must be 'open' or 'done'.", field="status")
         data["status"] = changes["status"]
     return data
 

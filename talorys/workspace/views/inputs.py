@@ -6,25 +6,24 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from django.http import HttpRequest
-
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.validation import local_datetime
 from talorys.lib.when import understand
+from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import form_text
 
 
-def owner_zone_of(request: HttpRequest) -> ZoneInfo:
+def owner_zone_of(request: OwnerRequest) -> ZoneInfo:
     """The owner's zone, kept on the request for every signed-in page (workspace middleware)."""
-    return ZoneInfo(request.owner_settings.time_zone)  # type: ignore[attr-defined]
+    return ZoneInfo(request.owner_settings.time_zone)
 
 
-def form_when(request: HttpRequest, name: str, *, label: str) -> dt.datetime | None:
+def form_when(request: OwnerRequest, name: str, *, label: str) -> dt.datetime | None:
     """A ``datetime-local`` field, a wall-clock time in the owner's zone."""
     return local_datetime(form_text(request, name), owner_zone_of(request), field=label)
 
 
-def form_due_words(request: HttpRequest, name: str, *, label: str) -> dt.datetime | None:
+def form_due_words(request: OwnerRequest, name: str, *, label: str) -> dt.datetime | None:
     """A due date in words ("tomorrow 9am", "fri 17:30") read in the owner's zone
     (talorys/lib/when.py); None when empty. A repeating phrase, or words that are not all a
     date, are refused: a task is due once, and a half-read date would be a wrong one."""

@@ -18,6 +18,7 @@ from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.kept import typed
 from talorys.lib.search import QUERY_MAX
 from talorys.lib.undo import say_binned
+from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import (
     form_text,
     form_version,
@@ -101,7 +102,7 @@ def _filters(request: HttpRequest, projects: list[Project]) -> tuple[dict[str, A
 
 
 @owner_page("GET", "POST")
-def task_list(request: HttpRequest) -> HttpResponse:
+def task_list(request: OwnerRequest) -> HttpResponse:
     if request.method == "POST":
         return run_action(
             request,
@@ -160,7 +161,7 @@ def _task(task_id: int) -> Task:
 
 
 # The edit form's fields and how each is read; a field the form did not send stays as it is.
-def _changes(request: HttpRequest) -> dict[str, Any]:
+def _changes(request: OwnerRequest) -> dict[str, Any]:
     readers = {
         "title": lambda: form_text(request, "title"),
         "details": lambda: form_text(request, "details"),
@@ -176,7 +177,7 @@ def _changes(request: HttpRequest) -> dict[str, Any]:
     return changes
 
 
-def _form_values(request: HttpRequest, task: Task) -> dict[str, str]:
+def _form_values(request: OwnerRequest, task: Task) -> dict[str, str]:
     """The edit form's fields: the task's, or what the owner typed into a refused save."""
     due = task.due_at.astimezone(owner_zone_of(request)) if task.due_at else None
     values = {
@@ -192,7 +193,7 @@ def _form_values(request: HttpRequest, task: Task) -> dict[str, str]:
 
 
 @owner_page("GET", "POST")
-def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+def task_detail(request: OwnerRequest, task_id: int) -> HttpResponse:
     if request.method == "POST":
         return run_action(
             request,

@@ -4,15 +4,16 @@ far, for the hint under the field (static/talorys/js/quick-add.js). The same rea
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
+from django.http import JsonResponse
 
+from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import owner_page
 from talorys.workspace.models import Task
 from talorys.workspace.views.inputs import owner_zone_of, understood
 
 
 @owner_page("GET")
-def task_understand(request: HttpRequest) -> JsonResponse:
+def task_understand(request: OwnerRequest) -> JsonResponse:
     """``?text=`` (as long as a task's title at most) read in the owner's zone; ``field=due``
     reads it as a due date only."""
     text = (request.GET.get("text") or "")[: Task.TITLE_MAX]
