@@ -54,8 +54,8 @@ from talorys.asgi import application
 from talorys.lib.tools import all_tools
 from talorys.mcp import access as mcp
 from talorys.workspace.models import Note, Project, Task
+from tests.api.routes import envelope_code
 from tests.conftest import ApiClient
-from tests.talorys.routes import envelope_code
 
 EXAMPLES = int(os.environ.get("TALORYS_FUZZ_EXAMPLES", "50"))
 TOKEN_EXAMPLES = int(os.environ.get("TALORYS_FUZZ_TOKEN_EXAMPLES", "25"))
