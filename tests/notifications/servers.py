@@ -19,6 +19,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 
+def serve(server: ThreadingHTTPServer) -> None:
+    """Serve until ``shutdown()``, which returns at the next poll: the standard 0.5 s poll cost
+    every test that started a server half a second at its teardown."""
+    server.serve_forever(poll_interval=0.05)
+
+
 def b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -91,7 +97,7 @@ class PushService:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=serve, args=(self.server,), daemon=True)
 
     def endpoint(self, name: str = "browser-1") -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/push/{name}"
@@ -148,7 +154,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=serve, args=(self.server,), daemon=True)
         self.thread.start()
 
     def messages(self) -> list[str]:
