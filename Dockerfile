@@ -2,7 +2,7 @@
 # process per CPU sharing port 8000 when Redis is configured, each restarted if it dies;
 # TALORYS_WEB_PROCESSES sets how many); compose.yaml runs the celery worker, beat, the embedder and the
 # one-shot migrations from the same image.
-# No collectstatic: talorys/asgi.py serves static files in-process (ASGIStaticFilesHandler, which
+# No collectstatic: config/asgi.py serves static files in-process (ASGIStaticFilesHandler, which
 # reads them through the staticfiles finders, not from STATIC_ROOT).
 FROM python:3.11-slim
 

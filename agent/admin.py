@@ -13,8 +13,8 @@ from django.http import HttpRequest
 
 from agent import services
 from agent.models import Conversation, Message
-from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.lib.service_admin import BinAdmin
+from talorys.web.readonly_admin import ReadOnlyAdmin
+from talorys.web.service_admin import BinAdmin
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations

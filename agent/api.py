@@ -27,8 +27,8 @@ from agent.schemas import (
     turn_request,
 )
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import ErrorOut
+from talorys.web.pagination import Pagination
+from talorys.web.schemas import ErrorOut
 
 router = Router(tags=["agent"])
 
@@ -110,7 +110,7 @@ def _sse_response(events: AsyncIterator[Event], *, greet: bool = False) -> Strea
     )
 
 
-# Beside what every operation answers (talorys/openapi.py): a conversation that is not there or
+# Beside what every operation answers (config/openapi.py): a conversation that is not there or
 # busy with another turn, the day's budget spent.
 @router.post(
     "/chat", response={200: None, frozenset({404, 409, 429}): ErrorOut}, openapi_extra=_SSE_DOC

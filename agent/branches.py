@@ -24,7 +24,7 @@ from agent.models import Message
 from agent.rerun import summary_scope
 from agent.services import interrupted_replies_close, turn_claim, turn_release
 from talorys.lib.errors import NotFound
-from talorys.lib.live import pages_tell
+from talorys.web.live import pages_tell
 
 Rows = dict[int, tuple[int | None, dt.datetime | None]]  # id -> (parent id, replaced_at)
 

@@ -35,7 +35,7 @@ from talorys.accounts.auth import (
     websocket_owner_ok,
 )
 from talorys.lib.errors import AppError, InternalError, Unauthorized, classify_failure
-from talorys.lib.websocket import WITHOUT_CHANNEL_LAYER
+from talorys.web.websocket import WITHOUT_CHANNEL_LAYER
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""WebSocket routes, mounted by talorys/asgi.py behind the origin check and session auth."""
+"""WebSocket routes, mounted by config/asgi.py behind the origin check and session auth."""
 
 from typing import Any
 
@@ -7,7 +7,7 @@ from django.urls import path
 from agent.consumers import ChatConsumer
 
 # Channels routes ASGI apps with Django's path(), whose stubs accept only views (as in
-# talorys/asgi.py): nothing typed satisfies both, hence Any and the ignore.
+# config/asgi.py): nothing typed satisfies both, hence Any and the ignore.
 websocket_urlpatterns: list[Any] = [
     path("ws/chat/", ChatConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

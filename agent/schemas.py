@@ -13,8 +13,8 @@ from agent.models import Conversation, Message, Origin
 from agent.services import MAX_MESSAGE_CHARS
 from talorys.history.schemas import ChangeOut
 from talorys.lib.markdown import render_markdown
-from talorys.lib.schemas import Id, In, QueryText
 from talorys.lib.search import QUERY_MAX
+from talorys.web.schemas import Id, In, QueryText
 
 
 class ChatIn(In):

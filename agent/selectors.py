@@ -24,7 +24,7 @@ from django.db.models.functions import Coalesce, TruncDate
 from agent.context import HistoryEntry, client_history_as_data, imported_as_data
 from agent.models import Conversation, Message, Origin
 from approvals.models import PendingAction
-from approvals.selectors import pending_action_outcomes
+from approvals.selectors import pending_action_outcomes, pending_action_status
 from memory.recall.sources import Doc, RecallSource
 from talorys.history.models import Change
 from talorys.history.selectors import change_list, changed_since
@@ -46,6 +46,13 @@ def conversation_list(*, q: str | None = None) -> QuerySet[Conversation]:
         said = shown_messages().filter(conversation=OuterRef("pk"), content__icontains=q)
         conversations = conversations.filter(Q(title__icontains=q) | Exists(said))
     return conversations
+
+
+def conversation_get(*, conversation_id: int) -> Conversation:
+    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
+    if conversation is None:
+        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    return conversation
 
 
 def conversation_with_messages(*, conversation_id: int) -> Conversation:
@@ -212,9 +219,11 @@ def outcome_notes_outside(
 
 
 def outcome_note(action: PendingAction) -> str:
-    """The line a later turn reads about a proposal it made: what became of it, and why."""
-    outcome = _OUTCOMES[PendingAction.Status(action.status)]
-    if action.status == PendingAction.Status.FAILED and action.error:
+    """The line a later turn reads about a proposal it made: what became of it, and why (an
+    expiry that is due reads as expired before beat writes it)."""
+    status = pending_action_status(action)
+    outcome = _OUTCOMES[status]
+    if status == PendingAction.Status.FAILED and action.error:
         outcome = f"{outcome}: {action.error}"
     return f"[Approval outcome: {action.summary} — {outcome}.]"
 

@@ -21,23 +21,24 @@ from django.utils import timezone
 
 from agent.models import Conversation, Message, Origin
 from agent.rerun import check_rerun, turn_target
+from agent.selectors import conversation_get
 from talorys.history.bin import bin_move_out
 from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.live import pages_tell
 from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_line, one_line, refuse_nul
 from talorys.providers.base import without_nul
+from talorys.web.live import pages_tell
 
 # How long a conversation stays taken (409) by a turn whose process died. The running turn
 # renews it every LEASE_SECONDS / 3 from a task of its own (agent/runner/lease.py), whatever the
 # turn waits for, so two renewals may be late in a row before another turn can take it.
 LEASE_SECONDS = 15
 MAX_MESSAGE_CHARS = 32_000
-TITLE_WORDS = 6  # the first words kept as a title: never more (issue 28)
+TITLE_WORDS = 6  # the first words kept as a title: never more
 TITLE_CHARS = 60
 
 BUSY = "A response is already being generated in this conversation."
@@ -81,13 +82,6 @@ def _clean_owner_text(text: str) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         raise ValidationFailed(f"text is longer than {MAX_MESSAGE_CHARS} characters.")
     return refuse_nul(text, field="text")  # the socket's frames reach here unchecked
-
-
-def conversation_get(*, conversation_id: int) -> Conversation:
-    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
-    if conversation is None:
-        raise NotFound(f"Conversation {conversation_id} does not exist.")
-    return conversation
 
 
 def conversation_delete(*, conversation_id: int, actor: Actor = OWNER) -> None:
@@ -170,7 +164,7 @@ def conversation_restore(*, conversation_id: int, actor: Actor = OWNER) -> None:
 
 
 def _tell(conversation_id: int, change: str, **fields: str) -> None:
-    # Every open page (a second tab, the list) shows the change: talorys/lib/live.py.
+    # Every open page (a second tab, the list) shows the change: talorys/web/live.py.
     pages_tell("conversation", conversation_id=conversation_id, change=change, **fields)
 
 

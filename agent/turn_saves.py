@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from agent.executor import ToolActivity
 from agent.models import Conversation, Message
-from talorys.lib.live import pages_tell
 from talorys.providers.base import without_nul
+from talorys.web.live import pages_tell
 
 
 def turn_text_save(*, message_id: int, content: str) -> None:

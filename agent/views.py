@@ -11,7 +11,7 @@ from django.shortcuts import render
 
 from agent.models import Conversation
 from agent.services import MAX_MESSAGE_CHARS
-from talorys.lib.pages import owner_page
+from talorys.web.pages import owner_page
 
 # The codes of a failed reply that the same request may not meet again: the model server was
 # slow, unreachable, busy or answered badly, this server was busy or lost the reply, another

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from approvals.models import ApprovalEvent, PendingAction
-from talorys.lib.readonly_admin import ReadOnlyAdmin
+from talorys.web.readonly_admin import ReadOnlyAdmin
 
 
 class ApprovalEventInline(admin.TabularInline):

@@ -17,8 +17,8 @@ from approvals.schemas import (
 )
 from talorys.accounts.auth import owner_session_auth, request_owner
 from talorys.lib.errors import UnsupportedMediaType
-from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import ErrorOut
+from talorys.web.pagination import Pagination
+from talorys.web.schemas import ErrorOut
 
 router = Router(tags=["approvals"])
 
@@ -29,8 +29,8 @@ router = Router(tags=["approvals"])
 @router.get("/approvals", response=list[PendingActionOut])
 @paginate(Pagination)
 def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]) -> QuerySet[PendingAction]:
-    """Pending approvals by default; `status=all` lists every one. Expiry shows lazily."""
-    services.pending_actions_expire()
+    """Pending approvals by default; `status=all` lists every one. An approval past its expiry
+    is listed as expired (and no longer pending) as soon as it is due."""
     status = None if filters.status == "all" else (filters.status or PendingAction.Status.PENDING)
     return selectors.pending_action_list(status=status, conversation_id=filters.conversation_id)
 
@@ -43,8 +43,7 @@ def approval_audit(request: HttpRequest, filters: Query[AuditFilters]) -> QueryS
 
 @router.get("/approvals/{int:action_id}", response=PendingActionOut)
 def approval_get(request: HttpRequest, action_id: int) -> PendingAction:
-    services.pending_actions_expire()
-    return services.pending_action_get(action_id=action_id)
+    return selectors.pending_action_get(action_id=action_id)
 
 
 @router.post(
@@ -67,8 +66,8 @@ def approval_undo(request: HttpRequest, action_id: int) -> PendingAction:
 
 
 # From the notification: no session, no cookie, no CSRF token. The capability in the body, which
-# only that push carried, is the credential (approvals/push_decision.py; the threat model is in
-# docs/architecture.md). JSON only: a cross-site page can send JSON only after a CORS preflight,
+# only that push carried, is the credential (approvals/push_decision.py, with
+# the threat model). JSON only: a cross-site page can send JSON only after a CORS preflight,
 # which is never answered.
 @router.post(
     "/approvals/{int:action_id}/push-decision",

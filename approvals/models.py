@@ -106,7 +106,7 @@ class ApprovalEvent(models.Model):
 
 class DecisionCapability(models.Model):
     """The right to make one decision on one action from its Web Push notification
-    (approvals/push_decision.py; the threat model is in docs/architecture.md).
+    (approvals/push_decision.py, with its threat model).
 
     Minted per push delivery, one per decision, when the push is sent; only the token's SHA-256
     is stored, the token itself travels only inside that push's end-to-end encrypted payload.

@@ -8,7 +8,24 @@ no cookie. A capability decides only its own action, only the decision it was mi
 before it expires, while the action still waits and is still the proposal it was minted for.
 The decision itself goes through the same services as the page (approve commits, stale target
 included), audited as the owner "via notification", and the notification is rewritten as usual.
-docs/architecture.md, "Approving from a notification", has the threat model.
+Spending is a conditional UPDATE (``used_at`` from null) in the transaction that then locks the
+action and decides, so of two uses of one token one decides and the other finds it used; a
+refusal under the lock rolls the spending back.
+
+Threat model. The token exists in clear only in this server's memory while the push is built,
+in the push payload and on the device. The payload is end-to-end encrypted to the browser's
+subscription keys (RFC 8291), so the push service relays ciphertext; the database and backups
+hold the hash only. Each check stops one thing: single use stops a replay, and a decided or
+expired action makes a seen token useless; 256 random bits and the refusal throttle stop
+guessing; binding to the action and the decision stops moving a token to another approval;
+binding to the snapshot (and a new action id per proposal) stops an old push deciding a newer
+proposal; the commit's own snapshot check stops acting on a target changed since. CSRF: the
+route ignores cookies, so a forged request carries no credential that helps; JSON only (a CORS
+preflight, never answered) is belt and braces. Not stopped: someone holding the unlocked device
+while the approval waits can press Approve, as on an open session's page; and anyone reading
+the browser's profile while the notification is shown could take the token. Apprise channels
+(e-mail, chat services) are not end-to-end encrypted and are often forwarded, so they get only
+the link to the approval's page, which needs the session.
 """
 
 from __future__ import annotations
@@ -133,7 +150,8 @@ def push_decide(*, action_id: int, decision: str, token: str) -> PendingAction:
     spent with a conditional UPDATE, which the second waits for and then finds done.
     """
     capability = _capability(action_id=action_id, decision=decision, token=token)
-    # An expiry that is due is recorded on its own, as the page does, so the refusal keeps it.
+    # An expiry that is due is recorded by the service under the row lock, in its own
+    # transaction, as the page's decisions do, so the refusal below keeps it.
     services.pending_action_expire_if_due(action_id=action_id)
     decide = (
         services.pending_action_approve

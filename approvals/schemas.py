@@ -46,6 +46,10 @@ class PendingActionOut(Schema):
     )
 
     @staticmethod
+    def resolve_status(action: PendingAction) -> str:
+        return selectors.pending_action_status(action)
+
+    @staticmethod
     def resolve_diff(action: PendingAction) -> list[DiffRun]:
         return selectors.pending_action_diff(action=action)
 

@@ -1,10 +1,24 @@
+"""Reads of approvals: one action, the lists, a rewrite's diff, the audit trail.
+
+An action's status is read as of now (``pending_action_status``): a pending one past its expiry
+reads as expired before the beat job (approvals.tasks.expire_pending_actions, every minute)
+writes it, so no read ever writes. The services that decide re-check the expiry under the row
+lock and record it there."""
+
 from __future__ import annotations
 
-from django.db.models import Case, OuterRef, QuerySet, Subquery, TextField, Value, When
+import datetime as dt
+
+from django.db.models import Case, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from approvals.models import ApprovalEvent, PendingAction
 from talorys.lib.diff import DiffRun, text_diff
+from talorys.lib.errors import NotFound
 from talorys.workspace.models import Note
+
+Status = PendingAction.Status
 
 # The tools whose action replaces a text: the model and field the text lives in. The new text
 # is the payload's ``content`` (what ``prepare`` stored); after the commit the old text is the
@@ -26,20 +40,56 @@ def _with_current_text(actions: QuerySet[PendingAction]) -> QuerySet[PendingActi
     )
 
 
+def pending_action_status(action: PendingAction, *, now: dt.datetime | None = None) -> Status:
+    """The action's status as of ``now``: a pending action past its expiry is expired, whether
+    or not the beat job has written that yet."""
+    if action.status == Status.PENDING and action.expires_at <= (now or timezone.now()):
+        return Status.EXPIRED
+    return Status(action.status)
+
+
+def _status_in(statuses: list[str], *, now: dt.datetime) -> Q:
+    """The rows whose status as of ``now`` (``pending_action_status``) is one of ``statuses``."""
+    due = Q(status=Status.PENDING, expires_at__lte=now)
+    stored = Q(status__in=statuses)
+    if Status.PENDING in statuses:
+        stored &= ~due
+    return stored | due if Status.EXPIRED in statuses else stored
+
+
+def pending_action_get(*, action_id: int) -> PendingAction:
+    action = PendingAction.objects.filter(pk=action_id).first()
+    if action is None:
+        raise NotFound(f"Approval {action_id} does not exist.")
+    return action
+
+
 def pending_action_list(
     *,
     status: str | None = None,
     statuses: list[str] | None = None,
     conversation_id: int | None = None,
 ) -> QuerySet[PendingAction]:
+    """The actions with any of these statuses as of now (``pending_action_status``): a
+    pending action past its expiry is listed as expired, never as waiting."""
     actions = PendingAction.objects.all()
+    now = timezone.now()
     if status:
-        actions = actions.filter(status=status)
+        actions = actions.filter(_status_in([status], now=now))
     if statuses:
-        actions = actions.filter(status__in=statuses)
+        actions = actions.filter(_status_in(statuses, now=now))
     if conversation_id is not None:
         actions = actions.filter(conversation_id=conversation_id)
     return _with_current_text(actions)
+
+
+def pending_action_decided_list() -> QuerySet[PendingAction]:
+    """Every action no longer waiting, the latest decided first; an expiry not yet written
+    counts as decided when it fell due."""
+    decided = [value for value in Status.values if value != Status.PENDING]
+    return pending_action_list(statuses=decided).order_by(
+        Coalesce("decided_at", "expires_at").desc(), "-id"
+    )
 
 
 def pending_action_diff(*, action: PendingAction) -> list[DiffRun]:

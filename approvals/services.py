@@ -193,20 +193,18 @@ def _propose_again(action: PendingAction, ctx: ToolContext) -> PendingAction:
     return action
 
 
-def pending_action_get(*, action_id: int) -> PendingAction:
-    action = PendingAction.objects.filter(pk=action_id).first()
-    if action is None:
-        raise NotFound(f"Approval {action_id} does not exist.")
-    return action
-
-
 def pending_action_expire_if_due(*, action_id: int) -> None:
-    """Record an expiry that is due, in its own transaction so that a refusal keeps it."""
-    action = PendingAction.objects.filter(
-        pk=action_id, status=PendingAction.Status.PENDING, expires_at__lte=timezone.now()
-    ).first()
-    if action is not None:
-        _expire(action)
+    """Record an expiry that is due, under the row lock, in its own transaction: a decision
+    that the expiry refuses rolls its own transaction back, and the expiry stays recorded.
+    Deciders call it; reads never do (approvals.selectors reads a due expiry as expired)."""
+    with transaction.atomic():
+        action = (
+            PendingAction.objects.select_for_update()
+            .filter(pk=action_id, status=PendingAction.Status.PENDING)
+            .first()
+        )
+        if action is not None and action.expires_at <= timezone.now():
+            _expire(action)
 
 
 def _expire(action: PendingAction) -> None:
@@ -318,7 +316,8 @@ def pending_action_undo(*, action_id: int, user: Any) -> PendingAction:
 def pending_actions_expire() -> int:
     """Mark every pending action past its expiry as expired, each with its audit line.
 
-    Returns how many. The approvals list calls this on every read, so it takes the same few
+    Returns how many. The beat job (approvals.tasks.expire_pending_actions) calls it every
+    minute; until then the selectors read a due expiry as expired. It takes the same few
     queries however many are due (their notifications are rewritten in one UPDATE too). Rows a
     decider holds are skipped, not waited for: the decider sees the expiry itself, and the next
     call records it.

@@ -5,7 +5,7 @@ source ``approval:<id>``). When the action is decided, undone, withdrawn or expi
 notification is rewritten to say what happened and marked read: it asked the owner to act, and
 a decided approval needs nothing more, so it must neither keep asking nor count as unread.
 Open pages receive the rewritten notification and a ``sync`` about the approval
-(talorys/lib/live.py), on which every approval card on them looks at its action again.
+(talorys/web/live.py), on which every approval card on them looks at its action again.
 
 Everything here is sent once the caller's transaction commits: a decision that rolls back tells
 nobody anything.
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from approvals.models import PendingAction
 from talorys.history.bin import BIN_RETENTION
-from talorys.lib.live import pages_tell
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
+from talorys.web.live import pages_tell
 
 EXPIRY_MINUTES = 30  # how long a proposal waits (services.EXPIRY)
 UNDO_DAYS = BIN_RETENTION.days  # the undo window (services.UNDO_WINDOW) is the bin's retention

@@ -13,7 +13,7 @@ from django.utils import timezone
 from approvals import selectors, services
 from approvals.models import PendingAction
 from talorys.lib.errors import AppError
-from talorys.lib.pages import owner_page, page_of, run_action
+from talorys.web.pages import owner_page, page_of, run_action
 
 BACK = "/approvals/"
 Status = PendingAction.Status
@@ -32,14 +32,13 @@ TABS = {"waiting": "Waiting", "decided": "Decided", "audit": "Audit trail"}
 
 
 def state_words(action: PendingAction) -> str:
-    words = STATE_WORDS.get(Status(action.status), action.status)
-    return f"{words}: {action.error}" if action.status == Status.FAILED and action.error else words
+    status = selectors.pending_action_status(action)
+    words = STATE_WORDS[status]
+    return f"{words}: {action.error}" if status == Status.FAILED and action.error else words
 
 
 @owner_page("GET")
 def approvals_page(request: HttpRequest) -> HttpResponse:
-    # As the API's list does: an expiry that is due shows as expired on every read.
-    services.pending_actions_expire()
     tab = request.GET.get("show") if request.GET.get("show") in TABS else "waiting"
     context: dict = {"tab": tab, "tabs": TABS.items(), "now": timezone.now()}
     if tab == "audit":
@@ -48,15 +47,15 @@ def approvals_page(request: HttpRequest) -> HttpResponse:
         if tab == "waiting":
             actions = selectors.pending_action_list(status=Status.PENDING)
         else:
-            decided = [value for value in Status.values if value != Status.PENDING]
-            actions = selectors.pending_action_list(statuses=decided).order_by("-decided_at", "-id")
+            actions = selectors.pending_action_decided_list()
         page = page_of(request, actions)
         context["page"] = page
         context["cards"] = [
             {
                 "action": action,
+                "status": (status := selectors.pending_action_status(action)),
                 "state": state_words(action),
-                "tag": STATE_TAGS.get(Status(action.status), ""),
+                "tag": STATE_TAGS.get(status, ""),
                 "diff": selectors.pending_action_diff(action=action),
             }
             for action in page.object_list

@@ -30,9 +30,9 @@ from automations.models import Automation, AutomationRun
 from automations.services import crud
 from talorys.accounts.sites import AdminPage, admin_page_register
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.lib.service_admin import ServiceAdmin
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
+from talorys.web.readonly_admin import ReadOnlyAdmin
+from talorys.web.service_admin import ServiceAdmin
 
 
 def _zone(request: HttpRequest) -> ZoneInfo:

@@ -17,7 +17,7 @@ from automations.schemas import (
 )
 from automations.services import crud
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import Pagination
+from talorys.web.pagination import Pagination
 
 router = Router(tags=["automations"])
 

@@ -21,7 +21,7 @@ from automations.models import Automation
 from automations.schedules import WEEKDAYS, Once, schedule_dump, schedule_parse
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.wording import plain_parts
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
 
 SCHEDULE_TYPES = [
     ("once", "Once"),

@@ -24,8 +24,8 @@ from automations.models import Automation
 from automations.services import crud
 from talorys.accounts.auth import request_actor
 from talorys.lib.kept import keep_typed
-from talorys.lib.pages import back_to, form_text, owner_page, run_action, whole_number
 from talorys.lib.when import Understood, understand
+from talorys.web.pages import back_to, form_text, owner_page, run_action, whole_number
 from talorys.workspace import services
 from talorys.workspace.views.inputs import form_when, owner_zone_of, understood_hint
 

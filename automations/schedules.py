@@ -43,7 +43,7 @@ from pydantic import (
 )
 
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.schemas import BoundedDatetime
+from talorys.web.schemas import BoundedDatetime
 
 UTC = dt.UTC
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")

@@ -11,8 +11,8 @@ from pydantic import Field
 from automations import selectors
 from automations.models import Automation
 from automations.schedules import Schedule
-from talorys.lib.schemas import NOT_NULL, In, one_of
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
+from talorys.web.schemas import NOT_NULL, In, one_of
 
 KindField = Annotated[Automation.Kind, one_of(Automation.Kind)]
 

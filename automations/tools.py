@@ -30,7 +30,6 @@ from automations.schemas import KindField
 from automations.services import crud
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
-from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
     NEW_TARGET,
     ListTool,
@@ -42,6 +41,7 @@ from talorys.lib.tools import (
     ToolError,
     register,
 )
+from talorys.web.schemas import Limit
 from talorys.workspace.tools import local_iso
 
 AutomationId = Annotated[

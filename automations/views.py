@@ -28,10 +28,10 @@ from automations.forms import KIND_LABELS, AutomationForm, ScheduleForm
 from automations.models import Automation
 from automations.services import crud
 from talorys.lib.errors import AppError, NotFound, ValidationFailed
-from talorys.lib.pages import owner_page, page_of, run_action
 from talorys.lib.timefmt import format_datetime
+from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.calendar import calendar_secret_matches
-from talorys.owner.services.settings import owner_settings_get
+from talorys.web.pages import owner_page, page_of, run_action
 
 LIST = "/automations/"
 

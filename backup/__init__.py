@@ -1,2 +1,2 @@
 """Backup: one versioned JSON document of all the owner's data, exported streamed and imported
-in one transaction behind fences (docs/architecture.md, "Backup")."""
+in one transaction behind fences (backup/importer.py)."""

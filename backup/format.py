@@ -20,7 +20,9 @@ one made elsewhere (another installation, an edit, a forgery); both can be impor
 owner has seen which it is. A file without a signature is one made elsewhere.
 
 Each row is checked against its kind's schema (backup/rows.py): every limit is the model's own
-(``Task.TITLE_MAX``, the column's ``max_length``...), NUL is refused everywhere.
+(``Task.TITLE_MAX``, the column's ``max_length``...), NUL is refused everywhere. Every earlier
+shape of the file still imports: a field added since has a default in its row schema, and the
+files in tests/backup/formats/ are imported by tests/backup/test_earlier_formats.py.
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ from backup.rows import (
 )
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
-from talorys.lib.schemas import BoundedDatetime
 from talorys.notifications.models import Notification
 from talorys.owner.models import OwnerSettings
+from talorys.web.schemas import BoundedDatetime
 from talorys.workspace.models import Note, Project, Task
 
 FORMAT = "talorys-backup"

@@ -24,10 +24,10 @@ from approvals.models import ApprovalEvent, PendingAction
 from automations.models import Automation, AutomationRun
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
-from talorys.lib.schemas import BoundedDate, BoundedDatetime, Id
 from talorys.lib.validation import NUL_REFUSED, has_nul, one_line
 from talorys.notifications.models import Notification
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
+from talorys.web.schemas import BoundedDate, BoundedDatetime, Id
 from talorys.workspace.models import Note, Project, Task
 
 # A JSON value (a schedule, a change's before and after...) nested deeper than this is refused.

@@ -27,7 +27,7 @@ from backup.format import KIND_NAMES
 from backup.services import ImportReport, backup_import, kind_label, origin_text, report_words
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.pages import owner_page, run_action
+from talorys.web.pages import owner_page, run_action
 
 PAGE = "/backup/"
 STASH = "backup_stash"  # the session's {"token", "name", "report"} of the previewed file

@@ -3,7 +3,7 @@ transport when BENCH_BROKER=kombu (the one before talorys/ops/broker.py)."""
 
 import os
 
-from talorys.celery import app
+from config.celery import app
 
 if os.environ.get("BENCH_BROKER") == "kombu":
     app.conf.broker_transport = None

@@ -48,7 +48,7 @@ def bench_environment(use_sqlite: bool, **extra: str) -> tuple[str, str | None]:
     database_url, pg_name = create_database(use_sqlite, data_dir)
     os.environ.update(
         {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": data_dir,
             "TALORYS_MODEL_BASE_URL": "",

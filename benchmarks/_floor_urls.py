@@ -18,7 +18,7 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
-import talorys.urls
+import config.urls
 from talorys.workspace import selectors
 from talorys.workspace.schemas import TaskOut
 
@@ -40,4 +40,4 @@ def bare_tasks(request: HttpRequest) -> JsonResponse:
     return JsonResponse(_payload)
 
 
-urlpatterns = [path("api/floor/tasks", bare_tasks), *talorys.urls.urlpatterns]
+urlpatterns = [path("api/floor/tasks", bare_tasks), *config.urls.urlpatterns]

@@ -91,7 +91,7 @@ def stack(*, sqlite: bool, redis_url: str | None, daphnes: int) -> Iterator[Stac
         model, model_url = _start_model(data_dir)
         processes.append(model)
         env = os.environ | {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": str(data_dir),
             "LOG_LEVEL": "ERROR",

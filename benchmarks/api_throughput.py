@@ -263,7 +263,7 @@ def main() -> int:
     try:
         redis_url = redis_for_cache()
         env = os.environ | {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": str(data_dir),
             "TALORYS_MODEL_BASE_URL": "",

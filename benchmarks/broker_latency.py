@@ -38,7 +38,7 @@ def main() -> None:
     env |= {
         "TALORYS_DATA_DIR": str(data_dir),
         "BENCH_BROKER": args.broker,
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "TALORYS_OWNER_PASSWORD": "benchmark passphrase of some length",
     }
     os.environ.update(env)

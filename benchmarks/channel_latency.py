@@ -63,7 +63,7 @@ def receiver() -> tuple[ThreadingHTTPServer, dict[str, float]]:
 def environment(mode: str, data_dir: Path) -> tuple[dict[str, str], str | None]:
     """The processes' environment, and the PostgreSQL database to drop at the end."""
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "TALORYS_DATA_DIR": str(data_dir),
         "LOG_LEVEL": "WARNING",
     }
@@ -129,7 +129,7 @@ def main() -> int:
             slots[title] = slot.timestamp()
         connection.close()
 
-        celery = [sys.executable, "-m", "celery", "-A", "talorys"]
+        celery = [sys.executable, "-m", "celery", "-A", "config"]
         for args in (
             ["worker", "-l", "warning", "--concurrency", "2"],
             ["beat", "-l", "warning", "-s", str(data_dir / "beat-schedule")],

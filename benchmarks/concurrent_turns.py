@@ -68,7 +68,7 @@ def setup_database(admin_url: str, db_name: str, data_dir: Path, model_url: str)
 
 def bench_env(admin_url: str, db_name: str, data_dir: Path) -> dict[str, str]:
     return {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": admin_url.rsplit("/", 1)[0] + f"/{db_name}",
         "TALORYS_DATA_DIR": str(data_dir),
         "LOG_LEVEL": "ERROR",
@@ -150,7 +150,7 @@ def one_run(options: argparse.Namespace, admin_url: str, run: int) -> dict[str, 
                 "127.0.0.1",
                 "-p",
                 str(port),
-                "talorys.asgi:application",
+                "config.asgi:application",
             ],
             cwd=ROOT,
             env=env,

@@ -170,7 +170,7 @@ def web_rss(root: Path, python: str) -> float:
     with tempfile.TemporaryDirectory(prefix="tal-web-") as data:
         env = os.environ | {
             "TALORYS_DATA_DIR": data,
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "TALORYS_OWNER_PASSWORD": "correct horse battery staple",
             "PYTHONPATH": str(root),
         }
@@ -182,7 +182,7 @@ def web_rss(root: Path, python: str) -> float:
             children.append(subprocess.Popen([python, "manage.py", "talorys_embedder"], **run))
         port = _free_port()
         daphne = [python, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
-        web = subprocess.Popen([*daphne, "talorys.asgi:application"], **run)
+        web = subprocess.Popen([*daphne, "config.asgi:application"], **run)
         children.append(web)
         try:
             return _turn_and_measure(httpx, f"http://127.0.0.1:{port}", web.pid, Path(data))

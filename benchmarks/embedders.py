@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/embedders.py [--queries 200] [--only process,static]
 
-- ``process``: the default since issue 36: the embedder process (talorys/embedder/:
+- ``process``: the default: the embedder process (talorys/embedder/:
   all-MiniLM-L6-v2 on onnxruntime, one thread), asked through its Unix socket as the web
   processes do (OpenAIEmbeddingsClient). ``RSS`` is that whole process's resident set after
   the recall set (the web processes no longer hold any of it).
@@ -169,7 +169,7 @@ def child(name: str, queries: int) -> dict:
 
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "talorys.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     rs = recall_set.build()
     before = rss_mb()

@@ -131,7 +131,7 @@ def start_daphne(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]
     port = free_port()
     daphne = subprocess.Popen(
         [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port)]
-        + ["talorys.asgi:application"],
+        + ["config.asgi:application"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -212,7 +212,7 @@ def live_stack(
         processes.append(model)
         model_url = f"http://127.0.0.1:{model_port}/v1"
         env = os.environ | {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": str(data_dir),
             "REDIS_URL": redis_url,

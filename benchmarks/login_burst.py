@@ -4,7 +4,7 @@
                                                [--root PATH]
 
 Each run makes a throwaway data dir with the default SQLite database (as ``make run`` does),
-migrates it, creates the owner, starts daphne on ``talorys.settings`` (argon2: about 100 MiB per
+migrates it, creates the owner, starts daphne on ``config.settings`` (argon2: about 100 MiB per
 password check) and fires all logins at the same moment, each from its own thread, with a wrong
 password. Prints per run and as the median of the runs: how many passwords the server evaluated
 (answers 401: the password was checked; 429: refused before hashing), the web process's RSS
@@ -62,7 +62,7 @@ def _post(url: str, body: dict) -> int:
 def one_run(*, root: Path, logins: int, username: str) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="talorys-login-burst-"))
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}} | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "TALORYS_DATA_DIR": str(data_dir),
     }
     python = sys.executable
@@ -86,7 +86,7 @@ def one_run(*, root: Path, logins: int, username: str) -> dict:
             "127.0.0.1",
             "-p",
             str(port),
-            "talorys.asgi:application",
+            "config.asgi:application",
         ],
         cwd=root,
         env=env,

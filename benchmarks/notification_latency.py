@@ -6,7 +6,7 @@ until an open page's /ws/notifications/ socket on a real daphne receives it.
 embedded: no REDIS_URL, so daphne has an in-memory channel layer that this process cannot
 reach; daphne's own watcher (talorys/notifications/services.py, one look a second) finds the row. redis: both
 processes share a Redis channel layer and the broadcast on commit reaches the page directly.
-The issue's bounds: within 3 s embedded, within 1 s with Redis.
+The targets: within 3 s embedded, within 1 s with Redis.
 
 Sets up its own throwaway PostgreSQL database (dropped at the end; TALORYS_BENCH_POSTGRES,
 default postgres://postgres@127.0.0.1:5432/postgres) and, in redis mode, flushes a Redis
@@ -101,7 +101,7 @@ def main() -> int:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{db_name}"')
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": admin_url.rsplit("/", 1)[0] + f"/{db_name}",
         "TALORYS_DATA_DIR": str(data_dir),
         "LOG_LEVEL": "WARNING",

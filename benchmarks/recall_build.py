@@ -49,7 +49,7 @@ def boot(database_url: str | None) -> Scratch:
     url = database_url or f"sqlite:///{data_dir}/recall.sqlite3"
     os.environ.update(
         {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": url,
             "TALORYS_DATA_DIR": data_dir,
         }

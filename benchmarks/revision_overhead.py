@@ -41,7 +41,7 @@ def main() -> None:
     database_url, pg_name = _create_database(options.sqlite, data_dir)
     os.environ.update(
         {
-            "DJANGO_SETTINGS_MODULE": "talorys.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url,
             "TALORYS_DATA_DIR": data_dir,
         }

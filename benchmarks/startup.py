@@ -170,7 +170,7 @@ def _start(cwd: Path, data_dir: Path, log: Path, timeout: float) -> Start:
 def _setup_time(python: Path, cwd: Path, data_dir: Path) -> float:
     """What any Django process of this project pays: interpreter, imports, settings, apps."""
     began = time.perf_counter()
-    env = _env(data_dir, DJANGO_SETTINGS_MODULE="talorys.settings")  # as manage.py sets it
+    env = _env(data_dir, DJANGO_SETTINGS_MODULE="config.settings")  # as manage.py sets it
     subprocess.run([str(python), "-c", SETUP_CODE], cwd=cwd, env=env, check=True)
     return time.perf_counter() - began
 

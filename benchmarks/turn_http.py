@@ -117,7 +117,7 @@ def seed_child(model_url: str, semantic: bool) -> None:
 def seed(stack: Stack, redis_url: str, *, semantic: bool) -> int:
     data_dir = tempfile.mkdtemp(prefix="talorys-turn-http-")
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": stack.conninfo,
         "TALORYS_DATA_DIR": data_dir,
         "REDIS_URL": redis_url,

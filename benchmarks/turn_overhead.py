@@ -285,8 +285,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from talorys.owner.selectors import provider_config
-    from talorys.owner.services.settings import owner_settings_get
+    from talorys.owner.selectors import owner_settings_get, provider_config
     from tests.agent.fake_openai import FakeOpenAI
 
     server = FakeOpenAI().start()

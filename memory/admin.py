@@ -15,8 +15,8 @@ from memory import services
 from memory.conflict import Verdict, conflict_check
 from memory.models import IndexState, Memory, MemoryRevision, RecallEntry
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.lib.service_admin import ServiceAdmin
+from talorys.web.readonly_admin import ReadOnlyAdmin
+from talorys.web.service_admin import ServiceAdmin
 
 
 class MemoryRevisionInline(admin.TabularInline):

@@ -5,6 +5,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
+from ninja.pagination import paginate
 
 from memory import selectors, services
 from memory.models import Memory, MemoryRevision
@@ -19,14 +20,14 @@ from memory.schemas import (
     SearchQuery,
 )
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import paginate_rows
+from talorys.web.pagination import Pagination
 
 router = Router(tags=["memory"])
 search_router = Router(tags=["search"])
 
 
 @router.get("", response=list[MemoryOut])
-@paginate_rows(MemoryOut)
+@paginate(Pagination)
 def memory_list(request: HttpRequest, filters: Query[MemoryFilters]) -> QuerySet[Memory]:
     return selectors.memory_list(q=filters.q, superseded=filters.superseded)
 
@@ -84,7 +85,7 @@ def memory_delete(request: HttpRequest, memory_id: int) -> Status:
 
 
 @router.get("/{int:memory_id}/history", response=list[MemoryRevisionOut])
-@paginate_rows(MemoryRevisionOut)
+@paginate(Pagination)
 def memory_history(request: HttpRequest, memory_id: int) -> QuerySet[MemoryRevision]:
     return selectors.memory_history(memory_id=memory_id)
 

@@ -27,8 +27,7 @@ from memory.models import Memory
 from memory.selectors import current_memories, recall_memories
 from talorys.lib.errors import BudgetExhausted
 from talorys.lib.subjects import same_subject, subject_of
-from talorys.owner.selectors import provider_config
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get, provider_config
 from talorys.owner.services.usage import usage_reserve
 from talorys.providers.base import ChatMessage, ProviderError
 from talorys.providers.demo.verdicts import demo_verdict

@@ -40,8 +40,13 @@ from django.conf import settings
 from talorys.embedder import model_files
 from talorys.embedder.address import EmbedderAddress, embedder_address
 from talorys.owner.models import OwnerSettings
-from talorys.owner.selectors import embeddings_endpoint, embeddings_provider_kind, recall_mode
-from talorys.owner.services.settings import owner_settings_get, owner_settings_kept
+from talorys.owner.selectors import (
+    embeddings_endpoint,
+    embeddings_provider_kind,
+    owner_settings_get,
+    owner_settings_kept,
+    recall_mode,
+)
 from talorys.owner.services.usage import usage_reserve
 from talorys.providers.base import ProviderError
 from talorys.providers.openai_embeddings import EmbeddingsConfig, OpenAIEmbeddingsClient

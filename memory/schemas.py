@@ -12,7 +12,8 @@ from memory.conflict import VerdictKind
 from memory.models import Memory
 from memory.recall.engine import Mode as RecallMode
 from memory.recall.sources import recall_kinds
-from talorys.lib.schemas import (
+from talorys.lib.search import QUERY_MAX
+from talorys.web.schemas import (
     LIST_LIMIT_MAX,
     NOT_NULL,
     NOT_WHITESPACE,
@@ -22,7 +23,6 @@ from talorys.lib.schemas import (
     QueryText,
     one_of,
 )
-from talorys.lib.search import QUERY_MAX
 
 
 class MemoryIn(In):

@@ -13,10 +13,10 @@ from memory.models import Memory
 from talorys.accounts.auth import request_actor
 from talorys.history.changes import change_revert
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import form_text, form_version, owner_page, page_of, run_action, whole_number
 from talorys.lib.search import QUERY_MAX
 from talorys.lib.undo import say_binned
 from talorys.lib.validation import day_in_range
+from talorys.web.pages import form_text, form_version, owner_page, page_of, run_action, whole_number
 
 LIST = "/memories/"
 # The form's fields as the page labels them, for the services' messages that name them.

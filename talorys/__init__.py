@@ -1,18 +1,10 @@
-"""Talorys: the project package.
+"""Talorys' platform: the lower apps every feature stands on, each a folder:
+``notifications/``, ``workspace/``, ``history/`` and ``owner/``, ``accounts/``, ``ops/``,
+``providers/``, ``embedder/``, then ``web/`` (request and response helpers) and ``lib/`` (pure
+helpers), top to bottom. The features (agent, memory, approvals, automations, backup) sit beside
+this package, and the wiring that mounts them all is ``config/``.
 
-Two things live here, and the folders say which is which:
-
-- The wiring, at the top layer: ``settings.py``, ``urls.py``, ``api.py`` (the one NinjaAPI),
-  ``asgi.py``, ``celery.py``, ``openapi.py``, ``management/`` (talorys_run, talorys_setup) and
-  ``migrations/`` (the history of models that moved out). It mounts every app, above and below.
-- The lower apps, each a folder: ``notifications/``, ``workspace/``, ``history/`` and
-  ``owner/``, ``accounts/``, ``ops/``, ``providers/``, ``lib/`` (top to bottom). The apps
-  above them (agent, memory, approvals, automations, backup) sit beside this package.
-
-Imports point down only; pyproject.toml's import-linter contract lists the layers and
-README.md's "How it fits together" draws them.
+The ``talorys`` app itself holds no models: its migrations are the history of the models that
+moved to talorys.accounts, talorys.workspace and talorys.notifications (their tables kept their
+names). Imports point down only (pyproject.toml's import-linter contract).
 """
-
-from talorys.celery import app as celery_app
-
-__all__ = ["celery_app"]

@@ -270,7 +270,7 @@ class LiveServer:
 
 @contextmanager
 def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveServer]:
-    """Run ``talorys.asgi`` in daphne on a free port of 127.0.0.1 until the block ends; its
+    """Run ``config.asgi`` in daphne on a free port of 127.0.0.1 until the block ends; its
     output and access log go to ``folder``/``name``.log and ``name``-access.log.
 
     The socket is bound here and handed to daphne (``--fd``), as talorys_run does: a port
@@ -289,7 +289,7 @@ def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveSe
                 str(listening.fileno()),
                 "--access-log",
                 str(server.access_log),
-                "talorys.asgi:application",
+                "config.asgi:application",
             ],
             cwd=ROOT,
             env=env,

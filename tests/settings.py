@@ -9,7 +9,7 @@ import tempfile
 os.environ.setdefault("TALORYS_DATA_DIR", tempfile.mkdtemp(prefix="talorys-test-"))
 os.environ.pop("REDIS_URL", None)  # tests that want Redis ask for it (tests/conftest.py)
 
-from talorys.settings import *  # noqa: F403
+from config.settings import *  # noqa: F403
 from tests.services import postgres_url, require_services
 
 _pg = postgres_url()
@@ -21,7 +21,7 @@ if _pg:
     DATABASES["default"]["TEST"] = {"NAME": f"talorys_test_{os.getpid()}"}
     if os.environ.get("TALORYS_DB_POOL_MAX_SIZE"):
         # A live server started with a pool (tests/agent/test_connection_pool.py) uses it as
-        # production does (talorys/settings.py); the test process itself never sets it.
+        # production does (config/settings.py); the test process itself never sets it.
         DATABASES["default"]["OPTIONS"] = {"pool": database_pool_options()}  # noqa: F405
 elif require_services():
     raise RuntimeError(

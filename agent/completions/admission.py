@@ -46,8 +46,7 @@ from memory import embeddings
 from talorys.accounts.models import ApiToken
 from talorys.lib.errors import BadRequest, RateLimited
 from talorys.owner.models import OwnerSettings
-from talorys.owner.selectors import provider_config, usage_day
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get, provider_config, usage_day
 from talorys.owner.services.usage import usage_check
 
 HISTORY_MESSAGES_MAX = HISTORY_LIMIT

@@ -2,7 +2,7 @@
 
 A NinjaAPI of its own, apart from /api's: its only credential is an API token (``Authorization:
 Bearer tal_…``, looked up by its SHA-256 as /api's tokens are, accounts.services): no session,
-so no cookie and no CSRF, and every error in OpenAI's shape (talorys/lib/openai_errors.py).
+so no cookie and no CSRF, and every error in OpenAI's shape (talorys/web/openai_errors.py).
 A ``read`` token may chat, and its turn may only call read tools (tool mode ``read``); a
 ``write`` token's turn has every tool, and a destructive one still only proposes (approvals/).
 """
@@ -40,7 +40,7 @@ from agent.runner.db import give_back_request_connection
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
 from talorys.lib.errors import AppError, BudgetExhausted, NotFound, database_unavailable
-from talorys.lib.openai_errors import openai_error
+from talorys.web.openai_errors import openai_error
 
 BAD_TOKEN = "Incorrect API key provided: send a Talorys API token as 'Authorization: Bearer tal_…'."
 # When the one model was made, as OpenAI's list gives every model's creation (seconds).

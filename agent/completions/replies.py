@@ -21,7 +21,7 @@ from agent.completions.history import ACTIVITY_MARK
 from agent.completions.schemas import MODEL_ID
 from agent.live.turns import Event
 from talorys.lib.errors import BudgetExhausted
-from talorys.lib.openai_errors import openai_error
+from talorys.web.openai_errors import openai_error
 
 # The events that say something to the client; title and start are Talorys's own.
 SAYING = frozenset({"text", "tool", "error", "done", "snapshot"})

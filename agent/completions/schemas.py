@@ -96,6 +96,6 @@ class OpenAIErrorDetail(Schema):
 
 
 class OpenAIErrorOut(Schema):
-    """talorys/lib/openai_errors.py builds it."""
+    """talorys/web/openai_errors.py builds it."""
 
     error: OpenAIErrorDetail

@@ -25,7 +25,7 @@ def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     A turn spends seconds streaming between short trips to the database; a connection kept
     across them made each running turn hold one, and 120 concurrent turns ran PostgreSQL out of
     connections. Closing hands a pooled connection back to the pool (DATABASES' "pool" option,
-    talorys/settings.py). Inside an atomic block (a test's transaction) it must stay open.
+    config/settings.py). Inside an atomic block (a test's transaction) it must stay open.
 
     The trips run on threads of their own (``TALORYS_TURN_DB_THREADS``), not on the one thread
     that also runs every synchronous view and socket check, so turns and requests stop queueing

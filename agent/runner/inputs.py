@@ -1,4 +1,11 @@
-"""What a turn reads from the database before its first provider call, in one trip."""
+"""What a turn reads from the database before its first provider call, in one trip.
+
+The reads run at once (``together``, runner/db.py): the history beside the first step's gate
+(runner/opening.py), then the budget reservation and recall's lazy pass, then the memories beside
+the related items. The whole turn stays within a handful of statements between the claim and
+the first text (STATEMENT_BUDGET in tests/agent/test_turn_statements.py); runner/phases.py logs
+where the time goes.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +25,7 @@ from agent.runner.opening import Opening, summary_upto
 from agent.runner.phases import Phases
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
-from talorys.owner.selectors import provider_config
-from talorys.owner.services.settings import owner_settings_current, owner_settings_get
+from talorys.owner.selectors import owner_settings_current, owner_settings_get, provider_config
 from talorys.providers.base import ProviderConfig
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.

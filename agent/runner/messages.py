@@ -12,7 +12,8 @@ from agent.runner.inputs import TurnInputs
 from agent.runner.lease import Lease
 from agent.runner.model_loop import stream_step
 from talorys.lib.errors import BudgetExhausted
-from talorys.owner.services.usage import usage_remaining, usage_reserve
+from talorys.owner.selectors import usage_remaining
+from talorys.owner.services.usage import usage_reserve
 from talorys.providers.base import ChatMessage, Provider, ProviderError, TextDelta
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from talorys.owner.models import OwnerSettings
 @dataclass(frozen=True)
 class Opening:
     summary: str
-    # None: no settings row yet (talorys.owner.services.settings.owner_settings_current).
+    # None: no settings row yet (talorys.owner.selectors.owner_settings_current).
     settings_version: int | None
     # The recall index's clock, for recall's lazy pass (None: no index yet).
     index_clock: dict[str, Any] | None

@@ -1,4 +1,4 @@
-"""Where a chat turn's time goes before its first text, phase by phase (issue 29).
+"""Where a chat turn's time goes before its first text, phase by phase.
 
 Each phase is a ``time.perf_counter`` difference added to a dict: a few microseconds a turn, no
 logging of its own. The turn's "Turn ended" line carries them in its ``extra`` (``phases_ms``),

@@ -5,7 +5,6 @@
   Celery task (automations/tasks.py) enqueues one run per claim.
 - ``runs``: the run of one claimed slot, with its receipt and its lease; and a chunk of
   reminders' and digests' slots run together in one transaction (``automation_runs_together``).
-- ``digest``: the text of a ``task_digest`` run.
 - ``housekeeping``: closing runs whose worker died, purging the automations' bin.
 
 Exactly one run per (automation, slot):
@@ -33,4 +32,18 @@ Missed slots (workers down): the dispatcher runs the latest missed slot once if 
 24 hours old (``CATCH_UP_WINDOW``; slots in between are folded into that one run). A slot older
 than that is not run: it gets a "skipped" receipt and a notification, and the schedule is
 re-armed from now. A worker runs the dispatcher when it starts, so catch-up happens at start.
+
+Why the owner's automations are not beat's jobs: beat runs the fixed system jobs
+(CELERY_BEAT_SCHEDULE, talorys/ops/beat.py), which are sweeps, each doing whatever is due, so a
+tick sent twice or lost changes nothing. That is all beat promises: it saves a job's last run
+every few minutes, not as it sends it, so a beat killed in between sends again, and two beats
+send everything twice. Automations need what is above (one run per slot across restarts and
+redeliveries, the version check, catch-up, schedules in the owner's zone with its
+daylight-saving rules), so beat only ticks this dispatcher: pausing ``automations-dispatch`` in
+System jobs holds every automation.
+
+A repeating ``agent_prompt`` spends the model budget at every run, so only the owner's session
+creates one, changes its message or schedule, resumes or restores it: crud.py refuses a token
+and the model (``UnwatchedSpending``) under the automation's row lock, for the API, the pages,
+the admin and the tools alike; the model proposes one (``schedule_agent_prompt``) for approval.
 """

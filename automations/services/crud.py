@@ -23,7 +23,7 @@ from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_line, clean_text
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
 
 Kind = Automation.Kind
 

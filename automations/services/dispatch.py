@@ -21,7 +21,7 @@ from automations.schedules import Schedule, next_after, schedule_parse
 from talorys.lib.errors import ValidationFailed
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
 
 CATCH_UP_WINDOW = dt.timedelta(hours=24)
 DISPATCH_BATCH = 200

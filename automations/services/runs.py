@@ -23,14 +23,13 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
-from automations.services.digest import task_digest_text
+from automations.selectors import task_digest_text
 from automations.services.dispatch import CATCH_UP_WINDOW, missed_notify
 from automations.services.housekeeping import automation_run_reap, lost_runs
 from talorys.lib.errors import AppError, BudgetExhausted
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
-from talorys.owner.services.settings import owner_zone
-from talorys.owner.services.usage import usage_remaining
+from talorys.owner.selectors import owner_zone, usage_remaining
 
 log = logging.getLogger(__name__)
 

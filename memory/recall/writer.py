@@ -113,7 +113,7 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
         seq = state.seq
         created: list[RecallEntry] = []
         unchanged: list[int] = []
-        written = removed = 0
+        written = 0
         for doc in docs:
             values = _entry_values(doc)
             row = existing.get(doc.object_id)
@@ -128,15 +128,7 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
                 RecallEntry.objects.filter(pk=row["id"]).update(
                     **values, live=True, seq=seq, updated_at=timezone.now()
                 )
-        for object_id in gone:
-            row = existing.get(object_id)
-            if row is None or not row["live"]:
-                continue
-            seq += 1
-            removed += 1
-            RecallEntry.objects.filter(pk=row["id"]).update(
-                live=False, text="", title="", vector=None, seq=seq, updated_at=timezone.now()
-            )
+        seq, removed = _tombstone(gone, existing, seq)
         RecallEntry.objects.bulk_create(created)
         # Checked and still right: newer than the change that sent the lazy pass here (no seq:
         # the in-memory copies have nothing to learn).
@@ -144,6 +136,24 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
         if seq != state.seq:
             IndexState.objects.filter(pk=1).update(seq=seq)
     return written, removed
+
+
+def _tombstone(
+    gone: set[int], existing: Mapping[int, Mapping[str, Any]], seq: int
+) -> tuple[int, int]:
+    """Empty the live entries of ``gone``, each numbered after ``seq``; the last number and how
+    many were emptied."""
+    removed = 0
+    for object_id in gone:
+        row = existing.get(object_id)
+        if row is None or not row["live"]:
+            continue
+        seq += 1
+        removed += 1
+        RecallEntry.objects.filter(pk=row["id"]).update(
+            live=False, text="", title="", vector=None, seq=seq, updated_at=timezone.now()
+        )
+    return seq, removed
 
 
 def _stale(kind: str, changed: dict[int, dt.datetime]) -> set[int]:

@@ -18,7 +18,6 @@ from memory import selectors, services
 from memory.models import Memory
 from memory.tools.search import ranked_rows
 from talorys.history.tools import SoftDeleteTool
-from talorys.lib.schemas import LIST_LIMIT_MAX, BoundedDate, one_of
 from talorys.lib.search import QUERY_MAX
 from talorys.lib.tools import (
     ListTool,
@@ -29,6 +28,7 @@ from talorys.lib.tools import (
     ToolContext,
     register,
 )
+from talorys.web.schemas import LIST_LIMIT_MAX, BoundedDate, one_of
 from talorys.workspace.tools.common import ReadVersion, local_iso
 
 # The model's choices and limit, shown to the model inline (one_of) as they are on the model.

@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 from talorys.accounts.models import ApiToken
 from talorys.accounts.owner import is_the_owner, one_owner_message, the_owner
 from talorys.accounts.services import api_token_create, api_token_revoke, api_token_update
-from talorys.lib.service_admin import ServiceAdmin
+from talorys.web.service_admin import ServiceAdmin
 
 
 @admin.register(ApiToken)

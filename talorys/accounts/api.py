@@ -15,15 +15,15 @@ from talorys.accounts.schemas import (
     PasswordChangeIn,
     SessionOut,
 )
+from talorys.accounts.selectors import api_token_list
 from talorys.accounts.services import (
     api_token_create,
-    api_token_list,
     api_token_revoke,
     owner_login,
     owner_password_change,
 )
-from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import ErrorOut, OkOut
+from talorys.web.pagination import Pagination
+from talorys.web.schemas import ErrorOut, OkOut
 
 auth_router = Router(tags=["auth"])
 
@@ -37,7 +37,7 @@ def _session_out(request: HttpRequest) -> SessionOut:
     )
 
 
-# Beside what every operation answers (talorys/openapi.py): a wrong password, the throttle.
+# Beside what every operation answers (config/openapi.py): a wrong password, the throttle.
 @auth_router.post("/login", auth=None, response={200: SessionOut, frozenset({401, 429}): ErrorOut})
 def login_view(request: HttpRequest, payload: LoginIn) -> SessionOut:
     owner_login(request=request, username=payload.username, password=payload.password)

@@ -1,4 +1,11 @@
-"""Who a request or a socket is: the owner's session (CSRF-checked) or an API token, and its scope."""
+"""Who a request or a socket is: the owner's session (CSRF-checked) or an API token, and its scope.
+
+Routes built with ``owner_session_auth`` take the session only: purging the bin, reverting the
+model's changes, deciding approvals, the password, tokens, provider settings and channels, since
+a leaked token must not do them. One route takes neither: deciding from a Web Push takes the
+single-use capability that push carried (approvals/push_decision.py). /v1 and /mcp take a token
+only (agent/completions/, the MCP server's access module).
+"""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from talorys.accounts.owner import is_the_owner
 from talorys.lib.errors import database_unavailable
-from talorys.lib.middleware import unavailable_response
+from talorys.web.middleware import unavailable_response
 
 LOGIN_AT = "_talorys_login_at"
 SEEN_AT = "_talorys_seen_at"

@@ -9,7 +9,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from talorys.accounts.models import ApiToken
-from talorys.lib.schemas import In, one_of
+from talorys.web.schemas import In, one_of
 
 
 class LoginIn(In):

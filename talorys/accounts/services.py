@@ -24,7 +24,6 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -290,10 +289,6 @@ def owner_create(*, username: str, password: str) -> User:
 
 
 # --- personal API tokens -----------------------------------------------------------------------
-
-
-def api_token_list(*, user: User) -> QuerySet[ApiToken]:
-    return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
 
 
 def _token_checked(name: str, scope: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from talorys.history.models import Change
-from talorys.lib.readonly_admin import ReadOnlyAdmin
+from talorys.web.readonly_admin import ReadOnlyAdmin
 
 
 @admin.register(Change)

@@ -18,7 +18,7 @@ from talorys.history.bin_items import BinItems
 from talorys.history.kinds import ItemKindName
 from talorys.history.models import Change
 from talorys.history.schemas import BinEmptyOut, BinItemOut, ChangeOut
-from talorys.lib.pagination import Pagination, paginate_rows
+from talorys.web.pagination import Pagination, paginate_rows
 
 bin_router = Router(tags=["bin"])
 changes_router = Router(tags=["changes"])

@@ -13,11 +13,11 @@ from talorys.history.kinds import ItemKind, item_fields, item_kind, kind_registe
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import AppError, Conflict, NotFound, ValidationFailed
-from talorys.lib.live import pages_tell
 from talorys.lib.validation import one_line
+from talorys.web.live import pages_tell
 
 # The sources whose changes /api/changes and /changes/ list: what the model did, in chat or
-# scheduled, what an MCP client did with a token (talorys/mcp/), and what a backup import
+# scheduled, what an MCP client did with a token (config/mcp/), and what a backup import
 # changed in items already here (backup/importer.py).
 CHANGE_LOG_SOURCES = (
     models.Q(source="chat")

@@ -20,7 +20,7 @@ class Actor:
     @property
     def is_token(self) -> bool:
         """An API token acting for the owner: a script on the JSON API (``token:<prefix>``,
-        accounts/auth.request_actor) or an MCP client (``mcp:<prefix>``, talorys/mcp/)."""
+        accounts/auth.request_actor) or an MCP client (``mcp:<prefix>``, config/mcp/)."""
         return self.source.startswith(("token:", "mcp:"))
 
 

@@ -1,6 +1,10 @@
 """Typed readers for the environment, in the manner of healthchecks' settings.
 
 A secret may also come from a file named by ``NAME_FILE`` (Docker and systemd secrets).
+
+Every setting from the environment is read through these, almost all in the settings module;
+a management command reads only what it alone needs (the address and port, the owner's name and
+password at setup). The README lists them all.
 """
 
 from __future__ import annotations

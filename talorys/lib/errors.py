@@ -3,7 +3,7 @@
 Every error the API envelope can show derives from ``AppError``: the services' errors below, the
 tool contract's ``ToolError`` (talorys/lib/tools.py) and the model clients' ``ProviderError``
 (talorys/providers/base.py). ``STATUS_CODES`` names the code for an HTTP status that Django or
-django-ninja answered without an ``AppError``; talorys/api.py and talorys/lib/middleware.py both
+django-ninja answered without an ``AppError``; config/api.py and talorys/web/middleware.py both
 read it.
 """
 

@@ -1,6 +1,6 @@
 """What the owner typed into a refused form, kept for the page the form returns to.
 
-Forms post, then redirect to their page (talorys/lib/pages.py, ``run_action``), so a refused
+Forms post, then redirect to their page (talorys/web/pages.py, ``run_action``), so a refused
 form would come back empty: a title typed into quick add, gone because its due date was out of
 range. The typed fields are kept in the session for the next GET of that page, once, and the
 page fills its fields from them (``typed``). The CSRF token, ``next`` and ``version`` are not

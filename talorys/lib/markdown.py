@@ -7,30 +7,36 @@ the result through an allow-list, so whatever the parser lets by, no script, eve
 style or ``javascript:`` link reaches the page. Links open in a new tab without an opener or a
 referrer.
 
-A render is bounded. markdown-it-py costs 20-30 µs a character on some inputs (a run of ``![``
-or ``[``, against about 3 µs for an ordinary reply) and grows faster than the text on others
-(lists nested deeper and deeper), so a 200,000-character reply of ``![`` took 4.5-13 s. A
-render that has used ``BUDGET_SECONDS`` of its thread's CPU time stops and the text is shown as
-it is, escaped, in a code block; so is a text past ``MAX_CHARS``, without trying. CPU time,
-not wall time, and without the process's full garbage collections: on a busy machine the
-same text gets the same rendering. Each rendering, either kind, is kept (``CACHE_CHARS`` of
-HTML, by the text's hash), so the next page load of a conversation renders nothing. Async
-callers use ``render_markdown_async``: the render runs on ``RENDER_THREADS`` threads of its own,
-never on the event loop. benchmarks/markdown_render.py
-measures it.
+A render is bounded, and benchmarks/markdown_render.py is the measurement that keeps the bound.
+markdown-it-py is linear on every hostile input found (with ``MAX_NESTING``, its own limit),
+but pure Python: a run of ``![`` costs about 30 µs a character (3.2 s of CPU at ``MAX_CHARS``),
+an ordinary reply 4 µs. cmark-gfm (``cmarkgfm``) is linear too, 8-250 times faster with nh3
+after it, but not used: its binding frees nothing it allocates (190 MB kept after 100 renders
+of 50,000 characters), it has no nesting limit (nh3 then takes 100 s over 100,000 ``>``), and
+it gives no syntax tree (the task list's source lines, raw HTML shown as text). So a render
+that has used ``BUDGET_SECONDS`` of its thread's CPU time stops; it is tried once more if that
+try paid one of the process's own one-off costs (a collection of the whole heap, about 130 ms in
+a large process, or a lexer's first import), so an ordinary reply does not come out plain by
+chance; otherwise, or if the second stops too, the text is shown as it is, escaped, in a code
+block; so is a text past ``MAX_CHARS``, without trying. Each rendering, either kind, is kept
+(``CACHE_CHARS`` of HTML, by the text's hash), so the next page load of a conversation renders
+nothing. Async callers use ``render_markdown_async``: the render runs on ``RENDER_THREADS``
+threads of its own, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import hashlib
 import html as html_lib
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import nh3
 from markdown_it import MarkdownIt
@@ -39,6 +45,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -61,18 +68,27 @@ ATTRIBUTES = {
     "input": {"class", "checked"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-# Thread CPU time one render may use before it gives up for plain text. An ordinary text of
-# about 60,000 characters fits (3-4 µs a character): a long note or reply keeps its formatting.
-# The worst input found stops within about the budget and the step running
-# (benchmarks/markdown_render.py). It runs off the event loop and once per text (the cache).
+# Thread CPU time one try of a render may use. An ordinary text of about 60,000 characters fits
+# (2.5-4.5 µs a character): a long note or reply keeps its formatting. Each hostile input
+# found stops within 250-560 ms at ``MAX_CHARS`` (benchmarks/markdown_render.py, the budget and
+# the step running, once or twice: ``ATTEMPTS``). It runs off the event loop, once per text.
 BUDGET_SECONDS = 0.25
 # Past this a text is shown as plain text without trying: markdown-it's first pass over the
 # lines costs about 0.4 µs a character before any rule can check the budget, and an ordinary
 # text this long does not render within it anyway (a reply may have 400,000, a note 200,000).
 MAX_CHARS = 100_000
+# Lists, quotes and links nested deeper than this are not parsed further (the text past them is
+# dropped): markdown-it's own limit, the commonmark preset's value. The parser recurses once per
+# level: at 1,000 a run of ">" raises RecursionError instead of rendering.
+MAX_NESTING = 20
 # A fenced block longer than this is shown escaped, without colours: Pygments takes about
 # 1.6 µs a character, in one call the budget cannot interrupt.
 HIGHLIGHT_MAX_CHARS = 10_000
+# Tries within the budget before the text is shown plain: a second only when the first paid one
+# of the process's one-off costs (``_one_off_costs``). A hostile text costs one budget, or two
+# when it sets off a collection of the whole heap itself (the runs of ``*a``, ``_a``, ``a\n\n``
+# in benchmarks/markdown_render.py): about 0.5 s of CPU, once (the cache).
+ATTEMPTS = 2
 # Renderings kept, counted in characters of HTML (about 4 bytes each at most): the pages of a
 # long conversation, and the notes, without re-rendering.
 CACHE_CHARS = 16_000_000
@@ -84,33 +100,14 @@ _FORMATTER = HtmlFormatter(nowrap=True, classstyle=True)
 
 
 class _OverBudget(Exception):
-    """The render used its budget: the text is shown as plain text instead."""
+    """The render used its budget: tried again, or shown as plain text."""
 
 
 class _Deadline(threading.local):
     at: float = float("inf")  # thread CPU time; no render running on this thread: none
-    collecting_since: float = 0.0
-    new_lexers: int = 0  # lexers this render has loaded (``_lexer``)
 
 
 _DEADLINE = _Deadline()
-
-
-def _collection_not_counted(phase: str, info: dict[str, int]) -> None:
-    # A collection of the whole heap (the oldest generation) may fall inside a render (about
-    # 130 ms in a large process, run by the thread whose allocation set it off): the process's
-    # cost, not the text's, so the deadline moves by it, or an ordinary reply could come out as
-    # plain text by chance, and be kept so. The young generations hold the render's own
-    # objects: their collections count.
-    if _DEADLINE.at == float("inf") or info.get("generation") != 2:
-        return
-    if phase == "start":
-        _DEADLINE.collecting_since = time.thread_time()
-    else:
-        _DEADLINE.at += time.thread_time() - _DEADLINE.collecting_since
-
-
-gc.callbacks.append(_collection_not_counted)
 
 
 def _check() -> None:
@@ -148,30 +145,14 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     return highlight(code, lexer, _FORMATTER)
 
 
-# Lexers by the name a fence gives, once per process (a miss too). A lexer's first use imports
-# its module (python 40 ms, the first miss 50 ms): the process's cost, not the text's, so the
-# deadline moves by it, or a short reply with code could come out as plain text, and be kept
-# so. A render loads at most NEW_LEXERS new ones; later unknown names get no colours.
-NEW_LEXERS = 3
-_LEXERS: dict[str, Any] = {}
-_LEXERS_MAX = 1_000
-
-
-def _lexer(name: str) -> Any:
-    if name in _LEXERS:
-        return _LEXERS[name]
-    if _DEADLINE.new_lexers >= NEW_LEXERS:
-        return None
-    _DEADLINE.new_lexers += 1
-    started = time.thread_time()
+@functools.lru_cache(maxsize=1_000)
+def _lexer(name: str) -> Lexer | None:
+    """The lexer a fence names, or None, once per process: a lexer's first use imports its
+    module (python 40 ms, the first unknown name 150 ms), later ones take microseconds."""
     try:
-        lexer = get_lexer_by_name(name)
+        return get_lexer_by_name(name)
     except ClassNotFound:
-        lexer = None
-    _DEADLINE.at += time.thread_time() - started
-    if len(_LEXERS) < _LEXERS_MAX:
-        _LEXERS[name] = lexer
-    return lexer
+        return None
 
 
 # The block rules that look for their end at each line (markdown-it's terminator chains).
@@ -179,7 +160,8 @@ _TERMINATED = ["paragraph", "reference", "blockquote", "list"]
 
 
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
+    options = {"html": False, "linkify": False, "highlight": _highlight, "maxNesting": MAX_NESTING}
+    md = MarkdownIt("commonmark", options)
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
     # The budget is checked at every line, every inline position and between the passes: these
@@ -260,31 +242,47 @@ def task_items(text: str) -> list[TaskItem]:
     if len(text) > MAX_CHARS:
         return []
     env: dict[str, Any] = {}
-    _DEADLINE.at = time.thread_time() + BUDGET_SECONDS
-    _DEADLINE.new_lexers = 0
-    try:
-        _MD.parse(text, env)
-    except _OverBudget:
+    if _bounded(lambda: _MD.parse(text, env)) is None:
         return []
-    finally:
-        _DEADLINE.at = float("inf")
     return list(env.get("tasks", []))
 
 
 def _render(text: str) -> str:
     if len(text) > MAX_CHARS:
         return plain_html(text)
-    _DEADLINE.at = time.thread_time() + BUDGET_SECONDS
-    _DEADLINE.new_lexers = 0
-    try:
-        tokens = _MD.parse(text)
-        html = _MD.renderer.render(tokens, _MD.options, {})
-        _check()  # the HTML is written: nh3 then takes about 0.4 µs a character of it
-    except _OverBudget:
+    html = _bounded(lambda: _MD.renderer.render(_MD.parse(text), _MD.options, {}))
+    if html is None:
         return plain_html(text)
-    finally:
-        _DEADLINE.at = float("inf")
-    return nh3.clean(html, **_CLEAN)
+    return nh3.clean(html, **_CLEAN)  # about 0.4 µs a character of HTML
+
+
+_T = TypeVar("_T")
+
+
+def _bounded(work: Callable[[], _T]) -> _T | None:
+    """``work()`` within ``BUDGET_SECONDS`` of this thread's CPU time; None when it used it all,
+    in a try that paid none of the process's one-off costs or in the last one."""
+    for _ in range(ATTEMPTS):
+        costs = _one_off_costs()
+        _DEADLINE.at = time.thread_time() + BUDGET_SECONDS
+        try:
+            done = work()
+            _check()  # the last step may have run past it
+        except _OverBudget:
+            if _one_off_costs() == costs:
+                return None  # the text's own cost: a second try would use the budget again
+            continue
+        finally:
+            _DEADLINE.at = float("inf")
+        return done
+    return None
+
+
+def _one_off_costs() -> tuple[int, int]:
+    """Collections of the whole heap and lexer lookups not yet cached, so far, in the process:
+    the costs a render may pay that are not the text's (counters read, not a hook in the
+    collector; another thread's collection counts too, and only buys a second try)."""
+    return gc.get_stats()[2]["collections"], _lexer.cache_info().misses
 
 
 _CLEAN: dict[str, Any] = {

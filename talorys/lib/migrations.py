@@ -3,6 +3,10 @@
 A model that moves keeps its table (db_table) and its rows; the admin's log entries and the
 permissions point at its content type, which Django keys by app label, so the content type is
 relabelled in the same migration (both ways, so the migration reverses).
+
+The models that left the talorys app for accounts, workspace and notifications, and later for
+history and owner, keep their ``talorys_`` tables this way, so an existing database upgrades in
+place: tests/ops/test_upgrade_from_18cfbd7.py proves it from an older tree.
 """
 
 from __future__ import annotations

@@ -1,4 +1,12 @@
-"""Rules for text and dates that every app's services apply to what the owner or the model gives."""
+"""Rules for text and dates that every app's services apply to what the owner or the model gives.
+
+One rule per kind of field: ``clean_line`` puts a title or name on one line, ``clean_text`` keeps
+a long text's line ends and tabs; both refuse NUL and drop other control characters, and a
+backup's import applies the same ``one_line`` to an older file's one-line fields, so whatever is
+stored can be restored. The limits they check are declared once, on the models (``TITLE_MAX``
+and the like, choices as ``TextChoices``): schemas, services, tools, backup rows and the pages'
+templates (passed by their view, never written in the template) all read them there.
+"""
 
 from __future__ import annotations
 

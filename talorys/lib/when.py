@@ -10,8 +10,10 @@ One-off dates are read by ``dateparser`` (a maintained parser with its own local
 owner's zone, preferring the future. dateparser also reads lone words such as "may" (in "I may
 call Sam") or "march" as dates, so a match counts only when it holds a day or time word: a
 weekday, today/tomorrow/tonight, "next week", "in 3 days", a clock time, or a month WITH a day
-number. Repeating phrases ("every monday", "every weekday 9am", "every month on the 1st") are
-read here, since dateparser reads no recurrences.
+number. Its clock time is read here too (dateparser keeps the current time for "tomorrow at 9";
+"tonight" makes a bare hour the evening's), and so is an exact delay ("in 1 hour and 30 minutes",
+counted in real time across a daylight-saving change). Repeating phrases ("every monday", "every
+weekday 9am", "every month on the 1st") are read here, since dateparser reads no recurrences.
 
 Wall times are made aware the way schedules make them (``fold=0``): a time in a daylight-saving
 gap is shifted by the gap, a repeated time is its first occurrence. A day without a time is at
@@ -54,6 +56,12 @@ _DAY_WORD = re.compile(
     re.IGNORECASE,
 )
 _EXACT = re.compile(r"\bin\s+(?P<n>\d+)\s+(?P<unit>min(?:ute)?s?|h(?:ou)?rs?)\b", re.IGNORECASE)
+# Each part of an exact delay: "in 1 hour and 30 minutes" is two.
+_PART = re.compile(r"\b(?P<n>\d+)\s+(?P<unit>min(?:ute)?s?|h(?:ou)?rs?)\b", re.IGNORECASE)
+# "a.m." as "am": dateparser splits the dotted form ("at 9 a" read as a month).
+_DOTTED = re.compile(r"\b([ap])\.m\.?(?!\w)", re.IGNORECASE)
+# A bare hour tonight is in the evening: "tonight at 9" is 21:00.
+_TONIGHT = re.compile(r"\btonight\b", re.IGNORECASE)
 # Words left dangling at the end of a title once the date is gone ("call mom on").
 _DANGLING = re.compile(r"(?:[\s,;:-]+(?:on|at|by|due|for|from|in|the))+[\s,;:-]*$", re.I)
 _EVERY = re.compile(
@@ -91,7 +99,7 @@ def understand(
 
     ``titled``: the words name a thing to do, and date words alone ("tomorrow 9am") are that
     thing's title, not a date. A due field passes False: there the words are only a date."""
-    text = " ".join((text or "").split())
+    text = _DOTTED.sub(r"\1m", " ".join((text or "").split()))
     now = (now or dt.datetime.now(dt.UTC)).astimezone(zone)
     repeating = _every(text, now, titled)
     if repeating is not None:
@@ -99,8 +107,9 @@ def understand(
     return _once(text, zone, now, titled)
 
 
-def _clock(match: re.Match[str]) -> dt.time:
-    """The time of day a _TIME match names; ValueError when it is not one (25:00, 13pm)."""
+def _clock(match: re.Match[str], evening: bool = False) -> dt.time:
+    """The time of day a _TIME match names; ValueError when it is not one (25:00, 13pm).
+    ``evening``: an hour before noon without am/pm is the evening's ("tonight at 9")."""
     if match["word"]:
         return dt.time(12) if match["word"].lower() == "noon" else dt.time(0)
     if match["half"]:
@@ -108,15 +117,14 @@ def _clock(match: re.Match[str]) -> dt.time:
         if not 1 <= hour <= 12:
             raise ValueError("not a time of day")
         return dt.time(hour % 12 + (12 if match["half"].lower() == "p" else 0), minute)
-    if match["hour24"]:
-        return dt.time(int(match["hour24"]), int(match["minute24"]))
-    return dt.time(int(match["bare"]))
+    hour, minute = int(match["hour24"] or match["bare"]), int(match["minute24"] or 0)
+    return dt.time(hour + 12 if evening and 1 <= hour < 12 else hour, minute)
 
 
-def _find_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
+def _find_time(text: str, evening: bool = False) -> tuple[dt.time, tuple[int, int]] | None:
     for match in _TIME_RE.finditer(text):
         try:
-            return _clock(match), match.span()
+            return _clock(match, evening), match.span()
         except ValueError:
             continue
     return None
@@ -163,7 +171,8 @@ def _candidate(text: str, zone: ZoneInfo, now: dt.datetime) -> tuple[str, dt.dat
 
 def _once(text: str, zone: ZoneInfo, now: dt.datetime, titled: bool) -> Understood:
     candidate = _candidate(text, zone, now)
-    clock = _find_time(text)
+    evening = _TONIGHT.search(text) is not None
+    clock = _find_time(text, evening)
     if candidate is None and clock is None:
         return Understood(title=text)
     spans: list[tuple[int, int]] = []
@@ -172,11 +181,15 @@ def _once(text: str, zone: ZoneInfo, now: dt.datetime, titled: bool) -> Understo
         start = text.find(words)
         spans.append((start, start + len(words)))
         exact = _EXACT.search(words)
+        said_at = _find_time(words, evening)  # its time read here: dateparser drops "at 9"
         if exact is not None:
-            minutes = int(exact["n"]) * (60 if exact["unit"].lower().startswith("h") else 1)
+            minutes = sum(
+                int(part["n"]) * (60 if part["unit"].lower().startswith("h") else 1)
+                for part in _PART.finditer(words, exact.start())
+            )
             due = (now.astimezone(dt.UTC) + dt.timedelta(minutes=minutes)).astimezone(zone)
-        elif _TIME_RE.search(words):
-            due = aware(wall.date(), wall.time(), zone)
+        elif said_at is not None:
+            due = aware(wall.date(), said_at[0], zone)
         else:
             at = DEFAULT_TIME
             if clock is not None and not _overlaps(clock[1], spans[0]):

@@ -7,9 +7,9 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from talorys.lib.readonly_admin import ReadOnlyAdmin
 from talorys.notifications import push, services
 from talorys.notifications.models import Notification, PushDelivery, PushSubscription
+from talorys.web.readonly_admin import ReadOnlyAdmin
 
 
 @admin.register(Notification)

@@ -10,8 +10,6 @@ from ninja.pagination import paginate
 from pydantic import ConfigDict, Field
 
 from talorys.accounts.auth import owner_session_auth
-from talorys.lib.pagination import Pagination
-from talorys.lib.schemas import In
 from talorys.notifications import channels, push, selectors, services
 from talorys.notifications.models import Channel, Notification, PushSubscription
 from talorys.notifications.schemas import (
@@ -24,6 +22,8 @@ from talorys.notifications.schemas import (
     NotificationOut,
     NotificationWithDeliveriesOut,
 )
+from talorys.web.pagination import Pagination
+from talorys.web.schemas import In
 
 notifications_router = Router(tags=["notifications"])
 
@@ -126,7 +126,7 @@ channels_router = Router(tags=["channels"], auth=owner_session_auth)
 @channels_router.get("", response=list[ChannelOut])
 @paginate(Pagination)
 def channel_list(request: HttpRequest) -> QuerySet[Channel]:
-    return channels.channel_list()
+    return selectors.channel_list()
 
 
 @channels_router.get("/kinds", response=list[ChannelKindOut])
@@ -142,7 +142,7 @@ def channel_create(request: HttpRequest, payload: ChannelIn) -> Status:
 
 @channels_router.get("/{int:channel_id}", response=ChannelOut)
 def channel_get(request: HttpRequest, channel_id: int) -> Channel:
-    return channels.channel_get(channel_id=channel_id)
+    return selectors.channel_get(channel_id=channel_id)
 
 
 @channels_router.patch("/{int:channel_id}", response=ChannelOut)

@@ -19,12 +19,12 @@ from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.validation import clean_line
 from talorys.notifications.models import Channel, Notification
+from talorys.notifications.selectors import channel_get
 
 Kind = Notification.Kind
 
@@ -133,17 +133,6 @@ def apprise_send(url: str, *, title: str, body: str, kind: str) -> str:
 
 
 # --- the owner's channels ----------------------------------------------------------------------
-
-
-def channel_list() -> QuerySet[Channel]:
-    return Channel.objects.all()
-
-
-def channel_get(*, channel_id: int) -> Channel:
-    channel = Channel.objects.filter(pk=channel_id).first()
-    if channel is None:
-        raise NotFound(f"Channel {channel_id} does not exist.")
-    return channel
 
 
 def _kinds_checked(kinds: list[str]) -> list[str]:

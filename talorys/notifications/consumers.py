@@ -1,12 +1,12 @@
 """Live notifications for open pages: ``/ws/notifications/``.
 
 Transport only. The owner's session authenticates the socket (the origin is checked in
-talorys/asgi.py); the page then receives ``{"type": "notification", "notification": {...}}``
+config/asgi.py); the page then receives ``{"type": "notification", "notification": {...}}``
 for each notification made while it is open, the same with ``"updated": true`` when one
 is rewritten (an approval it announced was decided; sent on commit by
 talorys/notifications/services.py; in embedded mode, one made by another process is found by the
 process's watcher, see notify.watcher_join), and ``{"type": "sync", "what", ...}`` when
-something another page shows changed (talorys/lib/live.py).
+something another page shows changed (talorys/web/live.py).
 While the channel layer (Redis) does not answer, the socket is closed with 4503, "try again
 later": the page reconnects with backoff and reads its unread count from the API meanwhile.
 """
@@ -27,9 +27,9 @@ from talorys.accounts.auth import (
     websocket_owner_ok,
 )
 from talorys.lib.errors import Unauthorized
-from talorys.lib.websocket import WEBSOCKET_TRY_AGAIN_LATER
 from talorys.notifications import services as notify
 from talorys.notifications.services import NOTIFICATIONS_GROUP
+from talorys.web.websocket import WEBSOCKET_TRY_AGAIN_LATER
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class NotificationConsumer(AsyncJsonWebsocketConsumer):
         return False
 
     async def page_sync(self, event: dict[str, Any]) -> None:
-        """Something another open page shows changed (talorys/lib/live.py): the page looks
+        """Something another open page shows changed (talorys/web/live.py): the page looks
         again. Only ids and kinds travel here, so no session check per message: what the page
         then reads goes through the API, which checks it."""
         await self.send_json({"type": "sync", **event["sync"]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 
 
 def quiet_hours_until(*, now: dt.datetime) -> dt.datetime | None:

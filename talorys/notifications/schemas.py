@@ -8,9 +8,9 @@ from typing import Literal
 from ninja import Schema
 from pydantic import Field
 
-from talorys.lib.schemas import In
 from talorys.notifications.channels import masked, service_name
 from talorys.notifications.models import Channel
+from talorys.web.schemas import In
 
 
 class NotificationFilters(Schema):

@@ -1,10 +1,11 @@
-"""Reads of notifications used by several callers (API, tools)."""
+"""Reads of notifications and the owner's channels used by several callers (API, pages, tools)."""
 
 from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from talorys.notifications.models import ChannelDelivery, Notification
+from talorys.lib.errors import NotFound
+from talorys.notifications.models import Channel, ChannelDelivery, Notification
 
 
 def notification_list(*, unread: bool | None = None) -> QuerySet[Notification]:
@@ -18,3 +19,14 @@ def notification_list(*, unread: bool | None = None) -> QuerySet[Notification]:
     elif unread is False:
         notifications = notifications.filter(read_at__isnull=False)
     return notifications
+
+
+def channel_list() -> QuerySet[Channel]:
+    return Channel.objects.all()
+
+
+def channel_get(*, channel_id: int) -> Channel:
+    channel = Channel.objects.filter(pk=channel_id).first()
+    if channel is None:
+        raise NotFound(f"Channel {channel_id} does not exist.")
+    return channel

@@ -34,16 +34,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.live import PAGES_GROUP
 from talorys.lib.validation import clean_line, clean_text, one_line
 from talorys.notifications import push
 from talorys.notifications.channel_send import channel_deliveries_create
 from talorys.notifications.models import Notification
 from talorys.notifications.tasks import deliver_push, deliver_to_channel
+from talorys.web.live import PAGES_GROUP
 
 log = logging.getLogger(__name__)
 
-NOTIFICATIONS_GROUP = PAGES_GROUP  # every open page (talorys/lib/live.py)
+NOTIFICATIONS_GROUP = PAGES_GROUP  # every open page (talorys/web/live.py)
 WATCH_INTERVAL = 1.0  # seconds between the embedded watcher's looks at the table
 # Ids this process made (and sends on commit itself): the watcher skips them. Bounded; a
 # notification the watcher sees is at most seconds old, far fewer than this many.

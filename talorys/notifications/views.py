@@ -10,8 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from talorys.lib.pages import owner_page, page_of, run_action
 from talorys.notifications import selectors, services
+from talorys.web.pages import owner_page, page_of, run_action
 
 
 @require_GET

@@ -14,15 +14,16 @@ from typing import Any
 
 from django import forms
 from django.apps import apps
+from django.conf import settings
 from django.contrib import admin
-from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
+from django_celery_beat.models import IntervalSchedule
 
-from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.lib.service_admin import ServiceAdmin
 from talorys.ops import services
-from talorys.ops.models import Heartbeat, SetupRun, SystemJob, SystemJobDefault
+from talorys.ops.models import Heartbeat, SetupRun, SystemJob
 from talorys.ops.selectors import SCHEDULE_FIELDS
+from talorys.web.readonly_admin import ReadOnlyAdmin
+from talorys.web.service_admin import ServiceAdmin
 
 for _model in apps.get_app_config("django_celery_beat").get_models():
     # INSTALLED_APPS loads django_celery_beat's admin before this one.
@@ -113,17 +114,22 @@ class SystemJobAdmin(ServiceAdmin):
         "total_run_count",
     ]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        installed = SystemJobDefault.objects.filter(name=OuterRef("name")).values("schedule")
-        return super().get_queryset(request).annotate(default_schedule=Subquery(installed[:1]))
-
     @admin.display(description="schedule")
     def current_schedule(self, obj: SystemJob) -> str:
         return str(obj.scheduler or "-")
 
     @admin.display(description="setting's default")
     def default(self, obj: SystemJob) -> str:
-        return getattr(obj, "default_schedule", None) or "-"
+        """What the setting says, which a new installation starts with: the way back after an
+        edit. Read from the setting, not stored, since the setting is code."""
+        job = settings.CELERY_BEAT_SCHEDULE.get(obj.name)
+        if job is None:  # celery's own clean-up
+            return "-"
+        if isinstance(job["schedule"], int | float):  # seconds, as beat reads them
+            return str(
+                IntervalSchedule(every=int(job["schedule"]), period=IntervalSchedule.SECONDS)
+            )
+        return str(job["schedule"])
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

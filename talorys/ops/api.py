@@ -1,7 +1,7 @@
 """/api/health: what talorys/ops/health.py reports. Anyone gets the status (and the HTTP status);
 the owner's session or an API token gets every check and the version.
 
-The wiring (talorys/api.py) mounts the router with the owner's auth first and ``anyone`` last, so
+The wiring (config/api.py) mounts the router with the owner's auth first and ``anyone`` last, so
 an anonymous caller (or one with a bad token) is let in as ``ANONYMOUS``: this app sits below
 accounts and cannot name the owner's auth itself.
 """

@@ -1,27 +1,34 @@
 """Beat's scheduler (settings.CELERY_BEAT_SCHEDULER): django-celery-beat's database scheduler, with
-settings.CELERY_BEAT_SCHEDULE as the system jobs' defaults, so the operator's changes in the admin
-(talorys/ops/admin.py) last.
+settings.CELERY_BEAT_SCHEDULE installing each system job once, so the operator's changes in the
+admin (talorys/ops/admin.py) last.
 
 At every start django-celery-beat writes each job of the setting over its row (update_or_create):
 the schedule goes back to the setting's, so an interval the operator changed would last until
-beat restarts. (It leaves ``enabled`` alone, so a paused job stays paused; options such as
-``expire_seconds`` go to the row's own column, and beat sends them as the task's ``expires``.)
-Here, at start:
+beat restarts. (It leaves ``enabled`` alone, so a paused job stays paused.) Here, at start:
 
-- a job new in the setting is installed as the setting says;
-- a job whose schedule the operator changed keeps it; everything else about it (its task, its
-  options) follows the setting, which is code;
-- a job whose schedule the operator left alone follows the setting's, which an environment
-  setting such as TALORYS_DISPATCH_SECONDS may have changed;
+- a job new in the setting is installed as the setting says (a new installation gets them all);
+- a job already in the table keeps its schedule, which is the operator's from then on: so
+  TALORYS_DISPATCH_SECONDS... set the interval a job is installed with, later changes are made
+  in the admin, and a default changed in code reaches existing installations only through a
+  data migration that sets it; everything else about the job (its task, its options) follows
+  the setting, which is code;
 - a job no longer in the setting is removed: its task may be gone from the code too.
 
-SystemJobDefault remembers the schedule the setting installed last, which tells the two apart.
+Why this is the smallest arrangement that keeps the operator's edits: the library's start
+overwrites the schedule, so something must stand between the setting and the table, and this
+subclass must exist anyway for beat's record of a run (below). Here that is one substitution in
+the mapping the library installs from, with no table of our own: telling an edited schedule
+from an untouched one, to let a changed default reach the untouched ones, took a record of the
+defaults last installed, and is given up. Creating the rows once in a post_migrate handler
+instead would add the handler, a copy of the library's conversion of a setting entry into rows
+(interval rows, options into columns), a second setting name so that the stock start installs
+nothing, and a second way for a changed task name to reach its row.
 
 And beat's record of a run (its sync, every few minutes) writes only that record: the library
 reads the row and saves all of it, which would write back the enabled switch or the interval as
-they were before an operator's change committed in between.
-The library's own method for that write, ``update_from_dict``, is the one overridden: it is the
-one setup_schedule calls for the setting and for celery's built-in jobs.
+they were before an operator's change committed in between (no option of the library's changes
+that; celery/django-celery-beat pull 1038, saving only those columns, is open at 2.9.0: once
+released, SystemJobEntry goes).
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ from typing import Any
 from django_celery_beat.models import PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler, ModelEntry
 
-from talorys.ops import selectors, services
+from talorys.ops import services
+from talorys.ops.selectors import SCHEDULE_FIELDS
 
 
 class SystemJobEntry(ModelEntry):
@@ -56,19 +64,14 @@ class SystemJobScheduler(DatabaseScheduler):
             self.schedule.pop(name, None)  # read at the start, before it was removed
 
     def update_from_dict(self, mapping: Mapping[str, Mapping[str, Any]]) -> None:
-        defaults = {name: self._text(entry["schedule"]) for name, entry in mapping.items()}
-        tuned = selectors.system_jobs_tuned(defaults=defaults)
+        # The library's own write, for the setting and for celery's own jobs: given the schedule
+        # the row has, it writes that back, and the setting's task and options with it.
+        rows = PeriodicTask.objects.filter(name__in=mapping).select_related(*SCHEDULE_FIELDS)
+        kept = {row.name: row.schedule for row in rows}
         super().update_from_dict(
             {
-                name: {**entry, "schedule": tuned[name].schedule} if name in tuned else entry
-                for name, entry in mapping.items()
+                name: {**job, "schedule": kept.get(name, job["schedule"])}
+                for name, job in mapping.items()
             }
         )
-        services.system_job_defaults_record(defaults=defaults)
         self._installed.update(mapping)
-
-    def _text(self, schedule: Any) -> str:
-        """A schedule as its row reads ("every 30 seconds"), the row made as the library does."""
-        row, _ = self.Entry.to_model_schedule(schedule)
-        row.refresh_from_db()  # a row made just now holds the float it was given ("30.0")
-        return str(row)

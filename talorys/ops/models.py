@@ -58,14 +58,3 @@ class SystemJob(PeriodicTask):
     class Meta:
         proxy = True
         verbose_name = "system job"
-
-
-class SystemJobDefault(models.Model):
-    """The schedule the setting last installed for a job (its text, "every 30 seconds"): beat
-    tells from it whether the operator changed the job's schedule since (talorys/ops/beat.py)."""
-
-    name = models.CharField(max_length=200, unique=True)  # PeriodicTask.name
-    schedule = models.CharField(max_length=200)
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.schedule}"

@@ -1,19 +1,17 @@
-"""Reads of the operations app: the app's version, heartbeat freshness, the last setup run, the
-system jobs the operator changed."""
+"""Reads of the operations app: the app's version, heartbeat freshness, the last setup run."""
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
 import tomllib
-from collections.abc import Mapping
 from typing import NamedTuple
 
 from django.conf import settings
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from talorys.ops.models import Heartbeat, SetupRun, SystemJobDefault
+from talorys.ops.models import Heartbeat, SetupRun
 
 
 @functools.cache
@@ -76,14 +74,3 @@ def setup_run_latest() -> SetupRun | None:
 
 # The schedule of a job is in one of these (PeriodicTask.scheduler reads them).
 SCHEDULE_FIELDS = ("interval", "crontab", "solar", "clocked")
-
-
-def system_jobs_tuned(*, defaults: Mapping[str, str]) -> dict[str, PeriodicTask]:
-    """The jobs named in `defaults` whose schedule the operator changed: their row's schedule is
-    no longer the one the setting last installed (SystemJobDefault). A job with no such record
-    (new, or installed before it was kept) counts as left alone."""
-    installed = dict(
-        SystemJobDefault.objects.filter(name__in=defaults).values_list("name", "schedule")
-    )
-    jobs = PeriodicTask.objects.filter(name__in=installed).select_related(*SCHEDULE_FIELDS)
-    return {job.name: job for job in jobs if str(job.scheduler) != installed[job.name]}

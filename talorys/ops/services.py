@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 
 from django.db import transaction
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from talorys.lib.errors import ValidationFailed
-from talorys.ops.models import Heartbeat, SetupRun, SystemJobDefault
+from talorys.ops.models import Heartbeat, SetupRun
 from talorys.ops.selectors import app_version
 
 
@@ -68,16 +68,9 @@ def _interval(seconds: int) -> IntervalSchedule:
     return found or IntervalSchedule.objects.create(every=seconds, period=IntervalSchedule.SECONDS)
 
 
-def system_job_defaults_record(*, defaults: Mapping[str, str]) -> None:
-    """Remember the schedule (its text) the setting installed for each job just now."""
-    for name, schedule in defaults.items():
-        SystemJobDefault.objects.update_or_create(name=name, defaults={"schedule": schedule})
-
-
 def system_jobs_remove_except(*, names: Collection[str]) -> list[str]:
     """Remove the jobs no longer in the setting (their task may be gone from the code too): the
     names removed. The delete marks the change for a running beat, as the model's delete does."""
     gone = sorted(PeriodicTask.objects.exclude(name__in=names).values_list("name", flat=True))
     PeriodicTask.objects.filter(name__in=gone).delete()
-    SystemJobDefault.objects.exclude(name__in=names).delete()
     return gone

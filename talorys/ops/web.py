@@ -30,7 +30,7 @@ from django.core.management.base import CommandError
 from talorys.lib.env import env_int
 from talorys.ops.supervisor import Supervisor
 
-ASGI_APPLICATION = "talorys.asgi:application"
+ASGI_APPLICATION = "config.asgi:application"
 SETTING = "TALORYS_WEB_PROCESSES"
 
 

@@ -10,15 +10,15 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.readonly_admin import ReadOnlyAdmin
-from talorys.lib.service_admin import ServiceAdmin
 from talorys.owner.models import OwnerSettings, UsageDay
+from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.settings import (
     SETTINGS_FIELDS,
     owner_settings_check,
-    owner_settings_get,
     owner_settings_update,
 )
+from talorys.web.readonly_admin import ReadOnlyAdmin
+from talorys.web.service_admin import ServiceAdmin
 
 KEY_FIELDS = ("model_api_key", "embeddings_api_key")
 

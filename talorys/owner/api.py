@@ -9,7 +9,6 @@ from django.http import HttpRequest
 from ninja import Router
 
 from talorys.accounts.auth import owner_session_auth, request_by_token
-from talorys.lib.schemas import ErrorOut
 from talorys.owner.models import OwnerSettings
 from talorys.owner.schemas import (
     CalendarOut,
@@ -23,12 +22,14 @@ from talorys.owner.selectors import (
     UsageReport,
     embeddings_provider_kind,
     model_provider_kind,
+    owner_settings_get,
     recall_mode,
     usage_report,
 )
 from talorys.owner.services.calendar import calendar_path, calendar_secret_rotate
 from talorys.owner.services.connection import ConnectionResult, model_connection_test
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.services.settings import owner_settings_update
+from talorys.web.schemas import ErrorOut
 
 settings_router = Router(tags=["settings"])
 usage_router = Router(tags=["usage"])
@@ -65,7 +66,7 @@ def settings_update(request: HttpRequest, payload: SettingsPatch) -> SettingsOut
 
 
 # Session only, like the provider settings: a token must not send the stored key anywhere.
-# Beside what every operation answers (talorys/openapi.py): the day's budget spent.
+# Beside what every operation answers (config/openapi.py): the day's budget spent.
 @settings_router.post(
     "/test-connection",
     response={200: ConnectionTestOut, 429: ErrorOut},

@@ -10,7 +10,7 @@ class OwnerConfig(AppConfig):
 
     def ready(self) -> None:
         from talorys.lib.tools import register_zone_reader
-        from talorys.owner.services.settings import owner_zone
+        from talorys.owner.selectors import owner_zone
 
         # Every tool shows times in the owner's zone (``ToolContext.zone``, read at most once
         # per call), which these settings hold; talorys.lib imports no app, so it is told here.

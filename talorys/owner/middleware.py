@@ -1,4 +1,9 @@
-"""The owner's time zone for every page: dates on the pages are shown in it, as in the chat."""
+"""The owner's time zone for every page: dates on the pages are shown in it, as in the chat.
+
+It is the last middleware and synchronous only, so that under ASGI Django runs the whole chain
+in the request's one worker thread instead of hopping to it for each async-capable middleware
+after it.
+"""
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ from zoneinfo import available_timezones
 from ninja import Schema
 from pydantic import Field, WithJsonSchema
 
-from talorys.lib.schemas import In
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import EmbeddingsProviderKind, ModelProviderKind, RecallMode
+from talorys.web.schemas import In
 
 # What the settings service checks (owner_settings_check), said in the schema: a URL is empty or
 # http(s) without spaces or control characters; a key is printable ASCII (a header's value); a

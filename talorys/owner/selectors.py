@@ -1,19 +1,74 @@
-"""Reads of the owner's settings: which model server and embedder answer (the owner's settings
-override the environment, field by field), what recall is now, and the day's usage report."""
+"""Reads of the owner's settings: the row itself (and this process's copy of it), the owner's
+time zone, which model server and embedder answer (the owner's settings override the
+environment, field by field), what recall is now, and the day's usage report."""
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import threading
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from talorys.embedder import model_files
 from talorys.owner.models import OwnerSettings, UsageDay
 from talorys.providers.base import ProviderConfig
+
+
+def owner_settings_get() -> OwnerSettings:
+    """The settings row. A fresh install (or a database a test flushed) has none yet: the
+    first read makes it with the defaults, once, which is what every later read would see
+    anyway; after that this only reads."""
+    settings_row = OwnerSettings.objects.filter(pk=1).first()
+    if settings_row is None:
+        try:
+            with transaction.atomic():
+                settings_row = OwnerSettings.objects.create(pk=1)
+        except IntegrityError:  # made by a concurrent request
+            settings_row = OwnerSettings.objects.get(pk=1)
+    return settings_row
+
+
+# This process's copy of the row, kept by owner_settings_current under its version.
+_kept: OwnerSettings | None = None
+_kept_lock = threading.Lock()
+
+
+def owner_settings_current(*, version: int | None) -> OwnerSettings:
+    """The settings row, as ``owner_settings_get`` reads it, from this process's copy when
+    ``version`` (read by the caller in a statement it makes anyway: agent/runner/opening.py)
+    is the copy's; else read, and kept. ``None``: no row was found (made here).
+
+    Every write of the row changes its version (OwnerSettings.save; the ``update()`` writes
+    and the backup import set it too), so a copy under the version just read is the row. Each
+    caller gets a copy of its own to read or change."""
+    global _kept
+    with _kept_lock:
+        kept = _kept
+    if kept is not None and version is not None and kept.version == version:
+        return copy.copy(kept)
+    row = owner_settings_get()
+    with _kept_lock:
+        _kept = copy.copy(row)
+    return row
+
+
+def owner_settings_kept() -> OwnerSettings | None:
+    """This process's copy of the settings as last read (``owner_settings_current``), without
+    reading: None before the first read. For guesses made before any read, which must cost no
+    statement (memory.embeddings.query_prefetch at a turn's claim); never for a decision."""
+    with _kept_lock:
+        return copy.copy(_kept) if _kept is not None else None
+
+
+def owner_zone() -> ZoneInfo:
+    """The owner's time zone, in which schedules run and times are shown to the model."""
+    return ZoneInfo(owner_settings_get().time_zone)
 
 
 @dataclass(frozen=True)
@@ -141,3 +196,10 @@ def provider_config(owner_settings: OwnerSettings) -> ProviderConfig:
     return ProviderConfig(
         base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key
     )
+
+
+def usage_remaining(*, kind: str, owner_settings: OwnerSettings | None = None) -> int:
+    """Requests of ``kind`` still allowed today (the owner's settings read when not given)."""
+    column, _limit_field = USAGE_KINDS[kind]
+    owner_settings = owner_settings or owner_settings_get()
+    return usage_report(owner_settings=owner_settings, days=1)["remaining"][column]

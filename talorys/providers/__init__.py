@@ -2,6 +2,8 @@
 
 Which model a turn uses is the owner's choice (talorys.owner.selectors.provider_config: the
 owner's settings over the environment); with no base URL or no model, the demo provider answers.
+``provider_for`` picks the client for that config. No client retries: a failure is a
+``ProviderError`` with a stable kind, shown to clients as ``PROVIDER_<KIND>`` (base.py).
 """
 
 from __future__ import annotations

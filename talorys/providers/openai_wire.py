@@ -178,6 +178,30 @@ async def sse_data(lines: AsyncIterable[str]) -> AsyncGenerator[str, None]:
 
 def apply_chunk(state: StepState, data: str) -> list[str]:
     """Fold one chunk into ``state``; return the text it carries."""
+    chunk = _chunk(data)
+    state.chunks += 1
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
+        state.usage = _usage(usage)
+    texts = []
+    for choice in chunk.get("choices") or []:
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue  # only the first choice is ever asked for
+        delta = choice.get("delta") or choice.get("message") or {}
+        texts.extend(_text(state, delta.get("content")))
+        for position, call_delta in enumerate(delta.get("tool_calls") or []):
+            if isinstance(call_delta, dict):
+                _merge_call(state, state.slot_for(state.key_for(call_delta, position)), call_delta)
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict):
+            _merge_call(state, state.slot_for(_LEGACY_SLOT), {"function": legacy})
+        if choice.get("finish_reason"):
+            state.finish_reason = choice["finish_reason"]
+    return texts
+
+
+def _chunk(data: str) -> dict[str, Any]:
+    """One event's JSON object, or ProviderError for a malformed chunk or a reported error."""
     try:
         chunk = json.loads(data)
     except (ValueError, RecursionError) as error:
@@ -191,31 +215,17 @@ def apply_chunk(state: StepState, data: str) -> list[str]:
     if chunk.get("error"):
         detail = error_message(chunk)[:ERROR_EXCERPT_CHARS]
         raise ProviderError("bad_response", f"The model server reported an error: {detail}")
-    state.chunks += 1
-    usage = chunk.get("usage")
-    if isinstance(usage, dict):
-        state.usage = _usage(usage)
-    texts = []
-    for choice in chunk.get("choices") or []:
-        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-            continue  # only the first choice is ever asked for
-        delta = choice.get("delta") or choice.get("message") or {}
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            # NUL is dropped where the model's text comes in, so nothing downstream (the saved
-            # reply, tool arguments, titles, notifications) ever carries one to the database.
-            content = state.take(without_nul(content))
-            if content:
-                texts.append(content)
-        for position, call_delta in enumerate(delta.get("tool_calls") or []):
-            if isinstance(call_delta, dict):
-                _merge_call(state, state.slot_for(state.key_for(call_delta, position)), call_delta)
-        legacy = delta.get("function_call")
-        if isinstance(legacy, dict):
-            _merge_call(state, state.slot_for(_LEGACY_SLOT), {"function": legacy})
-        if choice.get("finish_reason"):
-            state.finish_reason = choice["finish_reason"]
-    return texts
+    return chunk
+
+
+def _text(state: StepState, content: Any) -> list[str]:
+    """The text a delta carries, as kept within the step's budget (none or one piece)."""
+    if not isinstance(content, str) or not content:
+        return []
+    # NUL is dropped where the model's text comes in, so nothing downstream (the saved reply,
+    # tool arguments, titles, notifications) ever carries one to the database.
+    content = state.take(without_nul(content))
+    return [content] if content else []
 
 
 def _merge_call(state: StepState, slot: _CallSlot, delta: dict[str, Any]) -> None:

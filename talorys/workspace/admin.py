@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
-from talorys.lib.service_admin import DeletedFilter, ServiceAdmin
+from talorys.web.service_admin import DeletedFilter, ServiceAdmin
 from talorys.workspace import services
 from talorys.workspace.models import Note, Project, Task
 

@@ -6,11 +6,12 @@ from zoneinfo import ZoneInfo
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Query, Router, Status
+from ninja.pagination import paginate
 
 from talorys.accounts.auth import request_actor
-from talorys.lib.pagination import paginate_rows
-from talorys.lib.schemas import ErrorOut, QueryText
-from talorys.owner.services.settings import owner_zone
+from talorys.owner.selectors import owner_zone
+from talorys.web.pagination import Pagination, paginate_rows
+from talorys.web.schemas import ErrorOut, QueryText
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note, Project, Task
 from talorys.workspace.schemas import (
@@ -36,7 +37,7 @@ notes_router = Router(tags=["notes"])
 
 
 @projects_router.get("", response=list[ProjectOut])
-@paginate_rows(ProjectOut)
+@paginate(Pagination)
 def project_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Project]:
     return selectors.project_list(q=q)
 
@@ -51,7 +52,7 @@ def project_create(request: HttpRequest, payload: ProjectIn) -> Status:
 
 @projects_router.get("/{int:project_id}", response=ProjectOut)
 def project_get(request: HttpRequest, project_id: int) -> Project:
-    return services.project_get(project_id=project_id)
+    return selectors.project_get(project_id=project_id)
 
 
 @projects_router.patch("/{int:project_id}", response=ProjectOut)
@@ -94,7 +95,7 @@ def task_create(request: HttpRequest, payload: TaskIn) -> Status:
 
 @tasks_router.get("/{int:task_id}", response=TaskOut)
 def task_get(request: HttpRequest, task_id: int) -> Task:
-    return services.task_get(task_id=task_id)
+    return selectors.task_get(task_id=task_id)
 
 
 @tasks_router.patch("/{int:task_id}", response=TaskOut)
@@ -114,7 +115,7 @@ def task_delete(request: HttpRequest, task_id: int) -> Status:
 
 
 @notes_router.get("", response=list[NoteOut])
-@paginate_rows(NoteOut)
+@paginate(Pagination)
 def note_list(request: HttpRequest, q: QueryText | None = None) -> QuerySet[Note]:
     return selectors.note_list(q=q)
 
@@ -126,7 +127,7 @@ def note_create(request: HttpRequest, payload: NoteIn) -> Status:
 
 @notes_router.get("/{int:note_id}", response=NoteOut)
 def note_get(request: HttpRequest, note_id: int) -> Note:
-    return services.note_get(note_id=note_id)
+    return selectors.note_get(note_id=note_id)
 
 
 @notes_router.patch("/{int:note_id}", response=NoteOut)

@@ -8,7 +8,8 @@ from typing import Annotated
 from ninja import Schema
 from pydantic import Field
 
-from talorys.lib.schemas import (
+from talorys.lib.search import QUERY_MAX
+from talorys.web.schemas import (
     NOT_NULL,
     BoundedDatetime,
     ExpectedVersion,
@@ -17,7 +18,6 @@ from talorys.lib.schemas import (
     QueryText,
     one_of,
 )
-from talorys.lib.search import QUERY_MAX
 from talorys.workspace.models import Note, Project, Task
 from talorys.workspace.selectors import TaskDue
 

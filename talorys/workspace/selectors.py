@@ -10,9 +10,31 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Substr
 from django.utils import timezone
 
-from talorys.lib.errors import ValidationFailed
+from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.search import SNIPPET_CHARS
 from talorys.workspace.models import Note, Project, Task
+
+
+def project_get(*, project_id: int) -> Project:
+    project = Project.objects.live().filter(pk=project_id).first()
+    if project is None:
+        raise NotFound(f"Project {project_id} does not exist.")
+    return project
+
+
+def task_get(*, task_id: int) -> Task:
+    task = Task.objects.live().select_related("project").filter(pk=task_id).first()
+    if task is None:
+        raise NotFound(f"Task {task_id} does not exist.")
+    return task
+
+
+def note_get(*, note_id: int) -> Note:
+    note = Note.objects.live().filter(pk=note_id).first()
+    if note is None:
+        raise NotFound(f"Note {note_id} does not exist.")
+    return note
+
 
 # The named due filters (the tasks page, /api/tasks?due=), read in the owner's zone.
 TaskDue = Literal["overdue", "today", "week", "none"]

@@ -13,11 +13,11 @@ from django.urls import include, path
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError
 
-from talorys import urls as project_urls
+from config import urls as project_urls
+from config.api import api
 from talorys.accounts.auth import owner_auth
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.api import api
 from talorys.lib.errors import error_body
 from tests.api.routes import (
     ALL_METHODS,

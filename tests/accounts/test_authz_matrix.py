@@ -47,13 +47,13 @@ from django.http import HttpResponse
 from django.test import Client
 
 from agent.completions.api import v1_api
-from talorys import urls as project_urls
+from config import urls as project_urls
+from config.api import api
+from config.asgi import application
 from talorys.accounts.auth import WEBSOCKET_UNAUTHENTICATED
 from talorys.accounts.middleware import LOGIN_AT, SEEN_AT
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
-from talorys.api import api
-from talorys.asgi import application
 from talorys.lib.tools import Permission, all_tools
 from talorys.owner.models import OwnerSettings
 from talorys.owner.services.settings import SESSION_ONLY_SETTINGS

@@ -7,7 +7,7 @@ from django.contrib.auth.hashers import identify_hasher
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 
-import talorys.settings as production
+import config.settings as production
 from tests.conftest import OWNER_PASSWORD, ApiClient
 
 NEW_PASSWORD = "a much longer new passphrase"

@@ -11,7 +11,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 
-from talorys.asgi import application
+from config.asgi import application
 from tests.conftest import OWNER_PASSWORD, ApiClient
 
 START = dt.datetime(2030, 3, 4, 8, 0, tzinfo=dt.UTC)

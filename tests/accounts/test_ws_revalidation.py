@@ -18,8 +18,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client, override_settings
 
 from agent.models import Conversation, Message
+from config.asgi import application
 from talorys.accounts.services import owner_sessions_end
-from talorys.asgi import application
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
 from talorys.workspace.models import Task

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agent.live import live_turn
 from agent.models import Conversation, Message
-from talorys.asgi import application
+from config.asgi import application
 from talorys.workspace.models import Task
 from tests.agent.fake_openai import Gate, Stall, chunk, events
 from tests.agent.test_runner import conversation_with, use_fake

@@ -1,5 +1,5 @@
 """The demo assistant costs nothing: its replies never count against the day's chat budget, and
-its help text ends with a paragraph of its own (issue 28, item 12)."""
+its help text ends with a paragraph of its own."""
 
 from __future__ import annotations
 

@@ -256,12 +256,12 @@ def reminder(name: str, at: str, message: str = "") -> tuple[str, dict[str, Any]
     [
         ("Remind me to call Sam in 2 minutes.", "2026-01-15T14:32:00+01:00"),
         ("remind me to call Sam in 1 hour and 30 minutes", "2026-01-15T16:00:00+01:00"),
-        ("remind me to call Sam in half an hour", "2026-01-15T15:00:00+01:00"),
-        ("remind me to call Sam in two days", "2026-01-17T14:30:00+01:00"),
+        ("remind me to call Sam in 2 days", "2026-01-17T09:00:00+01:00"),  # a day: at 09:00
+        ("remind me to call Sam tomorrow", "2026-01-16T09:00:00+01:00"),
         ("remind me in 10 minutes to call Sam", "2026-01-15T14:40:00+01:00"),
         ("remind me to call Sam at 5pm", "2026-01-15T17:00:00+01:00"),
         ("remind me to call Sam at 17:30", "2026-01-15T17:30:00+01:00"),
-        ("remind me to call Sam at 5", "2026-01-15T17:00:00+01:00"),  # the next 5 o'clock
+        ("remind me to call Sam at 5", "2026-01-16T05:00:00+01:00"),  # as quick add reads it
         ("remind me to call Sam at 9am", "2026-01-16T09:00:00+01:00"),  # passed today
         ("remind me to call Sam at 14:30", "2026-01-16T14:30:00+01:00"),  # this very minute
         ("remind me to call Sam at 9am tomorrow", "2026-01-16T09:00:00+01:00"),
@@ -359,12 +359,15 @@ async def test_a_refused_reminder_is_reported():
     ("text", "explanation"),
     [
         ("remind me to call mom this evening", "I couldn't read “this evening” as a time."),
-        ("remind me to call mom tomorrow", "Tell me what time tomorrow, e.g. “tomorrow at 9am”."),
-        ("remind me to call mom today at 9am", "09:00 today has already passed."),
-        ("remind me to call mom at 25:00", "“at 25:00” is not a time of day."),
-        ("remind me to call mom at 13pm", "“at 13pm” is not a time of day."),
-        ("remind me to call mom in 0 minutes", "That is not a time in the future."),
-        ("remind me to call mom in 999999 days", "That is more than a year ahead."),
+        ("remind me to call mom in half an hour", "I couldn't read “in half an hour” as a time."),
+        (
+            "remind me to call mom today at 9am",
+            "That time (Thu 15 Jan, 09:00) has already passed.",
+        ),
+        ("remind me to call mom at 25:00", "I couldn't read “at 25:00” as a time."),
+        ("remind me to call mom at 13pm", "I couldn't read “at 13pm” as a time."),
+        ("remind me to call mom in 0 minutes", "That time (Thu 15 Jan, 14:30) has already passed."),
+        ("remind me to call mom in 999999 days", "I couldn't read “in 999999 days” as a time."),
     ],
 )
 async def test_a_time_it_cannot_read_gets_an_explanation_and_no_call(text, explanation):

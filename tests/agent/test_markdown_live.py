@@ -71,8 +71,10 @@ def test_hostile_replies_leave_health_answering_and_load_from_the_cache(
         health_times = list(probe.times)
     client.close()
     assert len(health_times) > 5 and probe.statuses == {200}
-    assert max(health_times) < 1.0, f"/api/health took up to {max(health_times):.2f} s"
-    assert max(loads) < 5.0, f"the conversation took up to {max(loads):.2f} s to load"
+    # Bounds far under the freeze this guards (4-13 s a reply on a quiet machine, more on a busy
+    # one) and far over a busy machine's healthy answer (up to 1.8 s beside the suite).
+    assert max(health_times) < 3.0, f"/api/health took up to {max(health_times):.2f} s"
+    assert max(loads) < 8.0, f"the conversation took up to {max(loads):.2f} s to load"
     for reply, done, page in zip(replies, dones, pages, strict=True):
         assert done["status"] == "complete"
         # Past the size or the budget: the reply is shown as it is, escaped, now and on a load.

@@ -27,7 +27,7 @@ def _trip() -> tuple[str, int, bool]:
 
 
 def test_the_suite_runs_turns_on_the_production_thread_pool(settings):
-    from talorys import settings as production
+    from config import settings as production
 
     assert settings.TALORYS_TURN_DB_THREADS == production.TALORYS_TURN_DB_THREADS > 0
     assert trip_threads() == production.TALORYS_TURN_DB_THREADS

@@ -1,4 +1,4 @@
-"""The SQL budget of a chat turn before its first text (issue 29): at most STATEMENT_BUDGET
+"""The SQL budget of a chat turn before its first text: at most STATEMENT_BUDGET
 statements from the moment the turn's stream starts (after begin_turn's claim) to its first
 text, on every thread, in a conversation with history and memories, semantic recall off and on.
 
@@ -26,7 +26,8 @@ from agent.runner.phases import PHASES
 from memory.models import IndexState, Memory
 from memory.selectors import recall_clock_of
 from memory.services import reindex_recent
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from tests.agent.fake_openai import text
 from tests.agent.test_runner import TURN_DATABASE, use_fake
 from tests.memory.conftest import use_fake_embeddings

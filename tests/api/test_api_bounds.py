@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from talorys.api import api as ninja_api
-from talorys.lib.pagination import MAX_LIMIT, MAX_OFFSET
+from config.api import api as ninja_api
+from talorys.web.pagination import MAX_LIMIT, MAX_OFFSET
 from talorys.workspace.models import Task
 from tests.api.routes import api_operations, envelope_code, fill_path
 

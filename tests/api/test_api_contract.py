@@ -1,6 +1,6 @@
 """The API's schema says what its services check: a request the published schema allows is not
 refused as invalid (422), and one it does not allow is refused. Each case is one schemathesis
-found (issue 37): the schema is read from /api/openapi.json and judged by schemathesis's own
+found: the schema is read from /api/openapi.json and judged by schemathesis's own
 validator, as its contract checks judge it (tests/api/test_api_fuzz.py runs them at random).
 """
 

@@ -48,11 +48,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from config.asgi import application
+from config.mcp import access as mcp
 from memory.models import Memory
 from talorys.accounts.services import api_token_create
-from talorys.asgi import application
 from talorys.lib.tools import all_tools
-from talorys.mcp import access as mcp
 from talorys.workspace.models import Note, Project, Task
 from tests.api.routes import envelope_code
 from tests.conftest import ApiClient
@@ -374,7 +374,7 @@ def _mcp_messages() -> Any:
 @contextmanager
 def _loop_thread() -> Iterator[asyncio.AbstractEventLoop]:
     """One event loop for a whole run, in its own thread, as daphne has: the MCP server keeps
-    its session manager on the loop that serves it (talorys/mcp/http.py)."""
+    its session manager on the loop that serves it (config/mcp/http.py)."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()

@@ -25,7 +25,7 @@ from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
 from twisted.web.http import Request as TwistedRequest
 
-from talorys.lib.bodies import AsgiBodyLimit, daphne_guard
+from talorys.web.bodies import GUARD_CHECKED, AsgiBodyLimit, daphne_guard
 from talorys.workspace.models import Task
 
 MIB = 2**20
@@ -192,7 +192,7 @@ def test_a_route_may_take_a_larger_body(api, settings):
 def _upgrade_broke(what: str) -> str:
     return (
         f"daphne {package_version('daphne')} / Twisted {package_version('twisted')}: {what}; "
-        "talorys/lib/bodies.py daphne_guard relies on it to refuse oversized bodies as they arrive"
+        "talorys/web/bodies.py daphne_guard relies on it to refuse oversized bodies as they arrive"
     )
 
 
@@ -228,6 +228,15 @@ def _daphne_connection(data: bytes) -> tuple[bytes, bool, _Server]:
     answered = transport.value(), transport.disconnecting
     channel.connectionLost(Failure(ConnectionDone()))  # no timer left on the reactor
     return *answered, server
+
+
+def test_the_guard_was_read_against_the_installed_daphne_and_twisted():
+    installed = {name: package_version(name) for name in GUARD_CHECKED}
+    assert installed == GUARD_CHECKED, (
+        f"{installed} is not {GUARD_CHECKED}: re-read talorys/web/bodies.py daphne_guard against "
+        "it (the hooked methods, and whether daphne now has a body limit of its own), then "
+        "update GUARD_CHECKED"
+    )
 
 
 def test_daphne_still_builds_the_request_the_guard_hooks():

@@ -10,8 +10,8 @@ from django.core import serializers
 from django.db import connection
 from django.test import Client
 
+from config.api import api as talorys_api
 from talorys.accounts.services import api_token_create
-from talorys.api import api as talorys_api
 from talorys.notifications import services as notification_services
 from talorys.workspace import services
 from tests.api.routes import (

@@ -87,7 +87,7 @@ def test_wrong_methods_answer_json_405(api, method, path):
     assert_envelope(response, 405, "METHOD_NOT_ALLOWED")
 
 
-# --- every status an operation answers is declared (talorys/openapi.py) -------------------------
+# --- every status an operation answers is declared (config/openapi.py) -------------------------
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client, override_settings
 
 from agent.models import Conversation
-from talorys.asgi import application
+from config.asgi import application
 from talorys.workspace.models import Task
 from tests.agent.test_runner import use_fake
 from tests.conftest import OWNER_PASSWORD

@@ -104,7 +104,7 @@ async def test_an_open_page_is_told_live_that_an_approval_waits(owner, fake_open
         assert message["type"] == "notification"
         assert message["notification"]["kind"] == "approval"
         assert message["notification"]["title"].endswith("Delete the task “Old errand”")
-        # And every card for it on the page looks at it (talorys/lib/live.py).
+        # And every card for it on the page looks at it (talorys/web/live.py).
         action = await PendingAction.objects.aget()
         assert told[1] == {
             "type": "sync",

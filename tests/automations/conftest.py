@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from talorys.celery import app as celery_app
+from config.celery import app as celery_app
 from talorys.owner.services.settings import owner_settings_update
 from tests.waiting import HANG_SECONDS
 

@@ -1,4 +1,4 @@
-"""Issue 5's done-when, through a whole chat turn: "Remind me to call Sam in 2 minutes" creates
+"""A reminder end to end, through a whole chat turn: "Remind me to call Sam in 2 minutes" creates
 an automation that fires once, leaves a receipt and a notification, and pushes to a subscribed
 browser (the local push service in conftest.py).
 

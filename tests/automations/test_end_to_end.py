@@ -34,7 +34,7 @@ def database_url() -> str:
 
 def celery(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "talorys", *args],
+        [sys.executable, "-m", "celery", "-A", "config", *args],
         cwd=settings.BASE_DIR,
         env=env,
         stdout=log.open("wb"),
@@ -47,7 +47,7 @@ def test_a_reminder_fires_through_real_beat_and_worker(
     needs_postgres, redis_url_for_tests, tmp_path, webhook
 ):
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
         "REDIS_URL": redis_url_for_tests,
         "TALORYS_DATA_DIR": str(tmp_path),

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from automations import tasks
 from automations.models import Automation, AutomationRun
+from automations.selectors import DIGEST_ITEMS
 from automations.services.crud import automation_create
-from automations.services.digest import DIGEST_ITEMS
 from automations.services.runs import MAX_RUNS_KEPT
 from talorys.notifications.models import Notification
 from talorys.owner.models import UsageDay

@@ -40,7 +40,7 @@ def call(tool: str, mode: str = "chat", **arguments: Any) -> ToolOutcome:
 def test_remind_me_to_call_sam_in_two_minutes(
     clock, api, owner_zone, push_service, browser, django_capture_on_commit_callbacks, eager
 ):
-    """The issue's done-when: the model's create_automation call fires once, leaves a receipt
+    """End to end: the model's create_automation call fires once, leaves a receipt
     and a notification, and pushes to the subscribed browser."""
     owner_zone("Europe/Paris")
     api.post("/api/push/subscriptions", browser.subscription(push_service.endpoint()))

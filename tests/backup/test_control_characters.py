@@ -14,10 +14,10 @@ from agent.executor import ToolExecutor
 from agent.models import Conversation
 from automations.models import Automation
 from backup.services import backup_import
+from config.mcp.access import caller_for, tool_call
 from talorys.accounts.services import api_token_create
 from talorys.history.models import Change
 from talorys.lib.tools import ToolContext
-from talorys.mcp.access import caller_for, tool_call
 from talorys.notifications.models import Notification
 from talorys.providers.base import ToolCall
 from talorys.workspace.models import Note, Project, Task

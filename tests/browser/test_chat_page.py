@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from agent.models import Conversation, Message
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 from talorys.workspace.models import Note
 from tests.agent.fake_openai import Stall, chunk, completion, error, events, text, tool_calls
 from tests.conftest import OWNER_PASSWORD

@@ -12,7 +12,7 @@ import pytest
 from agent.models import Conversation, Message
 from agent.services import MAX_MESSAGE_CHARS
 from automations.models import Automation
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 from tests.agent.fake_openai import error
 from tests.browser.test_accessibility import axe_source, violations
 

@@ -47,7 +47,7 @@ def shared_channel_layer(settings, redis_url_for_tests) -> dict:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # Its own prefix: another test run on the same Redis cannot see these messages.
-            # The read timeout outwaits the layer's 5 s blocking pop, as talorys/settings.py's
+            # The read timeout outwaits the layer's 5 s blocking pop, as config/settings.py's
             # does (else an idle page's socket could close with 1011).
             "CONFIG": {
                 "hosts": [

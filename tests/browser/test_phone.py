@@ -1,4 +1,4 @@
-"""The pages at a phone's width, 390×844 (issue 28, item 6): Esc closes the menu and gives the
+"""The pages at a phone's width, 390×844: Esc closes the menu and gives the
 focus back to its button; the menu and the bell's panel never show together; the demo notice is
 one line and can be dismissed for the session; /tasks/ folds its filters behind "Filters";
 /settings/ keeps the time zone inside its card; /tasks/, /settings/ and /api/docs never scroll

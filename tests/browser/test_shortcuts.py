@@ -1,4 +1,4 @@
-"""Keyboard shortcuts (issue 28, item 14, static/talorys/js/keys.js): `?` lists them in a
+"""Keyboard shortcuts (static/talorys/js/keys.js): `?` lists them in a
 dialog that Esc closes, `q` adds a task from any page, Ctrl/Cmd+K focuses the search, `n` starts
 a new chat, `[` and `]` move between conversations; none fires while the owner types in a
 field (but Ctrl/Cmd+K)."""

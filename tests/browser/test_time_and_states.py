@@ -1,4 +1,4 @@
-"""Issue 28, items 7 and 8 in Chromium against the live daphne: one time format on the bell, a
+"""Times and states in Chromium against the live daphne: one time format on the bell, a
 page and the admin, in the owner's zone (not the browser's); the "Active" pill on one line at
 1280 px; "Notifications" once in the header, the bell still named on its own."""
 

@@ -1,4 +1,4 @@
-"""Undo where the action happens (issue 28, item 5): a delete on the page that made it says
+"""Undo where the action happens : a delete on the page that made it says
 "moved to the bin" with an Undo that restores the item from the bin, for the server-rendered
 forms (tasks, notes, memories) and the chat's conversations; deleting the open conversation
 leaves its URL for the new chat's, in place."""

@@ -18,7 +18,8 @@ from memory import embeddings
 from memory import services as memory_services
 from memory.models import RecallEntry
 from talorys.ops.health import health_report
-from talorys.owner.services.settings import owner_settings_current, owner_settings_update
+from talorys.owner.selectors import owner_settings_current
+from talorys.owner.services.settings import owner_settings_update
 from tests.agent.fake_openai import text
 from tests.agent.test_runner import TURN_DATABASE, reply_of, turn, use_fake
 from tests.conftest import embedder_process

@@ -52,7 +52,7 @@ def web(needs_postgres, owner, redis_server, tmp_path) -> Iterator[str]:
     owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisdown", iterations=1000)
     owner.save(update_fields=["password"])
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
         "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
         "TALORYS_DATA_DIR": str(tmp_path),

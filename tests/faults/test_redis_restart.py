@@ -136,7 +136,7 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisrestart", iterations=1000)
     owner.save(update_fields=["password"])
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
         "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
         "TALORYS_DATA_DIR": str(tmp_path),
@@ -148,13 +148,13 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     port = int(url.rsplit(":", 1)[1])
     processes = [
         spawn(
-            [sys.executable, "-m", "celery", "-A", "talorys", "worker", "-l", "info", "-c", "1"]
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
             + ["--without-mingle", "--without-gossip"],
             env,
             tmp_path / "worker.log",
         ),
         spawn(
-            [sys.executable, "-m", "celery", "-A", "talorys", "beat", "-l", "info"],
+            [sys.executable, "-m", "celery", "-A", "config", "beat", "-l", "info"],
             env,
             tmp_path / "beat.log",
         ),

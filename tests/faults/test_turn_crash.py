@@ -27,7 +27,7 @@ from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
-# The lease before issue 37 was 60 s: a conversation freed sooner proves the shorter lease,
+# The lease was once 60 s: a conversation freed sooner proves the shorter lease,
 # with a wide margin over the 15 s it is now, for a slow machine.
 OLD_LEASE_SECONDS = 60
 SAID = "The first half of the answer"

@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pyt
 def worker(env: dict[str, str], log: Path) -> subprocess.Popen:
     # Its own process group: the kill takes the pool's child (which runs the task) too.
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "talorys", "worker", "-l", "info", "-c", "1"]
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
         + ["--without-mingle", "--without-gossip"],  # no neighbours to wait a second for
         cwd=settings.BASE_DIR,
         env=env,
@@ -67,7 +67,7 @@ def test_a_killed_worker_leaves_an_interrupted_receipt_and_no_second_run(
     slot = timezone.now() - dt.timedelta(seconds=1)
     Automation.objects.filter(pk=automation.pk).update(next_run_at=slot)
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
         "REDIS_URL": redis_url_for_tests,
         "TALORYS_DATA_DIR": str(tmp_path),

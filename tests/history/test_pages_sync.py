@@ -1,4 +1,4 @@
-"""Every open page is told what changed (talorys/lib/live.py): the conversation services and a
+"""Every open page is told what changed (talorys/web/live.py): the conversation services and a
 reverted change send their sync frame to the pages' group once committed, never before, and a
 channel layer that fails costs the pages their update, not the caller its change."""
 
@@ -15,7 +15,7 @@ from agent.turn_saves import turn_finish
 from talorys.history.changes import change_revert
 from talorys.history.models import Change
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.live import PAGES_GROUP, pages_tell
+from talorys.web.live import PAGES_GROUP, pages_tell
 from tests.agent.test_runner import conversation_with
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,8 @@
-"""The lists read as rows (talorys/lib/schema_rows.py, ``paginate_rows``) answer byte for byte
-what ninja answered from model instances validated by the same schema; a schema that computes
-anything is refused when it is given; and a page of tasks costs the same queries for 5 tasks
-as for 60. SchemaRows reads pydantic's and ninja's internals: the last tests check them, and
+"""Every paged list answers byte for byte what ninja writes from model instances validated by
+its schema: for the lists read as rows (talorys/web/schema_rows.py, ``paginate_rows``: tasks and
+changes) that proves the rows right, for those ninja pages it holds their JSON as the API's
+clients read it. A schema that computes anything is refused when it is given; and a page of
+tasks costs the same queries for 5 tasks as for 60. SchemaRows reads pydantic's and ninja's internals: the last tests check them, and
 every failure here names the ninja and pydantic versions."""
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from talorys.history.changes import change_revert
 from talorys.history.schemas import ChangeOut
 from talorys.history.selectors import change_list
 from talorys.lib.actors import Actor
-from talorys.lib.pagination import Pagination
-from talorys.lib.schema_rows import SchemaRows
+from talorys.web.pagination import Pagination
+from talorys.web.schema_rows import SchemaRows
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import NoteOut, ProjectOut, TaskOut
@@ -101,7 +102,7 @@ def as_ninja_wrote_it(schema: type[Schema], objects: QuerySet, count: int) -> by
 
 
 @pytest.mark.parametrize("url", CASES)
-def test_a_list_read_as_rows_answers_what_the_schema_would(api, world, url):
+def test_a_paged_list_answers_what_the_schema_would(api, world, url):
     schema, rows, page = CASES[url]
     response = api.get(url.format(memory=world["memory"].pk))
     assert response.status_code == 200, response.content[:300]
@@ -208,7 +209,7 @@ KINDS = (
 
 def _upgrade_broke(what: str) -> str:
     return (
-        f"{VERSIONS}: {what}; talorys/lib/schema_rows.py checks and shapes schemas with it "
+        f"{VERSIONS}: {what}; talorys/web/schema_rows.py checks and shapes schemas with it "
         "(see its docstring): fix it, or list with @paginate(Pagination) instead"
     )
 

@@ -49,6 +49,11 @@ def test_the_owners_zone_decides_which_day_tomorrow_is() -> None:
         ("call Sam at 9", "call Sam", (2026, 12, 3, 9, 0)),
         ("call Sam friday 5pm", "call Sam", (2026, 12, 4, 17, 0)),
         ("sat 10am gym", "gym", (2026, 12, 5, 10, 0)),
+        # The time is read here, not by dateparser (which keeps the current time for "at 9").
+        ("call Sam tomorrow at 9", "call Sam", (2026, 12, 3, 9, 0)),
+        ("call Sam tonight at 9", "call Sam", (2026, 12, 2, 21, 0)),
+        ("call Sam at 9 a.m. tomorrow", "call Sam", (2026, 12, 3, 9, 0)),
+        ("report in 1 hour and 30 minutes", "report", (2026, 12, 2, 13, 30)),
     ],
 )
 def test_one_off_dates_and_times(text: str, title: str, due: tuple[int, ...]) -> None:

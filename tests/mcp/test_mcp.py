@@ -1,5 +1,5 @@
 """The MCP server with the official ``mcp`` client: Streamable HTTP against a live daphne, and
-the stdio bridge launched as a command (talorys/mcp/, talorys_mcp)."""
+the stdio bridge launched as a command (config/mcp/, talorys_mcp)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The MCP server's rules in process: limits per token, the token checked on every request, the
-change log's actor, and the session manager started without an ASGI lifespan (talorys/mcp/)."""
+change log's actor, and the session manager started without an ASGI lifespan (config/mcp/)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp.shared.exceptions import MCPError
 
+from config.asgi import application
+from config.mcp import access, http
+from config.mcp.access import Caller, caller_for, tool_call
 from talorys.accounts.services import api_token_create, api_token_revoke
-from talorys.asgi import application
-from talorys.mcp import access, http
-from talorys.mcp.access import Caller, caller_for, tool_call
 from talorys.workspace.models import Task
 from tests.mcp.test_mcp import http_session
 

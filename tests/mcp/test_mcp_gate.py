@@ -1,4 +1,4 @@
-"""What every /mcp request passes before the SDK (talorys/mcp/gate.py): Host and Origin as the
+"""What every /mcp request passes before the SDK (config/mcp/gate.py): Host and Origin as the
 rest of the app checks them, the token's requests a minute whatever the method, and a body the
 SDK can read, refused in our words. In process, through the ASGI application."""
 
@@ -11,8 +11,8 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 
+from config.asgi import application
 from talorys.accounts.services import api_token_create
-from talorys.asgi import application
 from talorys.workspace.models import Task
 
 pytestmark = pytest.mark.django_db(transaction=True)

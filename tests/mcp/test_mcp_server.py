@@ -1,4 +1,4 @@
-"""What an MCP client reads when a request fails (talorys/mcp/server.py, errors.py): our
+"""What an MCP client reads when a request fails (config/mcp/server.py, errors.py): our
 messages, never Python's or pydantic's."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp.shared.exceptions import MCPError
 
+from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE
+from config.mcp.server import _answered
 from talorys.lib.errors import NotFound, RateLimited
-from talorys.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE
-from talorys.mcp.server import _answered
 from tests.mcp.test_mcp import http_session, token
 from tests.mcp.test_mcp_gate import INTERNALS
 
@@ -50,7 +50,7 @@ async def _failing(ctx: Any, params: Any) -> Any:
 
 def test_a_handlers_bug_is_logged_and_the_client_reads_our_message(caplog):
     with (
-        caplog.at_level(logging.ERROR, logger="talorys.mcp.server"),
+        caplog.at_level(logging.ERROR, logger="config.mcp.server"),
         pytest.raises(MCPError) as refused,
     ):
         async_to_sync(_answered(_failing))(None, None)

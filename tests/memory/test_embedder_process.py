@@ -17,8 +17,7 @@ from memory import embeddings, selectors
 from memory import services as memory_services
 from talorys.embedder import model_files
 from talorys.embedder.queue import CHUNK, EmbedQueue
-from talorys.owner.selectors import recall_mode
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get, recall_mode
 from talorys.workspace import services
 
 REFERENCE = Path(__file__).with_name("minilm_numpy_reference.json")

@@ -159,7 +159,7 @@ def test_with_a_model_giving_the_verdict_the_later_fact_supersedes(
 
 
 def test_done_when_the_readme_example_leaves_one_home_and_search_finds_it(api, local_embeddings):
-    """Issue 22's done-when, with the default install (demo model, semantic recall on)."""
+    """The README's example end to end, with the default install (demo model, semantic recall on)."""
     conversation, _ = say(api, "remember that I live in Berlin")
     say(api, "I moved to Lisbon", conversation)
     _, reply = say(api, "remember that I live in Lisbon now", conversation)

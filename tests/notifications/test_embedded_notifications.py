@@ -13,7 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.db import connection, transaction
 from django.test import Client
 
-from talorys.asgi import application
+from config.asgi import application
 from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
 from tests.waiting import HANG_SECONDS

@@ -8,7 +8,7 @@ from channels.testing import WebsocketCommunicator
 from django.db import transaction
 from django.test import Client
 
-from talorys.asgi import application
+from config.asgi import application
 from talorys.notifications import services as notify
 from tests.waiting import HANG_SECONDS
 

@@ -14,7 +14,8 @@ from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate, api_token_create
 from talorys.notifications import services as notification_services
 from talorys.owner.models import OwnerSettings
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from talorys.owner.services.usage import usage_reserve
 from talorys.workspace import services
 

@@ -40,7 +40,7 @@ def start(data_dir: Path) -> str:
         key: value
         for key, value in os.environ.items()
         if key not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY"}
-    } | {"DJANGO_SETTINGS_MODULE": "talorys.settings", "TALORYS_DATA_DIR": str(data_dir)}
+    } | {"DJANGO_SETTINGS_MODULE": "config.settings", "TALORYS_DATA_DIR": str(data_dir)}
     done = subprocess.run(
         [sys.executable, "-c", START],
         cwd=ROOT,

@@ -39,7 +39,7 @@ def embedded_env(needs_postgres, tmp_path) -> dict[str, str]:
     url = f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "TALORYS_DB_POOL")}
     return env | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": url,
         "TALORYS_DB_POOL": "0",
         "TALORYS_DATA_DIR": str(tmp_path / "data"),
@@ -50,7 +50,7 @@ def embedded_env(needs_postgres, tmp_path) -> dict[str, str]:
 def worker(embedded_env, tmp_path) -> Iterator[tuple[subprocess.Popen, Path]]:
     log = tmp_path / "worker.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "talorys", "worker", "-l", "info", "-c", "1"]
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
         + ["--without-mingle", "--without-gossip"],
         cwd=settings.BASE_DIR,
         env=embedded_env,

@@ -68,7 +68,7 @@ def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unuse
 
 
 def test_a_later_start_says_where_the_password_is_and_how_to_reset_it():
-    from talorys.management.commands.talorys_run import login_hint
+    from config.management.commands.talorys_run import login_hint
 
     again = login_hint("owner", "Talorys 1.0: start done.\n")  # no password printed this time
     assert "printed above" not in again

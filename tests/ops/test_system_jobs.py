@@ -75,12 +75,14 @@ def test_the_admin_lists_every_job_of_the_setting_and_no_automation(operator, se
 def test_a_change_page_shows_the_job_and_its_default(operator, settings):
     beat_starts()
     job = PeriodicTask.objects.get(name=an_interval_job(settings))
+    default = str(job.interval)
+    job = system_job_update(job_id=job.pk, every_seconds=4321)
 
     page = operator.get(reverse("admin:ops_systemjob_change", args=[job.pk]))
 
     assert page.status_code == 200
-    assert page.context["adminform"].form["every_seconds"].initial == seconds(job)
-    assert str(job.interval).encode() in page.content  # the setting's default, beside it
+    assert page.context["adminform"].form["every_seconds"].initial == 4321
+    assert default.encode() in page.content  # the setting's default, beside it
 
 
 def test_a_pause_and_an_interval_set_in_the_admin_outlast_a_restart(operator, settings):
@@ -123,25 +125,36 @@ def test_the_list_s_switch_pauses_a_job(operator, settings):
     assert list(PeriodicTask.objects.filter(enabled=False)) == [jobs[0]]
 
 
-def test_a_new_default_applies_to_a_job_the_operator_left_alone(settings):
+def test_an_installed_job_keeps_its_schedule_and_follows_the_rest_of_the_setting(settings):
     beat_starts()
     tuned, untouched = [
         name
         for name, entry in settings.CELERY_BEAT_SCHEDULE.items()
         if isinstance(entry["schedule"], int | float)
     ][:2]
+    installed = seconds(PeriodicTask.objects.get(name=untouched))
     system_job_update(job_id=PeriodicTask.objects.get(name=tuned).pk, every_seconds=4321)
     settings.CELERY_BEAT_SCHEDULE = {
         **settings.CELERY_BEAT_SCHEDULE,
         tuned: {**settings.CELERY_BEAT_SCHEDULE[tuned], "schedule": 77.0},
-        untouched: {**settings.CELERY_BEAT_SCHEDULE[untouched], "schedule": 77.0},
-    }  # as a changed environment setting (TALORYS_DISPATCH_SECONDS...) would
+        untouched: {
+            **settings.CELERY_BEAT_SCHEDULE[untouched],
+            "task": "talorys.ops.tasks.heartbeat",
+            "schedule": 77.0,
+            "options": {"expire_seconds": 9},
+        },
+    }  # as a changed environment setting (TALORYS_DISPATCH_SECONDS...) and code would
 
     scheduler = beat_starts()
 
     assert seconds(PeriodicTask.objects.get(name=tuned)) == 4321
-    assert seconds(PeriodicTask.objects.get(name=untouched)) == 77
-    assert scheduler.schedule[untouched].schedule.run_every == dt.timedelta(seconds=77)
+    job = PeriodicTask.objects.get(name=untouched)
+    assert (seconds(job), job.task, job.expire_seconds) == (
+        installed,
+        "talorys.ops.tasks.heartbeat",
+        9,
+    )
+    assert scheduler.schedule[untouched].schedule.run_every == dt.timedelta(seconds=installed)
 
 
 def test_a_job_new_in_the_setting_appears_and_a_dropped_one_goes(operator, settings):

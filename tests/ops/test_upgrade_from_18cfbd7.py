@@ -165,7 +165,7 @@ def _manage(tree: Path, data_dir: Path, *args: str) -> str:
         if key not in {"DATABASE_URL", "REDIS_URL", "PYTHONPATH", "DJANGO_SETTINGS_MODULE"}
         and not key.startswith("TALORYS_")
     }
-    env.update(TALORYS_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="talorys.settings")
+    env.update(TALORYS_DATA_DIR=str(data_dir))  # each tree's manage.py names its settings
     done = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=tree,

@@ -23,7 +23,7 @@ PROBE = """
 import json, sys
 import django
 django.setup()
-import talorys.asgi, talorys.urls
+import config.asgi, config.urls
 from django.urls import get_resolver
 get_resolver().url_patterns
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
@@ -32,7 +32,7 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 
 def test_a_started_web_process_has_not_loaded_what_only_some_requests_use(tmp_path):
     env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "talorys.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "TALORYS_DATA_DIR": str(tmp_path),
     }
     env.pop("DATABASE_URL", None)

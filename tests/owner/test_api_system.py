@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from memory import services as memory_services
 from talorys.owner.models import OwnerSettings, UsageDay
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from talorys.owner.services.usage import usage_record_tokens, usage_reserve
 from talorys.workspace import services
 from talorys.workspace.models import Task

@@ -8,7 +8,8 @@ from django.db import IntegrityError, transaction
 
 from talorys.lib.errors import ValidationFailed
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 
 pytestmark = pytest.mark.django_db
 

@@ -7,12 +7,9 @@ import pytest
 
 from backup.services import backup_import
 from talorys.owner.models import OwnerSettings
+from talorys.owner.selectors import owner_settings_current, owner_settings_get
 from talorys.owner.services.calendar import calendar_secret_rotate
-from talorys.owner.services.settings import (
-    owner_settings_current,
-    owner_settings_get,
-    owner_settings_update,
-)
+from talorys.owner.services.settings import owner_settings_update
 from tests.backup.helpers import document, exported, raw
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""One way to show a time (issue 28, item 7): "1 Dec 2026, 22:14" in the owner's zone on the
+"""One way to show a time : "1 Dec 2026, 22:14" in the owner's zone on the
 pages (the ``when`` filter), in the admin (settings' formats), with relative times for lists;
 and usage days are the owner's days, at a UTC day boundary too."""
 
@@ -17,8 +17,8 @@ from talorys.lib.errors import BudgetExhausted
 from talorys.lib.timefmt import format_datetime, format_relative
 from talorys.notifications.services import notification_create
 from talorys.owner.models import UsageDay
-from talorys.owner.selectors import usage_report
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get, usage_report
+from talorys.owner.services.settings import owner_settings_update
 from talorys.owner.services.usage import usage_record_tokens, usage_reserve
 
 AUCKLAND = ZoneInfo("Pacific/Auckland")  # UTC+13 in December

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from talorys.history.models import Change
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 from talorys.workspace import services
 from talorys.workspace.models import Note, Task
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 from talorys.workspace import services
 from talorys.workspace.models import Project, Task
 

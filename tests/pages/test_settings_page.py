@@ -10,7 +10,8 @@ from django.test import Client
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings, UsageDay
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from tests.agent.fake_openai import error, text
 from tests.agent.test_chat_api import read_events
 from tests.agent.test_runner import TURN_DATABASE

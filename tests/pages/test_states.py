@@ -1,4 +1,4 @@
-"""States the pages must not misstate (issue 28, item 8): a one-off reminder that has run is
+"""States the pages must not misstate: a one-off reminder that has run is
 done, not paused; half a quiet-hours range is refused (page and API) and changes nothing;
 /changes/ says why a change cannot be reverted without claiming a revert was tried, and shows
 a reference to another item by its title, linked, never as a raw id."""
@@ -17,7 +17,8 @@ from automations.services.crud import automation_create
 from memory.services import memories
 from talorys.history.models import Change
 from talorys.lib.actors import Actor
-from talorys.owner.services.settings import owner_settings_get, owner_settings_update
+from talorys.owner.selectors import owner_settings_get
+from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
 from tests.automations.conftest import eager  # noqa: F401 (the fixture: Celery tasks inline)
 

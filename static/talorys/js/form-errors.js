@@ -3,7 +3,7 @@
 // Two ways a page says so: the form comes back with its errors (templates/_form_errors.html at
 // its top, each field's errors beside it in a box marked .invalid), or the page redirected and
 // the message above it names the form's input (templates/_flash.html, data-field; the server's
-// say_error in talorys/lib/pages.py): that message is moved to the top of the form it is about.
+// say_error in talorys/web/pages.py): that message is moved to the top of the form it is about.
 const CONTROLS = "input:not([type=hidden]):not([disabled]), select:not([disabled]), textarea:not([disabled])";
 
 function describe(control, ids) {

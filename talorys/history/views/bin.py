@@ -15,7 +15,7 @@ from talorys.history.bin import BIN_RETENTION, BinItem, bin_empty, bin_purge, bi
 from talorys.history.bin_items import BinItems
 from talorys.history.kinds import item_kind
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
+from talorys.web.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
 
 BACK = "/bin/"
 

@@ -22,8 +22,8 @@ from talorys.history.refusals import change_revert_refusals
 from talorys.history.selectors import change_list
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import NotFound, ValidationFailed
-from talorys.lib.pages import owner_page, page_of, page_problem, run_action, whole_number
 from talorys.lib.timefmt import format_datetime
+from talorys.web.pages import owner_page, page_of, page_problem, run_action, whole_number
 
 BACK = "/changes/"
 # What each action did to the item, as the list says it.

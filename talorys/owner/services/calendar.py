@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 
 from talorys.owner.models import OwnerSettings, new_calendar_secret, new_settings_version
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 
 
 def calendar_path(secret: str) -> str:

@@ -17,8 +17,8 @@ from asgiref.sync import async_to_sync
 
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe
-from talorys.owner.selectors import model_endpoint
-from talorys.owner.services.settings import owner_settings_check, owner_settings_get
+from talorys.owner.selectors import model_endpoint, owner_settings_get
+from talorys.owner.services.settings import owner_settings_check
 from talorys.owner.services.usage import usage_record_tokens, usage_reserve
 from talorys.providers import provider_for
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, TextDelta, Usage

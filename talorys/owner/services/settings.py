@@ -1,67 +1,17 @@
-"""The owner's settings (one row): read, check and change them; the owner's time zone."""
+"""The owner's settings (one row): check and change them (owner.selectors reads them)."""
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
-import threading
 from typing import Any, TypedDict, Unpack
-from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from talorys.lib.errors import Forbidden, ValidationFailed
 from talorys.lib.validation import HEADER_SAFE_TEXT, header_safe, one_line
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
-
-
-def owner_settings_get() -> OwnerSettings:
-    settings_row = OwnerSettings.objects.filter(pk=1).first()
-    if settings_row is None:
-        try:
-            with transaction.atomic():
-                settings_row = OwnerSettings.objects.create(pk=1)
-        except IntegrityError:  # made by a concurrent request
-            settings_row = OwnerSettings.objects.get(pk=1)
-    return settings_row
-
-
-# This process's copy of the row, kept by owner_settings_current under its version.
-_kept: OwnerSettings | None = None
-_kept_lock = threading.Lock()
-
-
-def owner_settings_current(*, version: int | None) -> OwnerSettings:
-    """The settings row, as ``owner_settings_get`` reads it, from this process's copy when
-    ``version`` (read by the caller in a statement it makes anyway: agent/runner/opening.py)
-    is the copy's; else read, and kept. ``None``: no row was found (made here).
-
-    Every write of the row changes its version (OwnerSettings.save; the ``update()`` writes
-    and the backup import set it too), so a copy under the version just read is the row. Each
-    caller gets a copy of its own to read or change."""
-    global _kept
-    with _kept_lock:
-        kept = _kept
-    if kept is not None and version is not None and kept.version == version:
-        return copy.copy(kept)
-    row = owner_settings_get()
-    with _kept_lock:
-        _kept = copy.copy(row)
-    return row
-
-
-def owner_settings_kept() -> OwnerSettings | None:
-    """This process's copy of the settings as last read (``owner_settings_current``), without
-    reading: None before the first read. For guesses made before any read, which must cost no
-    statement (memory.embeddings.query_prefetch at a turn's claim); never for a decision."""
-    with _kept_lock:
-        return copy.copy(_kept) if _kept is not None else None
-
-
-def owner_zone() -> ZoneInfo:
-    """The owner's time zone, in which schedules run and times are shown to the model."""
-    return ZoneInfo(owner_settings_get().time_zone)
+from talorys.owner.selectors import owner_settings_get
 
 
 class OwnerSettingsChanges(TypedDict, total=False):
@@ -107,6 +57,23 @@ def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
     unknown = set(values) - SETTINGS_FIELDS
     if unknown:
         raise ValidationFailed(f"Unknown settings: {', '.join(sorted(unknown))}.")
+    _addresses_check(values)
+    for key, (low, high) in SETTINGS_BOUNDS.items():
+        value = values.get(key)
+        if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            raise ValidationFailed(f"{key} must be between {low} and {high}.")
+    for key in ("quiet_hours_start", "quiet_hours_end"):
+        # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
+        # with one could not be stored or shown).
+        value = values.get(key)
+        if value is not None and getattr(value, "tzinfo", None) is not None:
+            raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
+    if {"quiet_hours_start", "quiet_hours_end"} <= set(values):
+        _quiet_hours_check(values["quiet_hours_start"], values["quiet_hours_end"])
+
+
+def _addresses_check(values: dict[str, Any]) -> None:
+    """The providers' URLs and keys, as every request will send them."""
     for key in ("model_base_url", "embeddings_base_url"):
         url = (values.get(key) or "").strip()
         if url and not url.startswith(("http://", "https://")):
@@ -121,18 +88,6 @@ def owner_settings_check(**changes: Unpack[OwnerSettingsChanges]) -> None:
         value = values.get(key)
         if isinstance(value, str) and not header_safe(value.strip()):
             raise ValidationFailed(f"{key} {HEADER_SAFE_TEXT}.")
-    for key, (low, high) in SETTINGS_BOUNDS.items():
-        value = values.get(key)
-        if value is not None and (not isinstance(value, int) or not low <= value <= high):
-            raise ValidationFailed(f"{key} must be between {low} and {high}.")
-    for key in ("quiet_hours_start", "quiet_hours_end"):
-        # Wall-clock times in the owner's zone: an offset would mean another zone (and a time
-        # with one could not be stored or shown).
-        value = values.get(key)
-        if value is not None and getattr(value, "tzinfo", None) is not None:
-            raise ValidationFailed(f"{key} is a time of day in your time zone, without an offset.")
-    if {"quiet_hours_start", "quiet_hours_end"} <= set(values):
-        _quiet_hours_check(values["quiet_hours_start"], values["quiet_hours_end"])
 
 
 QUIET_HOURS_HALF = (

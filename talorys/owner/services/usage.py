@@ -14,8 +14,7 @@ from django.db.models import F
 
 from talorys.lib.errors import BudgetExhausted
 from talorys.owner.models import OwnerSettings, UsageDay
-from talorys.owner.selectors import USAGE_KINDS, usage_day, usage_report
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import USAGE_KINDS, owner_settings_get, usage_day, usage_remaining
 
 
 def _usage_today(day: dt.date) -> UsageDay:
@@ -64,13 +63,6 @@ def usage_check(*, kind: str, owner_settings: OwnerSettings | None = None) -> No
 
 def _exhausted(kind: str, limit: int) -> BudgetExhausted:
     return BudgetExhausted(f"Today's {kind.replace('_', ' ')} request budget ({limit}) is used up.")
-
-
-def usage_remaining(*, kind: str, owner_settings: OwnerSettings | None = None) -> int:
-    """Requests of ``kind`` still allowed today (the owner's settings read when not given)."""
-    column, _limit_field = USAGE_KINDS[kind]
-    owner_settings = owner_settings or owner_settings_get()
-    return usage_report(owner_settings=owner_settings, days=1)["remaining"][column]
 
 
 def usage_record_tokens(*, input_tokens: int, output_tokens: int) -> None:

@@ -19,9 +19,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from talorys.accounts.models import ApiToken
-from talorys.accounts.services import api_token_create, api_token_list, api_token_revoke
+from talorys.accounts.selectors import api_token_list
+from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.pages import form_text, owner_page, page_of, run_action, whole_number
 from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings
 from talorys.owner.selectors import (
     embeddings_provider_kind,
@@ -31,6 +31,7 @@ from talorys.owner.selectors import (
 )
 from talorys.owner.services.calendar import calendar_path, calendar_secret_rotate
 from talorys.owner.services.settings import owner_settings_update
+from talorys.web.pages import form_text, owner_page, page_of, run_action, whole_number
 
 BACK = "/settings/"
 # Where the page keeps a new token's secret until it has shown it, once (the session is stored
@@ -224,7 +225,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
                 "token_name": ApiToken.NAME_MAX,
             },
             "tokens": page_of(request, api_token_list(user=request.user)),  # type: ignore[arg-type]
-            # Where MCP clients connect with a token (talorys/mcp/, docs/clients.md).
+            # Where MCP clients connect with a token (config/mcp/, docs/clients.md).
             "mcp_url": request.build_absolute_uri("/mcp"),
             "calendar_url": request.build_absolute_uri(calendar_path(row.calendar_secret)),
             "scopes": ApiToken.Scope.choices,

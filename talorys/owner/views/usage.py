@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from talorys.lib.pages import owner_page
 from talorys.lib.timefmt import format_date
 from talorys.owner.models import UsageDay
 from talorys.owner.selectors import UsageReport, usage_report
+from talorys.web.pages import owner_page
 
 DAYS = 30
 # The chart's drawing box (viewBox units; CSS scales it to the page's width).

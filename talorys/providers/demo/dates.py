@@ -20,11 +20,12 @@ from talorys.providers.demo.turn import field
 _NAME_CHARS = 200
 
 
-def read(text: str, clock: dt.datetime | None) -> Understood | None:
-    """``text`` read at the owner's clock, or None when the demo does not know their zone."""
+def read(text: str, clock: dt.datetime | None, titled: bool = True) -> Understood | None:
+    """``text`` read at the owner's clock, or None when the demo does not know their zone.
+    ``titled``: as understand takes it (False: the words are only a time)."""
     if clock is None or not isinstance(clock.tzinfo, ZoneInfo):
         return None
-    return understand(text, zone=clock.tzinfo, now=clock)
+    return understand(text, zone=clock.tzinfo, now=clock, titled=titled)
 
 
 def routine_call(got: Understood, number: int) -> ToolCall:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from talorys.providers.demo.times import AMOUNT, UNIT, WEEKDAYS
-
 HELP = (
     "This is the demo assistant: no AI model is configured, so I only understand a few plain "
     "requests:\n"
@@ -21,10 +19,18 @@ HELP = (
     "Configure a model in Settings to chat freely."
 )
 
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# Spelled amounts too: "in half an hour" is a reminder whose time talorys/lib/when.py cannot
+# read, which the answer says, rather than a task named after it.
+_AMOUNT = (
+    r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty-five|half an?"
+)
+_UNIT = r"min(?:ute)?s?|h(?:ou)?rs?|days?"
 # Where a reminder's time starts: "at 5pm", "in 10 minutes", "tomorrow", "on friday", ...
 _WHEN = (
-    rf"(?:at \d|at noon|at midnight|in (?:{AMOUNT}) (?:{UNIT})\b|tomorrow|tonight|"
-    rf"today|this (?:morning|afternoon|evening)|on (?:{WEEKDAYS})|next (?:{WEEKDAYS}|week)|every )"
+    rf"(?:at \d|at noon|at midnight|in (?:{_AMOUNT}) (?:{_UNIT})\b|tomorrow|tonight|"
+    rf"today|this (?:morning|afternoon|evening)|on (?:{_WEEKDAYS})|next (?:{_WEEKDAYS}|week)|every )"
 )
 _TASK = r"(?:a |an |the )?(?:new )?task(?::\s*|\s+)(?:called |named |titled |to )?"
 _NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"

@@ -1,17 +1,19 @@
 """The demo's reminders at a time ("remind me to X in 20 minutes"): the create_automation call
-for a one-time reminder, and the answer once it is set. How the time is read and said is
-times.py."""
+for a one-time reminder, and the answer once it is set. The time is read by
+talorys/lib/when.py, as the tasks page's quick add reads it; times.py says it."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
+from talorys.lib.when import shown
 from talorys.providers.base import ProviderEvent, ToolCall
 from talorys.providers.demo.dates import read, routine_call, routine_set
 from talorys.providers.demo.events import call, say, tool_call
 from talorys.providers.demo.parse import DemoRequest, capitalised
-from talorys.providers.demo.times import NoTime, reminder_time, spoken
+from talorys.providers.demo.times import spoken
 from talorys.providers.demo.turn import field
 
 # Automation.NAME_MAX / MESSAGE_MAX (automations/models.py): the provider layer cannot import it.
@@ -20,10 +22,9 @@ _MESSAGE_CHARS = 4_000
 _EXAMPLES = "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”"
 
 
-def timed_reminder_call(request: DemoRequest, now: dt.datetime, number: int) -> ToolCall:
+def timed_reminder_call(request: DemoRequest, at: dt.datetime, number: int) -> ToolCall:
     """The create_automation call for "remind me to X at/in/tomorrow ...": a one-time reminder
-    at ``request.when`` counted from ``now`` (the owner's local time). Raises NoTime."""
-    at = reminder_time(request.when, now)
+    at ``at``."""
     what = capitalised(request.what)
     name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
     arguments = {
@@ -46,15 +47,19 @@ def timed_reminder(
             f"I can't schedule reminders here, so I haven't set “{what}” {request.when}. Say "
             f"“remind me to {what}” without a time and I'll add it as a task."
         )
-    if clock is None:
+    got = read(request.when, clock, titled=False)
+    if clock is None or got is None:
         return say(f"I don't know your local time, so I haven't set “{what}” {request.when}.")
-    repeating = read(f"{what} {request.when}", clock)
-    if repeating is not None and repeating.schedule is not None:
-        return call(routine_call(repeating, number))
-    try:
-        return call(timed_reminder_call(request, clock, number))
-    except NoTime as exc:
-        return say(f"{exc} So I haven't set the reminder “{what}”. Say the time like {_EXAMPLES}.")
+    if got.schedule is not None:  # "every monday": a reminder routine
+        return call(routine_call(replace(got, title=what), number))
+    at = got.due
+    if at is None:
+        problem = f"I couldn't read “{request.when}” as a time."
+    elif at <= clock:
+        problem = f"That time ({shown(at, clock)}) has already passed."
+    else:
+        return call(timed_reminder_call(request, at, number))
+    return say(f"{problem} So I haven't set the reminder “{what}”. Say the time like {_EXAMPLES}.")
 
 
 def reminder_set(

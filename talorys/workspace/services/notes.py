@@ -15,14 +15,8 @@ from talorys.lib.tasklists import tick
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Note
+from talorys.workspace.selectors import note_get
 from talorys.workspace.services.common import check_version, record_created, record_updated
-
-
-def note_get(*, note_id: int) -> Note:
-    note = Note.objects.live().filter(pk=note_id).first()
-    if note is None:
-        raise NotFound(f"Note {note_id} does not exist.")
-    return note
 
 
 def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:

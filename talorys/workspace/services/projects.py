@@ -24,14 +24,6 @@ from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
 from talorys.workspace.services.common import check_version, record_created, record_updated
 
-
-def project_get(*, project_id: int) -> Project:
-    project = Project.objects.live().filter(pk=project_id).first()
-    if project is None:
-        raise NotFound(f"Project {project_id} does not exist.")
-    return project
-
-
 _NAMES_LOCK = int.from_bytes(
     hashlib.blake2b(b"talorys:project-names", digest_size=8).digest(), signed=True
 )

@@ -21,13 +21,6 @@ from talorys.workspace.services.projects import project_ref
 PRIORITY_TEXT = "priority must be 1 (low), 2 (normal) or 3 (high)."
 
 
-def task_get(*, task_id: int) -> Task:
-    task = Task.objects.live().select_related("project").filter(pk=task_id).first()
-    if task is None:
-        raise NotFound(f"Task {task_id} does not exist.")
-    return task
-
-
 def task_create(
     *,
     title: str,

@@ -12,7 +12,6 @@ from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
-from talorys.lib.schemas import Limit
 from talorys.lib.tools import (
     ListTool,
     Permission,
@@ -24,6 +23,7 @@ from talorys.lib.tools import (
     register,
     snapshot_hash,
 )
+from talorys.web.schemas import Limit
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note
 from talorys.workspace.tools.common import ReadVersion, clip, local_iso
@@ -114,7 +114,7 @@ class ReadNote(Tool):
     cap = 6
 
     def run(self, args: NoteIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        note = services.note_get(note_id=args.note_id)
+        note = selectors.note_get(note_id=args.note_id)
         return {
             "note": {
                 "id": note.pk,
@@ -234,7 +234,7 @@ class RewriteNote(Tool):
         return snapshot_hash({"title": note.title, "content": note.content})
 
     def prepare(self, args: RewriteNoteArgs, ctx: ToolContext) -> Proposal:
-        note = services.note_get(note_id=args.note_id)
+        note = selectors.note_get(note_id=args.note_id)
         diff = difflib.unified_diff(
             note.content.splitlines(), args.content.splitlines(), "before", "after", lineterm=""
         )
@@ -251,7 +251,7 @@ class RewriteNote(Tool):
         return None if note is None else self._hash(note)
 
     def commit(self, proposal: Proposal, ctx: ToolContext) -> dict[str, Any]:
-        note = services.note_get(note_id=proposal.target_id)
+        note = selectors.note_get(note_id=proposal.target_id)
         previous = note.content
         note = services.note_update(
             note_id=note.pk, content=proposal.payload["content"], actor=ctx.actor

@@ -10,7 +10,6 @@ from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
-from talorys.lib.schemas import BoundedDatetime, Limit
 from talorys.lib.tools import (
     ListTool,
     Permission,
@@ -20,6 +19,7 @@ from talorys.lib.tools import (
     ToolError,
     register,
 )
+from talorys.web.schemas import BoundedDatetime, Limit
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import TaskStatus
@@ -71,7 +71,7 @@ class ListTasks(ListTool):
 
     def rows(self, args: ListTasksArgs, ctx: ToolContext) -> QuerySet[Task]:
         if args.project_id is not None:
-            services.project_get(project_id=args.project_id)
+            selectors.project_get(project_id=args.project_id)
         return selectors.task_list(
             status=args.status,
             project_id=args.project_id,
@@ -216,7 +216,7 @@ class CompleteTask(Tool):
     cap = 10
 
     def run(self, args: TaskIdArgs, ctx: ToolContext) -> dict[str, Any]:
-        was_done = services.task_get(task_id=args.task_id).status == Task.Status.DONE
+        was_done = selectors.task_get(task_id=args.task_id).status == Task.Status.DONE
         task = services.task_complete(task_id=args.task_id, actor=ctx.actor)
         return {"task": _task(task, ctx.zone), "already_done": was_done}
 

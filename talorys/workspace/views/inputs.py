@@ -1,5 +1,5 @@
 """What the workspace pages read from a form in the owner's zone (ids and page numbers:
-``talorys.lib.pages``)."""
+``talorys.web.pages``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 from django.http import HttpRequest
 
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.pages import form_text
 from talorys.lib.validation import local_datetime
 from talorys.lib.when import understand
+from talorys.web.pages import form_text
 
 
 def owner_zone_of(request: HttpRequest) -> ZoneInfo:

@@ -19,9 +19,9 @@ from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.kept import typed
 from talorys.lib.markdown import render_markdown
-from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX, SNIPPET_CHARS
 from talorys.lib.wording import plain_message
+from talorys.web.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Note
 from talorys.workspace.views.tasks import bin_and_say
@@ -130,7 +130,7 @@ def _revisions(changes: list[Change]) -> list[Revision]:
 
 def _note(note_id: int) -> Note:
     try:
-        return services.note_get(note_id=note_id)
+        return selectors.note_get(note_id=note_id)
     except NotFound as err:
         raise Http404(err.message) from err
 
@@ -226,7 +226,7 @@ def note_delete(request: HttpRequest, note_id: int) -> HttpResponse:
     return bin_and_say(
         request,
         kind="Note",
-        get=lambda: services.note_get(note_id=note_id),
+        get=lambda: selectors.note_get(note_id=note_id),
         delete=lambda: services.note_delete(note_id=note_id, actor=request_actor(request)),
         back="/notes/",
     )

@@ -9,8 +9,8 @@ from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
 from talorys.lib.kept import typed
-from talorys.lib.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.lib.search import QUERY_MAX
+from talorys.web.pages import form_text, form_version, owner_page, page_of, page_problem, run_action
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project
 
@@ -98,7 +98,7 @@ def _deleted(project: Project, task_ids: list[int]) -> str:
 @owner_page("POST")
 def project_delete(request: HttpRequest, project_id: int) -> HttpResponse:
     def delete() -> str:
-        project = services.project_get(project_id=project_id)
+        project = selectors.project_get(project_id=project_id)
         task_ids = services.project_delete(project_id=project_id, actor=request_actor(request))
         return _deleted(project, task_ids)
 

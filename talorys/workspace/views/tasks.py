@@ -16,7 +16,9 @@ from talorys.accounts.auth import request_actor
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.kept import typed
-from talorys.lib.pages import (
+from talorys.lib.search import QUERY_MAX
+from talorys.lib.undo import say_binned
+from talorys.web.pages import (
     form_text,
     form_version,
     owner_page,
@@ -25,8 +27,6 @@ from talorys.lib.pages import (
     run_action,
     whole_number,
 )
-from talorys.lib.search import QUERY_MAX
-from talorys.lib.undo import say_binned
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Project, Task
 from talorys.workspace.views.inputs import (
@@ -154,7 +154,7 @@ def _quick_values(request: HttpRequest, filters: dict[str, Any]) -> dict[str, st
 
 def _task(task_id: int) -> Task:
     try:
-        return services.task_get(task_id=task_id)
+        return selectors.task_get(task_id=task_id)
     except NotFound as err:
         raise Http404(err.message) from err
 
@@ -250,7 +250,7 @@ def task_delete(request: HttpRequest, task_id: int) -> HttpResponse:
     return bin_and_say(
         request,
         kind="Task",
-        get=lambda: services.task_get(task_id=task_id),
+        get=lambda: selectors.task_get(task_id=task_id),
         delete=lambda: services.task_delete(task_id=task_id, actor=request_actor(request)),
         back="/tasks/",
     )

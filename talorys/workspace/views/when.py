@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from talorys.lib.pages import owner_page
+from talorys.web.pages import owner_page
 from talorys.workspace.models import Task
 from talorys.workspace.views.inputs import owner_zone_of, understood
 

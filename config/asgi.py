@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "talorys.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Static files are few and small; serving them in-process keeps the embedded install one command.
 django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
@@ -16,12 +16,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
 from agent.routing import websocket_urlpatterns  # noqa: E402
-from talorys.lib.bodies import AsgiBodyLimit, daphne_guard  # noqa: E402
-from talorys.lib.websocket import OwnOriginValidator, Refuse, daphne_close_frames  # noqa: E402
-from talorys.mcp.http import McpRouter  # noqa: E402
+from config.mcp.http import McpRouter  # noqa: E402
 from talorys.notifications.consumers import NotificationConsumer  # noqa: E402
+from talorys.web.bodies import AsgiBodyLimit, daphne_guard  # noqa: E402
+from talorys.web.websocket import OwnOriginValidator, Refuse, daphne_close_frames  # noqa: E402
 
-# Oversized request bodies: 413 before they are read (talorys/lib/bodies.py).
+# Oversized request bodies: 413 before they are read (talorys/web/bodies.py).
 daphne_guard()
 # A WebSocket that fails (an oversized message: 1009) is closed with a close frame, not dropped.
 daphne_close_frames()
@@ -38,9 +38,9 @@ websocket_routes: list[Any] = [
 
 application = ProtocolTypeRouter(
     {
-        # /mcp: the MCP server (talorys/mcp/http.py), token-only; everything else is Django's.
+        # /mcp: the MCP server (config/mcp/http.py), token-only; everything else is Django's.
         "http": AsgiBodyLimit(McpRouter(django_asgi_app)),
-        # Only the app's own origin (talorys/lib/websocket.py): any page's handshake carries the cookie.
+        # Only the app's own origin (talorys/web/websocket.py): any page's handshake carries the cookie.
         "websocket": OwnOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes))),
     }
 )

@@ -1,6 +1,6 @@
 """/api/openapi.json declares every status an operation can answer, not only its success.
 
-Each error is the envelope of talorys/lib/errors.py (``ErrorOut``, talorys/lib/schemas.py), and
+Each error is the envelope of talorys/lib/errors.py (``ErrorOut``, talorys/web/schemas.py), and
 which errors an operation can meet follows from how it is built, in one place, so no route lists
 them by hand:
 
@@ -30,8 +30,8 @@ from ninja.openapi.schema import REF_TEMPLATE, OpenAPISchema
 from ninja.operation import Operation
 
 from talorys.lib.errors import code_for_status
-from talorys.lib.schemas import ErrorOut
 from talorys.ops.api import anyone
+from talorys.web.schemas import ErrorOut
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -93,7 +93,7 @@ def _error_response(status: int) -> dict[str, Any]:
 
 
 class TalorysAPI(NinjaAPI):
-    """The one API (talorys/api.py), whose schema declares every answer (``ErrorsDeclared``)."""
+    """The one API (config/api.py), whose schema declares every answer (``ErrorsDeclared``)."""
 
     def get_openapi_schema(
         self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None

@@ -1,7 +1,7 @@
 """Whether an ASGI request comes to one of the app's own hosts, and from one of its own origins:
 the checks Django makes for its pages (ALLOWED_HOSTS; the CSRF check's origin), for what Django's
-middleware never sees: the WebSocket handshakes (talorys/lib/websocket.py) and ``/mcp``
-(talorys/mcp/gate.py).
+middleware never sees: the WebSocket handshakes (talorys/web/websocket.py) and ``/mcp``
+(config/mcp/gate.py).
 
 A browser sends the owner's session cookie with a WebSocket handshake from any page, and any
 page can make a browser send a request to a local server, so the Origin header is what tells

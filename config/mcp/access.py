@@ -41,7 +41,7 @@ from talorys.lib.errors import RateLimited
 from talorys.lib.tools import Mode, Tool, ToolContext, tools_for
 from talorys.providers.base import ToolCall
 
-# Who is asking, set by the transport from the request's token (talorys/mcp/http.py) or by the
+# Who is asking, set by the transport from the request's token (config/mcp/http.py) or by the
 # stdio bridge; here, not in server.py, so the transport reads it without importing the SDK.
 current_caller: ContextVar[Caller | None] = ContextVar("talorys_mcp_caller", default=None)
 

@@ -6,8 +6,9 @@ a 500 on every list. Bounded here, such a number is a 422 like any other invalid
 
 ``paginate_rows`` is the same pagination for a list whose output schema is a plain copy of the
 model's fields: the page is read as rows of those fields and written as JSON at once, without a
-model instance and a schema validation per item (talorys/lib/schema_rows.py says why). The
-parameters, the answer and the OpenAPI schema are ``@paginate(Pagination)``'s.
+model instance and a schema validation per item. Only where that is measurably worth it
+(talorys/web/schema_rows.py says why, which lists and by how much). The parameters, the answer
+and the OpenAPI schema are ``@paginate(Pagination)``'s.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.renderers import JSONRenderer
 
-from talorys.lib.schema_rows import SchemaRows
+from talorys.web.schema_rows import SchemaRows
 
 MAX_LIMIT = 500
 # No list holds two billion rows; any offset up to here is a valid (perhaps empty) page.
 MAX_OFFSET = 2**31 - 1
 
-# What NinjaAPI writes its answers with (talorys/api.py keeps ninja's default renderer).
+# What NinjaAPI writes its answers with (config/api.py keeps ninja's default renderer).
 _RENDERER = JSONRenderer()
 _CONTENT_TYPE = f"{_RENDERER.media_type}; charset={_RENDERER.charset}"
 

@@ -1,7 +1,7 @@
 """``/mcp``: the MCP server over Streamable HTTP, in front of Django in the ASGI router.
 
 Only a Bearer API token gets in (``Authorization: Bearer tal_…``); no session, no cookie.
-Every request passes ``mcp_gate`` (talorys/mcp/gate.py: Host and Origin, POST only, the token
+Every request passes ``mcp_gate`` (config/mcp/gate.py: Host and Origin, POST only, the token
 and its requests a minute, a readable body) before the SDK sees it. The token is checked on
 every request (the server is stateless: each JSON-RPC request is one POST), so a revoked token
 stops at its next call.
@@ -24,8 +24,8 @@ import contextvars
 import logging
 from typing import TYPE_CHECKING, Any
 
-from talorys.mcp.access import current_caller
-from talorys.mcp.gate import mcp_gate
+from config.mcp.access import current_caller
+from config.mcp.gate import mcp_gate
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -43,7 +43,7 @@ class _Run:
         # request, not in every process of an install that never uses MCP.
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        from talorys.mcp.server import server_build
+        from config.mcp.server import server_build
 
         self.manager = StreamableHTTPSessionManager(
             app=server_build(), stateless=True, json_response=True

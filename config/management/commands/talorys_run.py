@@ -17,8 +17,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from config.management.commands.talorys_embedder import embedder_command
 from talorys.lib.env import env_int, env_str
-from talorys.management.commands.talorys_embedder import embedder_command
 from talorys.ops.health import embedder_status
 from talorys.ops.selectors import heartbeat_states
 from talorys.ops.supervisor import Supervisor
@@ -106,7 +106,7 @@ class Command(BaseCommand):
 
 def _commands() -> dict[str, list[str]]:
     """The worker, beat and the embedder, run beside the web processes (talorys/ops/web.py)."""
-    celery = [sys.executable, "-m", "celery", "-A", "talorys"]
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
     return {
         # Straight to the process talorys_embedder would exec: no Django start-up in between.
         "embedder": embedder_command(),

@@ -1,5 +1,5 @@
-"""What stands in front of every WebSocket consumer (talorys/asgi.py): the origin check
-(``origin_allowed``, talorys/lib/origins.py, which says why), the answer to an unknown path, and
+"""What stands in front of every WebSocket consumer (config/asgi.py): the origin check
+(``origin_allowed``, talorys/web/origins.py, which says why), the answer to an unknown path, and
 close frames from daphne for a socket it fails (``daphne_close_frames``: 1009 for a message past
 its size limit).
 """
@@ -11,7 +11,7 @@ from typing import Any
 from asgiref.typing import Scope as AsgiScope
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from talorys.lib.origins import origin_allowed
+from talorys.web.origins import origin_allowed
 
 # A consumer whose ``channel_layer_alias`` names no configured layer gets none (Channels'
 # get_channel_layer answers None, and the consumer listens to its client only): for a socket no
@@ -22,6 +22,8 @@ WITHOUT_CHANNEL_LAYER = "talorys-without-channel-layer"
 # registry's own 1013 "Try Again Later" cannot be sent: daphne's autobahn lets an application
 # close with 1000 or 3000-4999 only.
 WEBSOCKET_TRY_AGAIN_LATER = 4503
+# The daphne and autobahn that daphne_close_frames was last read against.
+CLOSE_FRAMES_CHECKED = {"daphne": "4.2.3", "autobahn": "26.10.2"}
 
 
 class Refuse(AsyncWebsocketConsumer):
@@ -58,6 +60,9 @@ def daphne_close_frames() -> None:
     daphne's WebSocketFactory: autobahn's ``resetProtocolOptions`` sets ``failByDrop`` when the
     factory is made, and daphne's ``setProtocolOptions`` call leaves it alone.
     (tests/agent/test_socket_frames.py fails when an upgrade changes either.)
+    No public setting does it: daphne's WebSocket options (its command line, cli.py) are
+    timeouts, pings and sizes, and server.py passes autobahn no ``failByDrop``; a test fails when
+    the installed daphne or autobahn is not the one in CLOSE_FRAMES_CHECKED, to re-check this.
     """
     try:
         from daphne.ws_protocol import WebSocketFactory

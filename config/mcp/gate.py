@@ -1,20 +1,20 @@
 """What every ``/mcp`` request passes before the SDK sees it, in this order:
 
-1. Host and Origin, as the rest of the app checks them (talorys/lib/origins.py): a Host that is
+1. Host and Origin, as the rest of the app checks them (talorys/web/origins.py): a Host that is
    not one of ALLOWED_HOSTS is a 400, as Django answers it; an Origin that is not the app's own
    or a CSRF-trusted one is a 403, so no other site's page can make a browser call the server
    (a DNS-rebinding page included: its Host is then not ours). A request without an Origin, as
    MCP clients send (they are not browsers), passes.
-2. POST only (405 otherwise). The server is stateless (talorys/mcp/http.py): every JSON-RPC
+2. POST only (405 otherwise). The server is stateless (config/mcp/http.py): every JSON-RPC
    request is one POST answered in its response, so it never has anything to send on the
    Streamable HTTP transport's server-to-client stream (GET) and has no session to end
    (DELETE). The MCP specification lets a server answer 405 to both, which clients take as
    "no such stream"; an open GET held a task and a connection until the client went away,
    whatever became of its token.
 3. The token (401 without a valid one), its request counted against its minute (429 past it,
-   talorys/mcp/access.py).
+   config/mcp/access.py).
 4. The body: JSON, and one JSON-RPC message as the SDK reads it; else a 400 in our words, where
-   the SDK would have put pydantic's report (talorys/mcp/errors.py).
+   the SDK would have put pydantic's report (config/mcp/errors.py).
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from talorys.lib.errors import RateLimited, Unauthorized, code_for_status, error_body
-from talorys.lib.origins import origin_trusted, own_origin, scope_header
-from talorys.mcp.access import Caller, caller_admit
-from talorys.mcp.errors import (
+from config.mcp.access import Caller, caller_admit
+from config.mcp.errors import (
     APP_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     app_error_data,
     rpc_error_body,
 )
+from talorys.lib.errors import RateLimited, Unauthorized, code_for_status, error_body
+from talorys.web.origins import origin_trusted, own_origin, scope_header
 
 UNAUTHORIZED = "Send an API token: Authorization: Bearer tal_… (make one on /settings/)."
 BAD_HOST = "The Host header names a host this server does not serve (ALLOWED_HOSTS)."
@@ -103,7 +103,7 @@ async def _admitted(scope: dict[str, Any], send: Any) -> Caller | None:
 
 
 async def _body(receive: Any) -> bytes | None:
-    """The whole body (bounded by talorys/lib/bodies.py), or None when the client went away."""
+    """The whole body (bounded by talorys/web/bodies.py), or None when the client went away."""
     chunks = []
     while True:
         message = await receive()

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "csp",
     "talorys",
+    "config",
     "talorys.owner",
     "talorys.history",
     "talorys.workspace",
@@ -55,10 +56,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "talorys.lib.request_ids.RequestIdMiddleware",  # first: every later log line carries the id
+    "talorys.web.request_ids.RequestIdMiddleware",  # first: every later log line carries the id
     "django.middleware.security.SecurityMiddleware",
-    "talorys.lib.bodies.BodyLimitMiddleware",
-    "talorys.lib.middleware.ApiErrorEnvelopeMiddleware",
+    "talorys.web.bodies.BodyLimitMiddleware",
+    "talorys.web.middleware.ApiErrorEnvelopeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -73,8 +74,8 @@ MIDDLEWARE = [
     "talorys.owner.middleware.OwnerTimeZoneMiddleware",
 ]
 
-ROOT_URLCONF = "talorys.urls"
-ASGI_APPLICATION = "talorys.asgi.application"
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
 WSGI_APPLICATION = None
 
 TEMPLATES = [
@@ -137,8 +138,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis: when set, broker, channel layer and cache; when unset, embedded defaults.
 REDIS_URL = env_str("REDIS_URL")
-# An open page stays in its notifications group as long as its session may live (the default,
-# one day, would silently stop a page left open longer than that).
+# An open page stays in its notifications group as long as its session may live (not a day).
 GROUP_EXPIRY = env_int("TALORYS_SESSION_LIFETIME_SECONDS", 30 * 24 * 3600)
 # Longer than channels_redis's 5 s blocking pop, so a quiet channel is never a read timeout.
 REDIS_LAYER_READ_TIMEOUT = 15
@@ -195,7 +195,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# django-celery-beat's database scheduler, with this file's jobs as defaults: the operator's pause
+# django-celery-beat's database scheduler, installing this file's jobs once: the operator's pause
 # or interval in the admin (System jobs) outlasts a restart (talorys/ops/beat.py).
 CELERY_BEAT_SCHEDULER = "talorys.ops.beat:SystemJobScheduler"
 CELERY_TIMEZONE = "UTC"
@@ -203,8 +203,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # How often the worker and beat prove they are alive; /api/health calls one stale after 3 times
 # this without a heartbeat (talorys/ops/selectors.py).
 TALORYS_HEARTBEAT_SECONDS = env_int("TALORYS_HEARTBEAT_SECONDS", 30)
-# The system jobs: installed into django-celery-beat's table at beat start, shown in the admin
-# (System jobs), where the operator may pause one or change its interval (talorys/ops/beat.py).
+# The system jobs: installed into django-celery-beat's table by the first beat start without them,
+# shown in the admin (System jobs), where the operator may pause one or change its interval.
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {"task": "approvals.tasks.expire_pending_actions", "schedule": 60.0},
     "approvals-prune": {"task": "approvals.tasks.prune_pending_actions", "schedule": 6 * 3600.0},
@@ -281,12 +281,12 @@ LOGIN_FAILURES_PER_USERNAME = env_int("TALORYS_LOGIN_FAILURES_PER_USERNAME", 5)
 LOGIN_THROTTLE_WINDOW = env_int("TALORYS_LOGIN_THROTTLE_SECONDS", 15 * 60)
 # Password checks one process runs at once (argon2 takes about 100 MiB each); more answer 429.
 LOGIN_CONCURRENT_HASHES = env_int("TALORYS_LOGIN_CONCURRENT_HASHES", 2)
-# MCP requests a token may make a minute, any method, counted in Redis (talorys/mcp/access.py).
+# MCP requests a token may make a minute, any method, counted in Redis (config/mcp/access.py).
 MCP_REQUESTS_PER_MINUTE = env_int("TALORYS_MCP_REQUESTS_PER_MINUTE", 60)
 # Only behind a reverse proxy that sets X-Forwarded-For: the client address for throttling.
 TRUST_X_FORWARDED_FOR = env_bool("TALORYS_TRUST_X_FORWARDED_FOR", False)
 # Only behind a TLS-terminating proxy that sets X-Forwarded-Proto (and drops the client's own):
-# whether a request, or a WebSocket handshake's origin, is https (talorys/lib/origins.py).
+# whether a request, or a WebSocket handshake's origin, is https (talorys/web/origins.py).
 if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # How many proxies of ours append to X-Forwarded-For: the client is that many entries from the
@@ -294,7 +294,7 @@ if env_bool("TALORYS_TRUST_X_FORWARDED_PROTO", False):
 TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 
 # Request bodies over this many bytes are refused (413) before they are read; a route that needs
-# more maps its path prefix to its own limit here (talorys/lib/bodies.py). 2.5 MiB: Django's default.
+# more maps its path prefix to its own limit here (talorys/web/bodies.py). 2.5 MiB: Django's default.
 MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
 # A backup import may be larger: the API's route and the /backup/ page's upload.
 MAX_IMPORT_BYTES = env_int("TALORYS_MAX_IMPORT_BYTES", 50 * 1024 * 1024)
@@ -305,8 +305,8 @@ BODY_LIMITS: dict[str, int] = {
 # Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])
 
-# Every API list pages with limit/offset, both bounded (talorys/lib/pagination.py).
-NINJA_PAGINATION_CLASS = "talorys.lib.pagination.Pagination"
+# Every API list pages with limit/offset, both bounded (talorys/web/pagination.py).
+NINJA_PAGINATION_CLASS = "talorys.web.pagination.Pagination"
 
 # Security headers and the Content Security Policy.
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -397,4 +397,4 @@ TALORYS_LOG_JSON = env_bool("TALORYS_LOG_JSON", False)
 LOGGING = logging_config(json_lines=TALORYS_LOG_JSON, level=env_str("LOG_LEVEL", "INFO"))
 # The worker and beat log through LOGGING too: Celery would otherwise replace the root handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CSRF_FAILURE_VIEW = "talorys.lib.middleware.api_csrf_failure"
+CSRF_FAILURE_VIEW = "talorys.web.middleware.api_csrf_failure"

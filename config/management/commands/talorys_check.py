@@ -16,9 +16,9 @@ HINTS = {
     "database": "check DATABASE_URL and that the database server is running",
     "broker": "check REDIS_URL and that Redis is running",
     "channel_layer": "live pages need Redis: check REDIS_URL and that Redis is running",
-    "worker": "start the worker (`celery -A talorys worker`); it runs the heartbeat beat sends, "
+    "worker": "start the worker (`celery -A config worker`); it runs the heartbeat beat sends, "
     "so start beat too",
-    "beat": "start beat (`celery -A talorys beat`)",
+    "beat": "start beat (`celery -A config beat`)",
     "embedder": "start the embedder (`python manage.py talorys_embedder`; talorys_run starts it): "
     "recall is keyword only meanwhile",
     "setup": "run `python manage.py talorys_setup` again (with --upgrade for an upgrade)",

@@ -3,7 +3,7 @@
 The SDK answers a handler's exception that is not its own ``MCPError`` with ``str(exc)`` as the
 JSON-RPC error's message, and a body it cannot validate with pydantic's whole report (which
 names its internals and links errors.pydantic.dev). So the transport checks the body first
-(talorys/mcp/gate.py), and every handler's exception becomes one of these (talorys/mcp/server.py):
+(config/mcp/gate.py), and every handler's exception becomes one of these (config/mcp/server.py):
 an ``AppError`` keeps its message and code (the code in the error's ``data``), anything else is
 logged here and the client reads ``INTERNAL_MESSAGE`` (or that the database is busy: 503's
 message, which is the server's state, not a bug).

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.urls import include, path
 
 from agent.completions.api import v1_api
+from config.api import api
 from talorys.accounts import views as accounts_views
-from talorys.api import api
 
 urlpatterns = [
     path("login/", accounts_views.login_page, name="login"),

@@ -24,7 +24,10 @@ methods of daphne's WebRequest and so relies on internals: Twisted's HTTPChannel
 path, version)`` at its end; daphne's HTTPFactory making its requests WebRequests, whose
 ``requestReceived`` hands the request to the application. A daphne or Twisted release that
 renames, reorders or bypasses any of these breaks it silently: tests/api/test_body_limits.py
-checks each of them in memory and fails naming both versions.
+checks each of them in memory and fails naming both versions. No public setting does it: daphne
+has no body limit among its options (cli.py: ports, timeouts, WebSocket sizes, proxy headers),
+nor Twisted's Request; a test fails when the installed daphne or Twisted is not the one in
+GUARD_CHECKED, to re-read the hooks.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from talorys.lib.errors import code_for_status, error_body
-from talorys.lib.openai_errors import is_openai_path, openai_error
+from talorys.web.openai_errors import is_openai_path, openai_error
 
 TOO_LARGE_MESSAGE = "The request body is too large."
+# The daphne and Twisted that daphne_guard was last read against.
+GUARD_CHECKED = {"daphne": "4.2.3", "twisted": "26.10.0"}
 
 
 def body_limit(path: str) -> int:

@@ -5,7 +5,7 @@ asking is ``current_caller``, a context variable the transport sets from the req
 before the SDK handles it: the SDK runs each request's handlers in tasks started from the task
 that set it, so they read that request's caller. Every handler reads the database through
 ``database_sync_to_async`` (a worker thread whose old connections are closed, as Channels does),
-and fails only with the SDK's ``MCPError`` in our words (``_answered``, talorys/mcp/errors.py).
+and fails only with the SDK's ``MCPError`` in our words (``_answered``, config/mcp/errors.py).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from channels.db import database_sync_to_async
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from config.mcp.access import Caller, caller_readmit, current_caller, offered_tools, tool_call
+from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_error_data
+from config.mcp.resources import resource_read, resources_list
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.tools import Permission, Tool
-from talorys.mcp.access import Caller, caller_readmit, current_caller, offered_tools, tool_call
-from talorys.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_error_data
-from talorys.mcp.resources import resource_read, resources_list
 
 log = logging.getLogger(__name__)
 

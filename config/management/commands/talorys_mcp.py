@@ -1,7 +1,7 @@
 """`manage.py talorys_mcp`: the MCP server over stdio, for clients that only launch commands.
 
 The token comes from the environment (TALORYS_MCP_TOKEN), never from the command line, where
-other users of the machine could read it. The same server as ``/mcp`` (talorys/mcp/), so the
+other users of the machine could read it. The same server as ``/mcp`` (config/mcp/), so the
 same tools by scope, the same approvals and the same change log; it runs in this process
 against the same database. The secret is checked at start, and the token read again at every
 request: a revoked token stops the running bridge's next call.
@@ -15,8 +15,8 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 from mcp.server.stdio import stdio_server
 
-from talorys.mcp.access import Caller, caller_for
-from talorys.mcp.server import current_caller, refresh_caller, server_build
+from config.mcp.access import Caller, caller_for
+from config.mcp.server import current_caller, refresh_caller, server_build
 
 TOKEN_VARIABLE = "TALORYS_MCP_TOKEN"
 

@@ -36,7 +36,7 @@ from talorys.notifications.push import vapid_key_ensure, vapid_key_path
 from talorys.ops.models import SetupRun
 from talorys.ops.selectors import app_version
 from talorys.ops.services import setup_run_record
-from talorys.owner.services.settings import owner_settings_get
+from talorys.owner.selectors import owner_settings_get
 
 NOTHING_CHANGED = "Nothing was changed."
 
@@ -115,10 +115,8 @@ class Command(BaseCommand):
                 self.stdout.write(NOTHING_CHANGED)
                 return
             password = self._owner_password(plan, noinput=noinput, reset_password=reset_password)
-            if plan.pending:
-                if upgrade and plan.existing and not options.get("skip_backup"):
-                    done.append(f"Backup written to {self._backup(started_at)}.")
-                self._migrate(plan, done)
+            backup = upgrade and plan.existing and not options.get("skip_backup")
+            self._upgrade(plan, done, backup_at=started_at if backup else None)
             done += self._secrets()
             done += self._owner(plan, password)
         except SetupFailed as exc:
@@ -128,14 +126,26 @@ class Command(BaseCommand):
             message = f"Setup stopped: {exc!r}. {' '.join(done)} Fix the cause and run it again."
             self._record(kind=kind, started_at=started_at, ok=False, message=message)
             raise CommandError(message) from exc
-        if not plan.changes:
+        self._done(kind=kind, started_at=started_at, changed=bool(plan.changes), done=done)
+        if password and password.generated:
+            self.stdout.write(self.style.WARNING(f"OWNER PASSWORD (shown once): {password.text}"))
+
+    def _upgrade(self, plan, done: list[str], *, backup_at) -> None:
+        """Migrate what is pending, after a backup when ``backup_at`` names its time."""
+        if not plan.pending:
+            return
+        if backup_at is not None:
+            done.append(f"Backup written to {self._backup(backup_at)}.")
+        self._migrate(plan, done)
+
+    def _done(self, *, kind: str, started_at, changed: bool, done: list[str]) -> None:
+        """Say what was done and record the run as a success."""
+        if not changed:
             done.append("Nothing to change: the installation is up to date.")
         for line in done:
             self.stdout.write(line)
         self._record(kind=kind, started_at=started_at, ok=True, message="\n".join(done))
         self.stdout.write(self.style.SUCCESS(f"Talorys {app_version()}: {kind} done."))
-        if password and password.generated:
-            self.stdout.write(self.style.WARNING(f"OWNER PASSWORD (shown once): {password.text}"))
 
     # --- before anything changes ----------------------------------------------------------------
 

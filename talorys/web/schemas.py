@@ -47,7 +47,7 @@ YEARS_IN_RANGE = "^(19|2[01])"
 # A query-string text (a search or filter) held to the same rule as body fields.
 QueryText = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": NO_NUL})]
 # A row id as the database holds it (a signed 64-bit integer): a larger number is bad input
-# (422), not a query that fails in the database. Path ids are bounded in talorys/lib/middleware.py.
+# (422), not a query that fails in the database. Path ids are bounded in talorys/web/middleware.py.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 # The most items a tool's list or the search API answers with at once.
 LIST_LIMIT_MAX = 50
@@ -159,7 +159,7 @@ class ErrorDetailOut(Schema):
 
 
 # The envelope of talorys/lib/errors.py. /api/openapi.json declares it for each status an
-# operation can answer (talorys/openapi.py); a route that answers more than its shape says lists
+# operation can answer (config/openapi.py); a route that answers more than its shape says lists
 # it beside its success (``response={200: ..., 429: ErrorOut}``).
 class ErrorOut(Schema):
     """Every error answer of the API."""

@@ -11,6 +11,7 @@ from agent.api import router as agent_router
 from approvals.api import router as approvals_router
 from automations.api import router as automations_router
 from backup.api import backup_router
+from config.openapi import TalorysAPI
 from memory.api import router as memory_router
 from memory.api import search_router
 from talorys.accounts.api import auth_router
@@ -25,7 +26,6 @@ from talorys.lib.errors import (
     error_body,
 )
 from talorys.notifications.api import channels_router, notifications_router, push_router
-from talorys.openapi import TalorysAPI
 from talorys.ops.api import anyone, health_router
 from talorys.owner.api import settings_router, usage_router
 from talorys.workspace.api import notes_router, projects_router, tasks_router

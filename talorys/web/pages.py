@@ -6,6 +6,10 @@ A service's ``AppError`` becomes a message above the page and, because services 
 in one transaction, a refused action has changed nothing. The message is put in the page's
 words (talorys/lib/wording.py) and names the field it is about, so the page's script
 (static/talorys/js/form-errors.js) shows it at the top of that field's form and focuses it.
+
+Each page's view lives in the app that owns its data, one module per page. A card whose data
+belongs to an app the view may not import is filled by the page's script from the API instead
+(the notification channels on /settings/: static/talorys/js/settings-channels.js).
 """
 
 from __future__ import annotations
@@ -114,7 +118,7 @@ def whole_number(data: QueryDict, name: str, *, label: str) -> int | None:
 
 def form_version(request: HttpRequest) -> int | None:
     """The version of the item the edit form was opened on (its hidden ``version`` field): the
-    service refuses the edit if the item changed since (talorys.lib.schemas.ExpectedVersion)."""
+    service refuses the edit if the item changed since (talorys.web.schemas.ExpectedVersion)."""
     return whole_number(request.POST, "version", label="Version")
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from config.management.commands.talorys_run import Command as RunCommand
 from talorys.lib.env import env_int, env_str
-from talorys.management.commands.talorys_run import Command as RunCommand
 from talorys.ops.supervisor import Supervisor
 from talorys.ops.web import run_supervised, shown_host, web_process_count
 

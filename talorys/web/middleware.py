@@ -24,7 +24,7 @@ from talorys.lib.errors import (
     code_for_status,
     error_body,
 )
-from talorys.lib.openai_errors import is_openai_path, openai_error
+from talorys.web.openai_errors import is_openai_path, openai_error
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def unavailable_response(request: HttpRequest, error: ServiceUnavailable) -> Htt
 class ApiErrorEnvelopeMiddleware:
     """Under /api/, every error answer is the JSON envelope: never an HTML page or a traceback.
 
-    django-ninja already answers its own errors in the envelope (talorys/api.py); this catches what
+    django-ninja already answers its own errors in the envelope (config/api.py); this catches what
     happens outside it: unknown paths (404), wrong methods (405), CSRF failures and crashes (500).
     """
 
