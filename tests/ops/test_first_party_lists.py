@@ -24,6 +24,7 @@ def installed_first_party() -> set[str]:
 
 def test_installed_first_party_apps_are_the_repository_packages():
     assert installed_first_party() == {
+        "config",
         "talorys",
         "agent",
         "memory",
