@@ -68,7 +68,7 @@ FAST_LANE := -m "not browser and not fuzz and not faults and not subprocess"
 test-fast: $(DEV_STAMP) ## The suite without browsers, fuzzing, faults and subprocess runs
 	$(BIN)/pytest $(PYTEST_ARGS) $(FAST_LANE)
 
-# The long variant of the API fuzzing in `make test` (tests/talorys/test_api_fuzz.py): 1,000
+# The long variant of the API fuzzing in `make test` (tests/api/test_api_fuzz.py): 1,000
 # examples per operation as the owner (500 valid, 500 invalid; `make test` runs 50 and 50) and
 # 400 with each token, on PostgreSQL (when it answers) and on SQLite. FUZZ_EXAMPLES=N and
 # FUZZ_TOKEN_EXAMPLES=N change the counts per kind.
@@ -76,8 +76,8 @@ FUZZ_EXAMPLES ?= 500
 FUZZ_TOKEN_EXAMPLES ?= 200
 FUZZ_ENV = TALORYS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TALORYS_FUZZ_TOKEN_EXAMPLES=$(FUZZ_TOKEN_EXAMPLES)
 fuzz: $(DEV_STAMP) ## Fuzz every API operation at length, on PostgreSQL and SQLite
-	$(FUZZ_ENV) $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
-	$(FUZZ_ENV) TALORYS_TEST_SQLITE=1 $(BIN)/pytest --timeout=0 tests/talorys/test_api_fuzz.py
+	$(FUZZ_ENV) $(BIN)/pytest --timeout=0 tests/api/test_api_fuzz.py
+	$(FUZZ_ENV) TALORYS_TEST_SQLITE=1 $(BIN)/pytest --timeout=0 tests/api/test_api_fuzz.py
 
 load: $(DEV_STAMP) ## 50 chat turns over the WebSocket + 10 API clients for 60 s, then 200 turns at once
 	$(BIN)/python benchmarks/load.py

@@ -17,7 +17,7 @@ them by hand:
 
 ``TalorysAPI`` builds the schema with ``ErrorsDeclared``, django-ninja's ``OpenAPISchema`` with
 one more step after each operation's details (``operation_details``, its public per-operation
-hook); tests/talorys/test_openapi.py fails when an upgrade stops calling it.
+hook); tests/api/test_openapi.py fails when an upgrade stops calling it.
 """
 
 from __future__ import annotations

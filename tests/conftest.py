@@ -26,6 +26,10 @@ from tests.waiting import HANG_SECONDS, wait_for
 
 OWNER_PASSWORD = "correct horse battery staple"
 
+# The push service, a browser's push keys and the channels' receivers (automations, approvals and
+# the API's tests use them as well as tests/notifications); how transactional tests empty tables.
+pytest_plugins = ["tests.notifications.servers", "tests.database"]
+
 
 def _missing(what: str) -> None:
     message = f"{what} is not available"

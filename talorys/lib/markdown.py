@@ -165,7 +165,7 @@ def _parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
     # The budget is checked at every line, every inline position and between the passes: these
-    # rules are markdown-it's plugin interface (tests/talorys/test_markdown.py proves they run).
+    # rules are markdown-it's plugin interface (tests/lib/test_markdown.py proves they run).
     # At the start of each block, and (as a terminator) at each line a paragraph, a quote or a
     # list reads on, where a long paragraph spends its time.
     md.block.ruler.before("table", "deadline", _block_deadline, {"alt": _TERMINATED})

@@ -6,7 +6,7 @@ relabelled in the same migration (both ways, so the migration reverses).
 
 The models that left the talorys app for accounts, workspace and notifications, and later for
 history and owner, keep their ``talorys_`` tables this way, so an existing database upgrades in
-place: tests/talorys/test_upgrade_from_18cfbd7.py proves it from an older tree.
+place: tests/ops/test_upgrade_from_18cfbd7.py proves it from an older tree.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ they stay. A person reads the page, so every page turns a message through ``plai
 before showing it: a leading field name becomes the page's label (or, without one, the name in
 words), and pydantic's phrases become what to do. ``RULES`` is the one table of phrases; the
 pages' scripts apply the same table (static/talorys/js/wording.js holds a copy, and
-tests/talorys/test_wording.py keeps the two equal).
+tests/lib/test_wording.py keeps the two equal).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ methods of daphne's WebRequest and so relies on internals: Twisted's HTTPChannel
 ``channel._path``), ``handleContentChunk(data)`` per piece of body and ``requestReceived(command,
 path, version)`` at its end; daphne's HTTPFactory making its requests WebRequests, whose
 ``requestReceived`` hands the request to the application. A daphne or Twisted release that
-renames, reorders or bypasses any of these breaks it silently: tests/talorys/test_body_limits.py
+renames, reorders or bypasses any of these breaks it silently: tests/api/test_body_limits.py
 checks each of them in memory and fails naming both versions. No public setting does it: daphne
 has no body limit among its options (cli.py: ports, timeouts, WebSocket sizes, proxy headers),
 nor Twisted's Request; a test fails when the installed daphne or Twisted is not the one in

@@ -8,7 +8,7 @@ copies fields of the model, that work proves nothing the database has not: the v
 columns', already of the fields' types. ``SchemaRows`` reads exactly those columns
 (``values_list``) and shapes each row as the schema dumps it (same keys, same order, a nested
 schema as a dict or None), so the JSON is what ninja would write from the same rows
-(tests/talorys/test_schema_rows.py compares them byte for byte).
+(tests/lib/test_schema_rows.py compares them byte for byte).
 
 Only schemas that are plain copies can be read so, and that is checked once, when the schema is
 given: no resolvers, validators, serializers or computed fields, no constraints, and field types
@@ -29,7 +29,7 @@ of decorator, ``model_fields``' alias, validation_alias and metadata) and ninja'
 (``_ninja_resolvers``, its own ``_run_root_validator``), and the page is written with ninja's
 JSONRenderer. A release that adds a kind of hook, renames one of these or changes how a
 Schema dumps would let a row answer differently from the schema, unseen:
-tests/talorys/test_schema_rows.py checks each of them and compares every list byte for byte
+tests/lib/test_schema_rows.py checks each of them and compares every list byte for byte
 with ninja's own answer, and fails naming the ninja and pydantic versions. The way out is
 ``@paginate(Pagination)`` on the list, with no other change.
 """

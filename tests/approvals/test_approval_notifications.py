@@ -14,8 +14,9 @@ from talorys.notifications.models import Notification, PushDelivery
 from talorys.workspace import services
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import TURN_DATABASE, turn, use_fake
-from tests.automations.conftest import browser, eager, push_service  # noqa: F401 (fixtures)
-from tests.automations.test_live_notifications import socket
+from tests.automations.conftest import eager  # noqa: F401 (fixture)
+from tests.notifications.servers import browser, push_service  # noqa: F401 (fixtures)
+from tests.notifications.test_live_notifications import socket
 from tests.waiting import HANG_SECONDS
 
 pytestmark = TURN_DATABASE  # a turn's trips see committed rows only

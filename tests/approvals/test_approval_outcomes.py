@@ -24,7 +24,7 @@ from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
 from talorys.workspace import services
 from tests.approvals.test_approvals import propose
-from tests.automations.test_live_notifications import socket
+from tests.notifications.test_live_notifications import socket
 from tests.waiting import HANG_SECONDS
 
 QUIET_SECONDS = 0.3

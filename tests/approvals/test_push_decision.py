@@ -30,12 +30,8 @@ from talorys.notifications.models import Notification
 from talorys.workspace import services
 from talorys.workspace.models import Task
 from tests.approvals.test_approvals import propose
-from tests.automations.conftest import (  # noqa: F401 (fixtures)
-    browser,
-    eager,
-    in_threads,
-    push_service,
-)
+from tests.automations.conftest import eager, in_threads  # noqa: F401 (fixture)
+from tests.notifications.servers import browser, push_service  # noqa: F401 (fixtures)
 
 
 @pytest.fixture

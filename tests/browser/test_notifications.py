@@ -387,7 +387,7 @@ def test_the_owner_turns_web_push_on_and_off_for_this_device(page, live_server_u
 
     # The fake push service's name is allowed by name, so registering it asks no DNS server:
     # the check resolves other names, and a slow resolver once held the subscribe past the
-    # wait on a busy machine (the address checks: tests/automations/test_push_endpoints.py).
+    # wait on a busy machine (the address checks: tests/notifications/test_push_endpoints.py).
     settings.TALORYS_PUSH_ALLOWED_HOSTS = ["push.example.com"]
 
     public = ec.generate_private_key(ec.SECP256R1()).public_key()

@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from talorys.notifications.models import Channel
-from tests.automations.conftest import Receiver
 from tests.browser.conftest import log_in
 from tests.browser.test_accessibility import axe_source, violations
 from tests.conftest import OWNER_PASSWORD
+from tests.notifications.servers import Receiver
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 SECRET = "t0ken-in-the-path-7731"

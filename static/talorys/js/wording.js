@@ -1,6 +1,6 @@
 // What a page shows of an error message: the field as the page labels it, in plain words.
 // The same rules as talorys/lib/wording.py (its docstring says why); WORDING below is a copy of
-// that module's table, and tests/talorys/test_wording.py fails when the two differ.
+// that module's table, and tests/lib/test_wording.py fails when the two differ.
 // The API's messages and codes stay as they are; only what a person reads is put plainly.
 
 // prettier-ignore

@@ -7,7 +7,7 @@ No lost update: tasks, projects, notes (and memories) carry a ``version``, one m
 change. An edit may name the version it was read at (a PATCH body, a page's hidden field, the
 model's update tools); ``check_version`` refuses an older one with 409 ``CONFLICT`` and changes
 nothing, so the owner's edit and the model's racing on one item end with one winner and one
-refusal (tests/talorys/test_versions.py, on PostgreSQL). The version is a concurrency token, not
+refusal (tests/workspace/test_versions.py, on PostgreSQL). The version is a concurrency token, not
 data: a backup does not carry it, and an import that changes an item counts one more.
 """
 

@@ -13,7 +13,7 @@ import pytest
 from config.api import api as ninja_api
 from talorys.web.pagination import MAX_LIMIT, MAX_OFFSET
 from talorys.workspace.models import Task
-from tests.talorys.routes import api_operations, envelope_code, fill_path
+from tests.api.routes import api_operations, envelope_code, fill_path
 
 PAST_64_BITS = 2**63
 OPERATIONS = api_operations(ninja_api)

@@ -54,8 +54,8 @@ from memory.models import Memory
 from talorys.accounts.services import api_token_create
 from talorys.lib.tools import all_tools
 from talorys.workspace.models import Note, Project, Task
+from tests.api.routes import envelope_code
 from tests.conftest import ApiClient
-from tests.talorys.routes import envelope_code
 
 EXAMPLES = int(os.environ.get("TALORYS_FUZZ_EXAMPLES", "50"))
 TOKEN_EXAMPLES = int(os.environ.get("TALORYS_FUZZ_TOKEN_EXAMPLES", "25"))

@@ -12,7 +12,6 @@ import pytest
 from talorys.notifications import push
 from talorys.notifications import services as notify
 from talorys.notifications.models import PushDelivery
-from tests.automations.conftest import browser, eager, push_service  # noqa: F401 (fixtures)
 
 KIND = "push-extra-test"
 
@@ -26,7 +25,7 @@ def extra() -> Iterator[list[Any]]:
 
 
 @pytest.fixture
-def pushed(api, push_service, browser, eager, django_capture_on_commit_callbacks):  # noqa: F811
+def pushed(api, push_service, browser, eager, django_capture_on_commit_callbacks):
     response = api.post("/api/push/subscriptions", browser.subscription(push_service.endpoint()))
     assert response.status_code == 201, response.content
 

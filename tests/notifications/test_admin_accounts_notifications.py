@@ -14,7 +14,7 @@ from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.notifications import push
 from talorys.notifications.models import Notification, PushSubscription
 from talorys.notifications.services import notification_create
-from tests.talorys.test_admin_services import errors_of, operator, post, url
+from tests.workspace.test_admin_services import errors_of, operator, post, url
 
 __all__ = ["operator"]  # the fixture, shared with test_admin_services
 

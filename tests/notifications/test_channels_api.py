@@ -12,7 +12,7 @@ from django.test import Client
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.notifications.models import Channel, Notification
-from tests.automations.conftest import Receiver
+from tests.notifications.servers import Receiver
 
 SECRET = "s3cr3t-b0t-t0ken-4242"
 TELEGRAM = f"tgram://123456789:{SECRET}/987654321/"

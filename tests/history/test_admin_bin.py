@@ -8,7 +8,7 @@ from memory.models import Memory
 from talorys.history.models import Change
 from talorys.workspace import services
 from talorys.workspace.models import Task
-from tests.talorys.test_admin_services import operator, post, url  # noqa: F401 (fixture)
+from tests.workspace.test_admin_services import operator, post, url  # noqa: F401 (fixture)
 
 
 def test_deleting_in_the_admin_moves_to_the_bin_through_the_service(operator):  # noqa: F811

@@ -1,7 +1,7 @@
 """The API's schema says what its services check: a request the published schema allows is not
 refused as invalid (422), and one it does not allow is refused. Each case is one schemathesis
 found: the schema is read from /api/openapi.json and judged by schemathesis's own
-validator, as its contract checks judge it (tests/talorys/test_api_fuzz.py runs them at random).
+validator, as its contract checks judge it (tests/api/test_api_fuzz.py runs them at random).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from talorys.notifications.models import ChannelDelivery
 from talorys.owner.models import UsageDay
 from talorys.owner.services.usage import usage_reserve
 from talorys.workspace import services
-from tests.automations.conftest import Browser
+from tests.notifications.servers import Browser
 
 SMALL, LARGE = 1, 20
 
@@ -248,7 +248,7 @@ def test_every_paged_list_is_counted_here_or_in_its_own_module():
     counted_elsewhere = {
         "/api/automations",  # tests/automations (h3)
         "/api/automations/{automation_id}/runs",
-        "/api/bin",  # tests/talorys/test_bin.py (h2)
+        "/api/bin",  # tests/history/test_bin.py (h2)
         "/api/changes",
     }
     here = {"/api/memories/{memory_id}/history"} | {

@@ -13,8 +13,8 @@ from mcp.shared.exceptions import MCPError
 from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE
 from config.mcp.server import _answered
 from talorys.lib.errors import NotFound, RateLimited
-from tests.talorys.test_mcp import http_session, token
-from tests.talorys.test_mcp_gate import INTERNALS
+from tests.mcp.test_mcp import http_session, token
+from tests.mcp.test_mcp_gate import INTERNALS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,8 +14,7 @@ from config.api import api as talorys_api
 from talorys.accounts.services import api_token_create
 from talorys.notifications import services as notification_services
 from talorys.workspace import services
-from tests.conftest import OWNER_PASSWORD
-from tests.talorys.routes import (
+from tests.api.routes import (
     PUBLIC_API,
     UNSAFE_METHODS,
     api_operations,
@@ -24,6 +23,7 @@ from tests.talorys.routes import (
     plain_path,
     send,
 )
+from tests.conftest import OWNER_PASSWORD
 
 UNSAFE_OPERATIONS = [
     (method, template)

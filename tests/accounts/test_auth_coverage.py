@@ -19,7 +19,7 @@ from talorys.accounts.auth import owner_auth
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
 from talorys.lib.errors import error_body
-from tests.talorys.routes import (
+from tests.api.routes import (
     ALL_METHODS,
     NOTHING_HERE,
     PUBLIC_API,

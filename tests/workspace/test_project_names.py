@@ -11,7 +11,7 @@ from django.db import connection
 from talorys.lib.errors import Conflict
 from talorys.workspace import services
 from talorys.workspace.models import Project
-from tests.talorys.test_owner_tools import call, error_code
+from tests.workspace.test_owner_tools import call, error_code
 
 
 def test_the_api_refuses_a_name_in_use_whatever_its_case(api):

@@ -16,7 +16,7 @@ from config.mcp import access, http
 from config.mcp.access import Caller, caller_for, tool_call
 from talorys.accounts.services import api_token_create, api_token_revoke
 from talorys.workspace.models import Task
-from tests.talorys.test_mcp import http_session
+from tests.mcp.test_mcp import http_session
 
 # A live daphne's limit in the shared-limit test below (its own settings, from the environment).
 LIVE_LIMIT = 10

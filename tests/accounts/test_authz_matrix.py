@@ -3,7 +3,7 @@
 Callers: nobody, a forged session cookie, a session past its idle timeout or its lifetime, a
 ``read`` and a ``write`` token, another account's token, another account (plain, and staff but not
 superuser), and the owner as the control. Routes are enumerated from the NinjaAPI and the
-URLconf (tests/talorys/routes.py), so a route added later joins the matrix by itself.
+URLconf (tests/api/routes.py), so a route added later joins the matrix by itself.
 
 Expected (``expected_problem`` checks it, and that no caller ever gets a 5xx):
 
@@ -57,8 +57,7 @@ from talorys.accounts.services import api_token_create
 from talorys.lib.tools import Permission, all_tools
 from talorys.owner.models import OwnerSettings
 from talorys.owner.services.settings import SESSION_ONLY_SETTINGS
-from tests.conftest import OWNER_PASSWORD
-from tests.talorys.routes import (
+from tests.api.routes import (
     NOTHING_HERE,
     PUBLIC_API,
     PUBLIC_API_URLS,
@@ -74,6 +73,7 @@ from tests.talorys.routes import (
     session_only_operations,
     url_routes,
 )
+from tests.conftest import OWNER_PASSWORD
 
 SESSION_ONLY = session_only_operations(api)
 # (method, url, session only?) for every API operation that needs the owner.

@@ -27,6 +27,7 @@ from talorys.notifications import push
 from talorys.notifications.models import PushDelivery, PushSubscription
 from talorys.notifications.push_endpoints import Target, push_session
 from talorys.notifications.services import notification_create
+from tests.notifications.servers import serve
 
 # A Teredo address's server (65.54.227.120) and flags; its last 32 bits are the client's.
 TEREDO = "2001:0:4136:e378:8000:63bf:"
@@ -207,7 +208,7 @@ class TlsPushService:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=serve, args=(self.server,), daemon=True).start()
 
     def _context(self, folder: Path) -> ssl.SSLContext:
         ca_key, key = (

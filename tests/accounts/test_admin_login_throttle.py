@@ -12,8 +12,8 @@ import time_machine
 from django.conf import settings
 from django.test import Client
 
+from tests.accounts.test_throttling import assert_rate_limited, client_at, fail
 from tests.conftest import OWNER_PASSWORD
-from tests.talorys.test_throttling import assert_rate_limited, client_at, fail
 
 START = dt.datetime(2030, 1, 7, 9, 0, tzinfo=dt.UTC)
 WRONG_LOGIN = b"Please enter the correct username and password for a staff account."

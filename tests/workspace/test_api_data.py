@@ -46,7 +46,7 @@ def test_project_crud(api):
     }
 
     assert api.delete(f"/api/projects/{project['id']}").status_code == 204
-    assert not Project.objects.live().exists()  # in the bin (tests/talorys/test_bin.py)
+    assert not Project.objects.live().exists()  # in the bin (tests/history/test_bin.py)
     assert_error(api.get(f"/api/projects/{project['id']}"), 404, "NOT_FOUND")
 
 
