@@ -114,7 +114,8 @@ check-lock: $(DEV_STAMP) ## Check the locks against pyproject.toml and the code'
 	$(BIN)/python requirements/check_locks.py
 	$(DEPTRY) .
 	$(DEPTRY) tests benchmarks requirements --exclude '\.venv' --ignore DEP002,DEP004 \
-		--known-first-party tests --known-first-party benchmarks --known-first-party config
+		--known-first-party tests --known-first-party benchmarks --known-first-party config \
+		--known-first-party talorys
 
 lock: | $(UV) ## Refresh requirements/*.lock from pyproject.toml (hashes; Linux x86_64, Python 3.11)
 	$(UV) pip compile -q $(LOCK_ARGS) $(LOCK_TARGET) --generate-hashes --no-strip-markers \
