@@ -42,7 +42,7 @@ def test_the_redis_channel_layer_outwaits_its_own_blocking_pop(
     # that pop raced it and closed a quiet socket with 1011 (found by benchmarks/load.py).
     monkeypatch.setenv("REDIS_URL", redis_url_for_tests)
     monkeypatch.setenv("TALORYS_DATA_DIR", str(tmp_path))
-    production = runpy.run_path(str(ROOT / "talorys" / "settings.py"))
+    production = runpy.run_path(str(ROOT / "config" / "settings.py"))
     config = production["CHANNEL_LAYERS"]["default"]
     layer = import_string(config["BACKEND"])(**config["CONFIG"])
     read_timeout = layer.create_pool(0).connection_kwargs.get("socket_timeout")
