@@ -31,8 +31,9 @@ router = Router(tags=["approvals"])
 def approval_list(request: HttpRequest, filters: Query[ApprovalFilters]) -> QuerySet[PendingAction]:
     """Pending approvals by default; `status=all` lists every one. An approval past its expiry
     is listed as expired (and no longer pending) as soon as it is due."""
-    status = None if filters.status == "all" else (filters.status or PendingAction.Status.PENDING)
-    return selectors.pending_action_list(status=status, conversation_id=filters.conversation_id)
+    status = filters.status or PendingAction.Status.PENDING
+    statuses = None if status == "all" else [status]
+    return selectors.pending_action_list(statuses=statuses, conversation_id=filters.conversation_id)
 
 
 @router.get("/approvals/audit", response=list[ApprovalEventOut])

@@ -65,19 +65,13 @@ def pending_action_get(*, action_id: int) -> PendingAction:
 
 
 def pending_action_list(
-    *,
-    status: str | None = None,
-    statuses: list[str] | None = None,
-    conversation_id: int | None = None,
+    *, statuses: list[str] | None = None, conversation_id: int | None = None
 ) -> QuerySet[PendingAction]:
     """The actions with any of these statuses as of now (``pending_action_status``): a
     pending action past its expiry is listed as expired, never as waiting."""
     actions = PendingAction.objects.all()
-    now = timezone.now()
-    if status:
-        actions = actions.filter(_status_in([status], now=now))
     if statuses:
-        actions = actions.filter(_status_in(statuses, now=now))
+        actions = actions.filter(_status_in(statuses, now=timezone.now()))
     if conversation_id is not None:
         actions = actions.filter(conversation_id=conversation_id)
     return _with_current_text(actions)

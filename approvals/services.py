@@ -91,18 +91,14 @@ def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) 
 
     The owner is asked once per tool and target. A regenerated, retried or edited reply that
     proposes again exactly what is already waiting (same payload, target unchanged since) gets
-    that action back, marked ``reused``: it moves under the new reply, keeps the expiry it was
-    given when first proposed (asking again never buys it more time: once expired, a proposal is
-    a new action), and no second notification goes out. A different proposal for the same target (other
-    content, or the target changed since) withdraws the waiting one and is asked instead; one
-    that makes something new (``NEW_TARGET``) only ever reuses an identical one.
+    that action back, marked ``reused`` (``_propose_again``). A different proposal for the same
+    target withdraws the waiting one and is asked instead; one that makes something new
+    (``NEW_TARGET``) only ever reuses an identical one. Racing proposals queue for each other
+    (``_queue_for_target``), and the constraint of one waiting action per tool and target backs
+    that up.
 
-    Proposals for one tool and target queue for each other (``_queue_for_target``), so the
-    second of two racing proposals sees the first one's action and reuses or withdraws it; the
-    database's constraint of one waiting action per tool and target backs that up.
-
-    Each proposal also prunes the decided actions past ``RETENTION`` (``_prune_decided``), so
-    the table stays bounded even where beat does not run; the beat job prunes too.
+    Each proposal also prunes the decided actions past ``RETENTION``, so the table stays
+    bounded even where beat does not run.
     """
     with transaction.atomic():
         _queue_for_target(tool.name, proposal.target_id)
@@ -177,8 +173,8 @@ def _proposer(ctx: ToolContext) -> str:
 def _propose_again(action: PendingAction, ctx: ToolContext) -> PendingAction:
     """The same proposal again, from a new reply: the waiting action moves under that reply
     (its card shows there) and keeps its expiry, so proposing again cannot keep an approval
-    waiting past its 30 minutes (its push's capabilities expire with it); the owner is not asked
-    twice."""
+    waiting past its 30 minutes (its push's capabilities expire with it; once expired, a
+    proposal is a new action); the owner is not asked twice."""
     if ctx.conversation_id is not None:
         action.conversation_id, action.message_id = ctx.conversation_id, ctx.message_id
     action.save(update_fields=["conversation_id", "message_id"])
@@ -263,31 +259,30 @@ def pending_action_approve(*, action_id: int, user: Any, via: str = "") -> Pendi
         except Exception:
             log.exception("Commit of approval %s (%s) failed", action.pk, action.tool)
             failure = "The change could not be carried out, so nothing was done."
-        now = timezone.now()
-        action.decided_at, action.decided_by = now, user
         if failure:
-            action.status, action.error = PendingAction.Status.FAILED, failure
-            action.save(update_fields=["status", "error", "decided_at", "decided_by"])
-            _event(action, kind=ApprovalEvent.Kind.FAILED, actor=_owner(user, via), detail=failure)
-            tell_outcomes([action])
-            return action
-        action.status, action.result = PendingAction.Status.COMMITTED, result
-        action.undo_until = now + UNDO_WINDOW if result.get("undoable") else None
-        action.save(update_fields=["status", "result", "decided_at", "decided_by", "undo_until"])
-        _event(action, kind=ApprovalEvent.Kind.COMMITTED, actor=_owner(user, via))
-        tell_outcomes([action])
-    return action
+            action.error = failure
+            return _decided(action, PendingAction.Status.FAILED, user, via, "error", detail=failure)
+        action.result = result
+        action.undo_until = timezone.now() + UNDO_WINDOW if result.get("undoable") else None
+        return _decided(action, PendingAction.Status.COMMITTED, user, via, "result", "undo_until")
 
 
 def pending_action_reject(*, action_id: int, user: Any, via: str = "") -> PendingAction:
     pending_action_expire_if_due(action_id=action_id)
     with transaction.atomic():
         action = _lock_pending(action_id=action_id)
-        action.status = PendingAction.Status.REJECTED
-        action.decided_at, action.decided_by = timezone.now(), user
-        action.save(update_fields=["status", "decided_at", "decided_by"])
-        _event(action, kind=ApprovalEvent.Kind.REJECTED, actor=_owner(user, via))
-        tell_outcomes([action])
+        return _decided(action, PendingAction.Status.REJECTED, user, via)
+
+
+def _decided(
+    action: PendingAction, status: str, user: Any, via: str, *fields: str, detail: str = ""
+) -> PendingAction:
+    """Save the owner's decision with ``fields`` already set on the locked action, its audit
+    line (of the kind named as the status) and its notification."""
+    action.status, action.decided_at, action.decided_by = status, timezone.now(), user
+    action.save(update_fields=["status", "decided_at", "decided_by", *fields])
+    _event(action, kind=ApprovalEvent.Kind(status), actor=_owner(user, via), detail=detail)
+    tell_outcomes([action])
     return action
 
 

@@ -45,7 +45,7 @@ def approvals_page(request: HttpRequest) -> HttpResponse:
         context["page"] = page_of(request, selectors.approval_event_list())
     else:
         if tab == "waiting":
-            actions = selectors.pending_action_list(status=Status.PENDING)
+            actions = selectors.pending_action_list(statuses=[Status.PENDING])
         else:
             actions = selectors.pending_action_decided_list()
         page = page_of(request, actions)
@@ -63,11 +63,18 @@ def approvals_page(request: HttpRequest) -> HttpResponse:
     return render(request, "approvals/list.html", context)
 
 
-def _decide(
-    request: HttpRequest, decide: Callable[..., PendingAction], action_id: int
-) -> HttpResponse:
+# The buttons of an approval's card, each the service the API's deciding route calls.
+DECISIONS: dict[str, Callable[..., PendingAction]] = {
+    "approve": services.pending_action_approve,
+    "reject": services.pending_action_reject,
+    "undo": services.pending_action_undo,
+}
+
+
+@owner_page("POST")
+def approval_decide(request: HttpRequest, action_id: int, decision: str) -> HttpResponse:
     def act() -> PendingAction:
-        action = decide(action_id=action_id, user=request.user)
+        action = DECISIONS[decision](action_id=action_id, user=request.user)
         # A commit that failed is recorded as failed (the service's transaction is over): the
         # owner is told it as an error, with its reason.
         if action.status == Status.FAILED:
@@ -77,18 +84,3 @@ def _decide(
     return run_action(
         request, act, back=BACK, done=lambda action: f"{state_words(action)}: {action.summary}"
     )
-
-
-@owner_page("POST")
-def approval_approve(request: HttpRequest, action_id: int) -> HttpResponse:
-    return _decide(request, services.pending_action_approve, action_id)
-
-
-@owner_page("POST")
-def approval_reject(request: HttpRequest, action_id: int) -> HttpResponse:
-    return _decide(request, services.pending_action_reject, action_id)
-
-
-@owner_page("POST")
-def approval_undo(request: HttpRequest, action_id: int) -> HttpResponse:
-    return _decide(request, services.pending_action_undo, action_id)

@@ -1,5 +1,8 @@
 """The automations API, mounted at /api/automations. Thin: each handler calls one service."""
 
+from collections.abc import Callable
+from typing import Any
+
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -30,17 +33,18 @@ def automation_list(
     return selectors.automation_list(enabled=filters.enabled, kind=filters.kind)
 
 
-def _out(automation: Automation) -> AutomationOut:
-    return AutomationOut.from_orm(automation)
+def _answered(
+    request: HttpRequest, change: Callable[..., Automation], **arguments: Any
+) -> AutomationOut:
+    """The change made by the request's actor, and its answer, built before the commit: if it
+    cannot be, nothing changed (never a 500 for a change that was made)."""
+    with transaction.atomic():
+        return AutomationOut.from_orm(change(**arguments, actor=request_actor(request)))
 
 
 @router.post("", response={201: AutomationOut})
 def automation_create(request: HttpRequest, payload: AutomationIn) -> Status:
-    # The answer is built before the commit: if it cannot be, nothing was created (never a 500
-    # for a row that exists).
-    with transaction.atomic():
-        automation = crud.automation_create(**payload.model_dump(), actor=request_actor(request))
-        return Status(201, _out(automation))
+    return Status(201, _answered(request, crud.automation_create, **payload.model_dump()))
 
 
 @router.get("/{int:automation_id}", response=AutomationOut)
@@ -52,14 +56,8 @@ def automation_get(request: HttpRequest, automation_id: int) -> Automation:
 def automation_update(
     request: HttpRequest, automation_id: int, payload: AutomationPatch
 ) -> AutomationOut:
-    with transaction.atomic():  # as in automation_create: answered before the commit
-        return _out(
-            crud.automation_update(
-                automation_id=automation_id,
-                actor=request_actor(request),
-                **payload.model_dump(exclude_unset=True),
-            )
-        )
+    changes = payload.model_dump(exclude_unset=True)
+    return _answered(request, crud.automation_update, automation_id=automation_id, **changes)
 
 
 @router.delete("/{int:automation_id}", response={204: None})
@@ -76,15 +74,9 @@ def automation_run_list(request: HttpRequest, automation_id: int) -> QuerySet[Au
 
 @router.post("/{int:automation_id}/pause", response=AutomationOut)
 def automation_pause(request: HttpRequest, automation_id: int) -> AutomationOut:
-    with transaction.atomic():
-        return _out(
-            crud.automation_pause(automation_id=automation_id, actor=request_actor(request))
-        )
+    return _answered(request, crud.automation_pause, automation_id=automation_id)
 
 
 @router.post("/{int:automation_id}/resume", response=AutomationOut)
 def automation_resume(request: HttpRequest, automation_id: int) -> AutomationOut:
-    with transaction.atomic():
-        return _out(
-            crud.automation_resume(automation_id=automation_id, actor=request_actor(request))
-        )
+    return _answered(request, crud.automation_resume, automation_id=automation_id)

@@ -71,19 +71,13 @@ def schedule_initial(schedule: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]
         parsed = schedule_parse(schedule)
     except ValidationFailed:
         return {}
-    initial: dict[str, Any] = {"schedule_type": parsed.type}
-    if isinstance(parsed, Once):
-        try:
-            local = parsed.at.astimezone(zone)
-        except OverflowError:  # only a row written before dates were bounded
-            return initial
-        return initial | {"schedule_date": local.date(), "schedule_time": local.time()}
-    spec = schedule_dump(parsed)
-    names = {"time": "schedule_time", "days": "schedule_days", "day": "schedule_day"}
-    initial |= {form_name: spec[key] for key, form_name in names.items() if key in spec}
-    if "expression" in spec:
-        initial["schedule_cron"] = spec["expression"]
-    return initial
+    if not isinstance(parsed, Once):
+        return {FIELD_OF[key]: value for key, value in schedule_dump(parsed).items()}
+    try:
+        local = parsed.at.astimezone(zone)
+    except OverflowError:  # only a row written before dates were bounded
+        return {"schedule_type": "once"}
+    return {"schedule_type": "once", "schedule_date": local.date(), "schedule_time": local.time()}
 
 
 class ScheduleForm(forms.Form):
@@ -138,21 +132,16 @@ class ScheduleForm(forms.Form):
         return cleaned
 
     def _spec(self, kind: str, cleaned: dict[str, Any]) -> dict[str, Any]:
-        time = cleaned.get("schedule_time")
-        hhmm = time.strftime("%H:%M") if time is not None else ""
         if kind == "once":
-            assert time is not None  # clean() asked for it
             # The wall-clock time in the owner's zone with its offset; fold=0 is the rule of
             # schedules.wall_to_instant (a repeated time is its first occurrence).
-            at = dt.datetime.combine(cleaned["schedule_date"], time, tzinfo=self.zone)
+            at = dt.datetime.combine(cleaned["schedule_date"], cleaned["schedule_time"], self.zone)
             return {"type": "once", "at": at.isoformat()}
-        if kind == "daily":
-            return {"type": "daily", "time": hhmm}
-        if kind == "weekly":
-            return {"type": "weekly", "days": cleaned["schedule_days"], "time": hhmm}
-        if kind == "monthly":
-            return {"type": "monthly", "day": cleaned["schedule_day"], "time": hhmm}
-        return {"type": "cron", "expression": cleaned["schedule_cron"]}
+        # The spec's fields the kind needs, named back from the form's (FIELD_OF).
+        spec = {key: cleaned[name] for key, name in FIELD_OF.items() if name in NEEDS[kind]}
+        if "time" in spec:
+            spec["time"] = spec["time"].strftime("%H:%M")
+        return {"type": kind, **spec}
 
     def place_error(self, message: str) -> None:
         """Show a message of the schedules or a service next to the field it is about."""
@@ -198,18 +187,11 @@ class AutomationForm(ScheduleForm):
     field_order = ["name", "kind", "message", *SCHEDULE_FIELDS]
 
     def __init__(self, *args: Any, automation: Automation | None = None, **kwargs: Any) -> None:
-        if automation is not None:
-            kwargs.setdefault("initial", {})
-            kwargs["initial"] = {
-                "name": automation.name,
-                "kind": automation.kind,
-                "message": automation.message,
-                **kwargs["initial"],
-            }
         super().__init__(*args, **kwargs)
         self.automation = automation
         if automation is not None:
-            self.initial.update(schedule_initial(automation.schedule, self.zone))
+            fields = {key: getattr(automation, key) for key in ("name", "kind", "message")}
+            self.initial.update(fields, **schedule_initial(automation.schedule, self.zone))
             # What an automation does is fixed once made (automation_update keeps its kind).
             self.fields["kind"].disabled = True
 

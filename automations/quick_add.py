@@ -33,12 +33,6 @@ from talorys.workspace.views.inputs import form_when, owner_zone_of, understood_
 TASKS = "/tasks/"
 
 
-def _see_other(target: str) -> HttpResponse:
-    response = HttpResponseRedirect(target)
-    response.status_code = 303
-    return response
-
-
 @owner_page("POST")
 def quick_add(request: OwnerRequest) -> HttpResponse:
     text = form_text(request, "title")
@@ -53,7 +47,7 @@ def quick_add(request: OwnerRequest) -> HttpResponse:
             f"Read “{text}” as: {understood_hint(text, zone)}. Press Add to add it, or tick "
             "“Keep the words as typed”.",
         )
-        return _see_other(target)
+        return HttpResponseRedirect(target, status=303)
     if got.schedule is not None:
         return _reminder(request, got)
     return run_action(

@@ -50,12 +50,11 @@ WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 
+_HHMM = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
 def _parse_hhmm(value: str) -> str:
-    try:
-        parsed = dt.time.fromisoformat(value)
-    except (TypeError, ValueError):
-        parsed = None
-    if parsed is None or len(value) != 5 or value[2] != ":":
+    if not re.fullmatch(_HHMM, value):
         raise ValueError("use 24-hour HH:MM, e.g. 07:30 or 18:00")
     return value
 
@@ -65,7 +64,7 @@ HHMM = Annotated[
     AfterValidator(_parse_hhmm),
     Field(
         description="Local time of day, 24-hour HH:MM, e.g. 07:30.",
-        json_schema_extra={"pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"},
+        json_schema_extra={"pattern": _HHMM},
     ),
 ]
 

@@ -124,9 +124,7 @@ def task_digest_text(
     """(title, body) summarising open tasks that are overdue or due by the end of the owner's
     local day. Deterministic: the same tasks at the same time give the same text."""
     local_now = now.astimezone(zone)
-    end_of_day = dt.datetime.combine(local_now.date() + dt.timedelta(days=1), dt.time()).replace(
-        tzinfo=zone
-    )
+    end_of_day = dt.datetime.combine(local_now.date() + dt.timedelta(days=1), dt.time(), zone)
     open_tasks = core_selectors.task_list(status=Task.Status.OPEN).order_by(
         "due_at", "-priority", "pk"
     )

@@ -4,14 +4,10 @@ create/pause/resume are immediate writes; list_automations and list_automation_r
 (so a scheduled run may use them); delete and cancel are destructive and wait for the owner's
 approval (prepare -> pending action -> commit), with undo.
 
-A repeating scheduled prompt spends the owner's model budget at every run while nobody watches,
-so the model cannot create one outright: the service refuses it (``UnwatchedSpending``,
-automations/services/crud.py, the rule the API, pages and admin share) and create_automation
-points at schedule_agent_prompt, a destructive tool whose approval creates it (undo puts it in
-the bin). A one-time prompt, a reminder or a digest spends nothing repeatedly and stays a direct
-write. For the same reason the service refuses the model's resume of a paused repeating prompt,
-under the automation's row lock: only the owner restarts one (an imported prompt arrives paused,
-and a hostile note must not be able to start it).
+The model may not create, change or resume a repeating scheduled prompt (``UnwatchedSpending``,
+automations/services/crud.py): create_automation points it at schedule_agent_prompt, a
+destructive tool whose approval creates one (undo puts it in the bin), so a hostile note cannot
+start one. A one-time prompt, a reminder or a digest stays a direct write.
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ from automations.schedules import Schedule, describe, next_after, schedule_dump
 from automations.schemas import KindField
 from automations.services import crud
 from talorys.history.tools import SoftDeleteTool
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, ValidationFailed
 from talorys.lib.tools import (
     NEW_TARGET,
     ListTool,
@@ -114,12 +110,7 @@ class CreateAutomation(Tool):
     def run(self, args: CreateAutomationArgs, ctx: ToolContext) -> dict[str, Any]:
         try:
             automation = crud.automation_create(
-                name=args.name,
-                kind=args.kind,
-                message=args.message,
-                schedule=args.schedule,
-                origin=Automation.Origin.CHAT,
-                actor=ctx.actor,
+                **dict(args), origin=Automation.Origin.CHAT, actor=ctx.actor
             )
         except crud.UnwatchedSpending:
             raise ToolError(
@@ -226,15 +217,8 @@ class _AutomationApprovalTool(SoftDeleteTool):
     args = AutomationIdArgs
     verb: ClassVar[str]
 
-    def prepare(self, args: AutomationIdArgs, ctx: ToolContext) -> Proposal:
-        obj = self._live(args.automation_id)
-        if obj is None:
-            raise NotFound(f"There is no automation with id {args.automation_id}.")
-        return Proposal(
-            target_id=obj.pk,
-            snapshot=self._hash(obj),
-            summary=f"{self.verb} the automation “{obj.name}” ({selectors.schedule_text(obj)})",
-        )
+    def summary(self, obj: Automation) -> str:
+        return f"{self.verb} the automation “{obj.name}” ({selectors.schedule_text(obj)})"
 
 
 @register

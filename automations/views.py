@@ -1,17 +1,12 @@
-"""The owner's automation pages: ``/automations/`` (the list), ``/automations/new/``,
-``/automations/<id>/`` (the schedule, the next runs, the run history), its edit page, the
-pause/resume/delete actions, ``/automations/preview/`` (the next runs of the schedule being
-edited, as JSON for automations.js), and the calendar feed ``/calendar/<secret>.ics``, which
-needs no session (its secret is the capability).
+"""The owner's automation pages (automations/urls.py), the schedule preview for automations.js,
+and the calendar feed, which needs no session (its secret is the capability).
 
-Edges like the API's: each view reads the form (automations/forms.py), calls one selector or
-service, and renders. A create or edit form the services refuse is shown again as posted, with
-each message at its field, so the owner does not type it all again.
+A create or edit form the services refuse is shown again as posted, with each message at its
+field, so the owner does not type it all again.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -52,26 +47,17 @@ def _detail_url(automation_id: int) -> str:
     return f"/automations/{automation_id}/"
 
 
-def _see_other(url: str) -> HttpResponse:
-    response = HttpResponseRedirect(url)
-    response.status_code = 303
-    return response
-
-
-def _labels(runs: list[dt.datetime], zone: ZoneInfo) -> list[dict[str, str]]:
-    return [
-        {"at": run.isoformat(), "label": format_datetime(timezone.localtime(run, zone))}
-        for run in runs
-    ]
-
-
 def _upcoming(schedule: dict[str, Any] | None, zone: ZoneInfo) -> list[dict[str, str]]:
     if schedule is None:
         return []
     try:
-        return _labels(selectors.schedule_upcoming(schedule=schedule, zone=zone), zone)
+        runs = selectors.schedule_upcoming(schedule=schedule, zone=zone)
     except ValidationFailed:  # a hand-edited row that no longer parses
         return []
+    return [
+        {"at": run.isoformat(), "label": format_datetime(timezone.localtime(run, zone))}
+        for run in runs
+    ]
 
 
 @owner_page("GET")
@@ -120,7 +106,7 @@ def _save(request: HttpRequest, form: AutomationForm, save: Any, done: str) -> H
         form.place_error(exc.message)
         return _form_page(request, form, status=400)
     messages.success(request, done)
-    return _see_other(_detail_url(automation.pk))
+    return HttpResponseRedirect(_detail_url(automation.pk), status=303)
 
 
 @owner_page("GET", "POST")

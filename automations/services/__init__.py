@@ -42,8 +42,6 @@ redeliveries, the version check, catch-up, schedules in the owner's zone with it
 daylight-saving rules), so beat only ticks this dispatcher: pausing ``automations-dispatch`` in
 System jobs holds every automation.
 
-A repeating ``agent_prompt`` spends the model budget at every run, so only the owner's session
-creates one, changes its message or schedule, resumes or restores it: crud.py refuses a token
-and the model (``UnwatchedSpending``) under the automation's row lock, for the API, the pages,
-the admin and the tools alike; the model proposes one (``schedule_agent_prompt``) for approval.
+A repeating ``agent_prompt`` is started only by the owner's session (``UnwatchedSpending`` in
+crud.py, for the API, the pages, the admin and the tools alike).
 """

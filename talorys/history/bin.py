@@ -13,12 +13,12 @@ One function per job:
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import models, transaction
 from django.utils import timezone
 
+from talorys.history.bin_items import BinItem, BinItems
 from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, item_fields, item_kind, item_kinds, rows_of
 from talorys.history.models import Change
@@ -26,15 +26,6 @@ from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound
 
 BIN_RETENTION = dt.timedelta(days=30)
-
-
-@dataclass(frozen=True)
-class BinItem:
-    kind: str
-    id: int
-    title: str
-    deleted_at: dt.datetime
-    deleted_by: str
 
 
 def latest_delete(kind: str, pk: int) -> Change | None:
@@ -48,37 +39,7 @@ def latest_delete(kind: str, pk: int) -> Change | None:
 
 def bin_list() -> list[BinItem]:
     """Every binned item of every kind, most recently deleted first."""
-    items: list[BinItem] = []
-    for kind in item_kinds():
-        for obj in rows_of(kind.model).filter(deleted_at__isnull=False):
-            items.append(
-                BinItem(
-                    kind=kind.name,
-                    id=obj.pk,
-                    title=kind.title(obj)[: Change.TITLE_MAX],
-                    deleted_at=obj.deleted_at,
-                    deleted_by="",
-                )
-            )
-    deleters = {
-        (row["kind"], row["object_id"]): row["source"]
-        for row in Change.objects.filter(
-            action=Change.Action.DELETE, object_id__in={item.id for item in items}
-        )
-        .order_by("id")  # the latest delete of an item wins
-        .values("kind", "object_id", "source")
-    }
-    items = [
-        BinItem(
-            kind=item.kind,
-            id=item.id,
-            title=item.title,
-            deleted_at=item.deleted_at,
-            deleted_by=deleters.get((item.kind, item.id), ""),
-        )
-        for item in items
-    ]
-    return sorted(items, key=lambda item: (item.deleted_at, item.kind, item.id), reverse=True)
+    return BinItems()[:]
 
 
 def bin_move_in(

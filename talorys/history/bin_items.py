@@ -1,24 +1,32 @@
-"""The bin a page at a time, for /bin/: the items of every kind in the order of
-``history.bin_list``, without reading the whole bin for one page of it."""
+"""The bin a page at a time (/bin/, /api/bin, ``bin.bin_list``), without reading the whole bin
+for one page of it."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import overload
 
 from django.db.models import CharField, F, Q, QuerySet, Value
 
-from talorys.history.bin import BinItem
 from talorys.history.kinds import item_kinds, rows_of
 from talorys.history.models import Change
 
 
+@dataclass(frozen=True)
+class BinItem:
+    kind: str
+    id: int
+    title: str
+    deleted_at: dt.datetime
+    deleted_by: str
+
+
 class BinItems(Sequence[BinItem]):
-    """Every binned item of every kind, most recently deleted first (the order of
-    ``history.bin_list``), read a slice at a time: a Paginator counts it in one query and reads
-    a page in one, then each kind's rows on that page and their deleters, never the whole bin.
-    """
+    """Every binned item of every kind, most recently deleted first, read a slice at a time: a
+    Paginator counts it in one query and reads a page in one, then each kind's rows on that page
+    and their deleters, never the whole bin."""
 
     def __init__(self) -> None:
         self._kinds = {kind.name: kind for kind in item_kinds()}

@@ -31,6 +31,9 @@ class SoftDeleteTool(Tool):
     def describe(self, obj: Any) -> str:
         return str(obj)
 
+    def summary(self, obj: Any) -> str:
+        return f"Delete the {self.label} “{self.describe(obj)}”"
+
     def _live(self, target_id: int, *, lock: bool = False) -> Any:
         rows = self.model.objects.live()
         if lock:
@@ -48,7 +51,7 @@ class SoftDeleteTool(Tool):
         return Proposal(
             target_id=obj.pk,
             snapshot=self._hash(obj),
-            summary=f"Delete the {self.label} “{self.describe(obj)}”",
+            summary=self.summary(obj),
         )
 
     def snapshot(self, target_id: int) -> str | None:

@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from talorys.history.bin import BIN_RETENTION, BinItem, bin_empty, bin_purge, bin_restore
-from talorys.history.bin_items import BinItems
+from talorys.history.bin import BIN_RETENTION, bin_empty, bin_purge, bin_restore
+from talorys.history.bin_items import BinItem, BinItems
 from talorys.history.kinds import item_kind
 from talorys.lib.errors import ValidationFailed
 from talorys.web.pages import form_text, owner_page, page_of, page_problem, run_action, whole_number
@@ -28,16 +28,11 @@ class BinRow:
 
 def _rows(items: list[BinItem]) -> list[BinRow]:
     now = timezone.now()
-    return [
-        BinRow(
-            item=item,
-            days_left=max(
-                0,
-                math.ceil((item.deleted_at + BIN_RETENTION - now).total_seconds() / 86400),
-            ),
-        )
-        for item in items
-    ]
+    rows = []
+    for item in items:
+        left = (item.deleted_at + BIN_RETENTION - now).total_seconds() / 86400
+        rows.append(BinRow(item=item, days_left=max(0, math.ceil(left))))
+    return rows
 
 
 def _target(request: HttpRequest) -> tuple[str, int]:

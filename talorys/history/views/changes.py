@@ -128,13 +128,9 @@ def field_changes(change: Change) -> list[FieldChange]:
         if is_text and isinstance(old or "", str) and isinstance(new or "", str):
             shown.append(FieldChange(label=label, runs=text_diff(old or "", new or "")))
         else:
-            (old_text, old_href), (new_text, new_href) = (
-                _shown(old, model_field),
-                _shown(new, model_field),
-            )
-            shown.append(
-                FieldChange(label, None, old_text, new_text, old_href=old_href, new_href=new_href)
-            )
+            old_text, old_href = _shown(old, model_field)
+            new_text, new_href = _shown(new, model_field)
+            shown.append(FieldChange(label, None, old_text, new_text, old_href, new_href))
     return shown
 
 
