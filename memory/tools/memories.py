@@ -127,11 +127,7 @@ class ListMemories(ListTool):
             return selectors.memory_list()
         # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
         found = ranked_rows(
-            query=args.query,
-            kind="memory",
-            rows=selectors.memory_list(),
-            substring=selectors.memory_list(q=args.query),
-            limit=args.limit,
+            query=args.query, kind="memory", listing=selectors.memory_list, limit=args.limit
         )
         return [memory for memory, _ in found]
 
