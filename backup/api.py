@@ -56,20 +56,15 @@ def _next_piece(pieces: Iterator[bytes]) -> bytes | None:
     return next(pieces, None)
 
 
-def export_response(request: HttpRequest) -> StreamingHttpResponse:
-    """The backup document as a download, streamed (the API and the page both answer this)."""
+@backup_router.get("/export", response={200: None})
+def export(request: HttpRequest) -> StreamingHttpResponse:
+    """The whole backup as one JSON document (backup/format.py), streamed. No secrets in it."""
     pieces = backup_export()
     content = _pieces(pieces) if isinstance(request, ASGIRequest) else pieces
     response = StreamingHttpResponse(content, content_type=CONTENT_TYPE)
     response["Content-Disposition"] = f'attachment; filename="{export_filename()}"'
     response["Cache-Control"] = "no-store"
     return response
-
-
-@backup_router.get("/export", response={200: None})
-def export(request: HttpRequest) -> StreamingHttpResponse:
-    """The whole backup as one JSON document (backup/format.py), streamed. No secrets in it."""
-    return export_response(request)
 
 
 def uploaded_backup(request: HttpRequest) -> IO[bytes]:

@@ -51,17 +51,11 @@ class Checked:
     ids: dict[str, set[int]] = field(default_factory=dict)
 
 
-class Problems:
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, text: str) -> None:
-        self.items.append(text)
-
+class Problems(list[str]):
     def raise_any(self, lead: str) -> None:
-        if self.items:
-            shown = self.items[:PROBLEMS_MAX]
-            more = len(self.items) - len(shown)
+        if self:
+            shown = self[:PROBLEMS_MAX]
+            more = len(self) - len(shown)
             tail = f" (and {more} more)" if more else ""
             raise ValidationFailed(
                 f"{lead}: {'; '.join(shown)}{tail}.", details={"problems": shown}
@@ -102,10 +96,10 @@ def row_checked(kind: KindSpec, where: str, raw: Any, problems: Problems) -> dic
     except ValidationError as exc:
         for error in exc.errors()[:3]:
             loc = ".".join(str(part) for part in error["loc"])
-            problems.add(f"{where}{'.' if loc else ''}{loc}: {error['msg']}")
+            problems.append(f"{where}{'.' if loc else ''}{loc}: {error['msg']}")
         return None
     for rule in _row_rules(kind, row):
-        problems.add(f"{where}: {rule}")
+        problems.append(f"{where}: {rule}")
     return {name: row[name] for name in kind.columns}
 
 
@@ -139,7 +133,7 @@ class _Refs:
             missing = wanted - ids.get(target, set())
             missing -= _ids_here(BY_NAME[target].model, missing)
             for ident in sorted(missing)[:PROBLEMS_MAX]:
-                problems.add(
+                problems.append(
                     f"{kind}.{column} {ident}: no such row in {target}, here or in the file"
                 )
         problems.raise_any("The backup refers to rows that do not exist")
@@ -152,7 +146,7 @@ def _envelope(fields: dict[str, Any]) -> Envelope:
         problems = Problems()
         for error in exc.errors():
             loc = ".".join(str(part) for part in error["loc"])
-            problems.add(f"{loc}: {error['msg']}")
+            problems.append(f"{loc}: {error['msg']}")
         problems.raise_any("The backup's envelope is wrong")
         raise AssertionError("unreachable") from exc
 
@@ -168,10 +162,10 @@ def backup_check(source: IO[bytes]) -> Checked:
         row = row_checked(kind, where, raw, problems)
         if row is not None:
             if row["id"] in ids[name]:
-                problems.add(f"{where}: the id {row['id']} is in {name} twice")
+                problems.append(f"{where}: the id {row['id']} is in {name} twice")
             ids[name].add(row["id"])
             refs.note(kind, row)
-        if len(problems.items) > PROBLEMS_MAX:
+        if len(problems) > PROBLEMS_MAX:
             break  # enough to act on: the rest of the file is not read
     problems.raise_any("The backup has rows that cannot be imported")
     if not reader.has_data:

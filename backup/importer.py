@@ -94,12 +94,7 @@ class Counts:
             titles.append(row_title(kind, row))
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "added": self.added,
-            "changed": self.changed,
-            "unchanged": self.unchanged,
-            "kept": self.kept,
-        }
+        return {key: getattr(self, key) for key in ("added", "changed", "unchanged", "kept")}
 
 
 class _ImportLog:

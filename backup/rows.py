@@ -47,13 +47,9 @@ def _one_line(value: str) -> str:
     return one_line(_no_nul(value))
 
 
-def _long_text(value: str) -> str:
-    return _no_nul(value)
-
-
 # What a field of text is: one line, or long text (see the module docstring).
 ONE_LINE = AfterValidator(_one_line)
-LONG_TEXT = AfterValidator(_long_text)
+LONG_TEXT = AfterValidator(_no_nul)
 
 
 def _width(model: type[models.Model], name: str) -> int:

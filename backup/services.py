@@ -77,36 +77,32 @@ def report_lines(report: ImportReport | dict[str, Any]) -> list[str]:
     return lines or ["The backup holds no rows."]
 
 
-# Each kind of the file, as a person counts it: (one, many).
+# The kinds a person does not count by their own name, singular or plural: (one, many).
 NOUNS: dict[str, tuple[str, str]] = {
-    "projects": ("project", "projects"),
-    "tasks": ("task", "tasks"),
-    "notes": ("note", "notes"),
     "memories": ("memory", "memories"),
     "memory_revisions": ("earlier version of a memory", "earlier versions of memories"),
-    "notifications": ("notification", "notifications"),
-    "automations": ("automation", "automations"),
-    "automation_runs": ("automation run", "automation runs"),
-    "conversations": ("conversation", "conversations"),
-    "messages": ("message", "messages"),
     "pending_actions": ("approval", "approvals"),
     "approval_events": ("approval decision", "approval decisions"),
     "changes": ("change-log entry", "change-log entries"),
 }
 
 
+def _nouns(kind: str) -> tuple[str, str]:
+    """A kind as a person counts it: "tasks" -> ("task", "tasks")."""
+    many = kind.replace("_", " ")
+    return NOUNS.get(kind, (many.removesuffix("s"), many))
+
+
 def kind_label(kind: str) -> str:
-    """A kind's name for a heading: "Memory revisions" -> "Earlier versions of memories"."""
-    if kind == "settings":
-        return "Settings"
-    many = NOUNS.get(kind, ("", kind.replace("_", " ")))[1]
+    """A kind's name for a heading: "memory_revisions" -> "Earlier versions of memories"."""
+    many = _nouns(kind)[1]
     return many[:1].upper() + many[1:]
 
 
 def _counted(kind: str, n: int) -> str:
     if kind == "settings":
         return "your settings"
-    one, many = NOUNS.get(kind, (kind.replace("_", " "), kind.replace("_", " ")))
+    one, many = _nouns(kind)
     return f"{n} {one if n == 1 else many}"
 
 

@@ -11,8 +11,15 @@ from memory.selectors import current_memories
 from talorys.workspace.models import Note, Project, Task
 
 
-def _memory_doc(memory: Any) -> Doc:
-    return Doc(object_id=memory.pk, title="", body=memory.text, when=memory.updated_at)
+def _workspace_source(kind: str, model: Any, title: str, body: str) -> RecallSource:
+    """A workspace kind: its ``title`` and ``body`` columns, as of its last change."""
+    return RecallSource(
+        kind=kind,
+        live=model.objects.live,
+        doc=lambda row: Doc(row.pk, getattr(row, title), getattr(row, body), when=row.updated_at),
+        logged=True,
+        columns=(title, body, "updated_at"),
+    )
 
 
 def memory_sources() -> list[RecallSource]:
@@ -20,29 +27,11 @@ def memory_sources() -> list[RecallSource]:
         RecallSource(
             kind="memory",
             live=current_memories,
-            doc=_memory_doc,
+            doc=lambda m: Doc(object_id=m.pk, title="", body=m.text, when=m.updated_at),
             logged=True,
             columns=("text", "updated_at"),
         ),
-        RecallSource(
-            kind="task",
-            live=Task.objects.live,
-            doc=lambda t: Doc(object_id=t.pk, title=t.title, body=t.details, when=t.updated_at),
-            logged=True,
-            columns=("title", "details", "updated_at"),
-        ),
-        RecallSource(
-            kind="note",
-            live=Note.objects.live,
-            doc=lambda n: Doc(object_id=n.pk, title=n.title, body=n.content, when=n.updated_at),
-            logged=True,
-            columns=("title", "content", "updated_at"),
-        ),
-        RecallSource(
-            kind="project",
-            live=Project.objects.live,
-            doc=lambda p: Doc(object_id=p.pk, title=p.name, body=p.description, when=p.updated_at),
-            logged=True,
-            columns=("name", "description", "updated_at"),
-        ),
+        _workspace_source("task", Task, "title", "details"),
+        _workspace_source("note", Note, "title", "content"),
+        _workspace_source("project", Project, "name", "description"),
     ]

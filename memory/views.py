@@ -95,16 +95,12 @@ def memories_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _memory_or_404(memory_id: int) -> Memory:
-    try:
-        return selectors.memory_get(memory_id=memory_id)
-    except NotFound as err:
-        raise Http404(err.message) from err
-
-
 @owner_page("GET")
 def memory_page(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = _memory_or_404(memory_id)
+    try:
+        memory = selectors.memory_get(memory_id=memory_id)
+    except NotFound as err:
+        raise Http404(err.message) from err
     page = page_of(request, selectors.memory_history(memory_id=memory_id))
     changes = selectors.memory_revision_changes(memory_id=memory_id, revisions=page.object_list)
     return render(

@@ -21,11 +21,11 @@ import datetime as dt
 import math
 import threading
 from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.db.models import QuerySet
 
 from memory.models import IndexState, RecallEntry
 from memory.recall import priors
@@ -132,24 +132,15 @@ class RecallIndex:
         ):
             self._reload(generation=state["generation"], vector_model=vector_model)
         if state["seq"] > self.seq:
-            self._apply(
-                RecallEntry.objects.filter(seq__gt=self.seq)
-                .order_by("seq")
-                .values_list(*_ENTRY_COLUMNS)
-                .iterator(chunk_size=LOAD_CHUNK)
-            )
+            self._apply(RecallEntry.objects.filter(seq__gt=self.seq))
 
     def _reload(self, *, generation: str, vector_model: str) -> None:
         self._reset(generation=generation, vector_model=vector_model)
         # Only live entries: a tombstone matters to a copy that already has its item.
-        self._apply(
-            RecallEntry.objects.filter(live=True)
-            .order_by("seq")
-            .values_list(*_ENTRY_COLUMNS)
-            .iterator(chunk_size=LOAD_CHUNK)
-        )
+        self._apply(RecallEntry.objects.filter(live=True))
 
-    def _apply(self, rows: Iterable[tuple[Any, ...]]) -> None:
+    def _apply(self, entries: QuerySet[RecallEntry]) -> None:
+        rows = entries.order_by("seq").values_list(*_ENTRY_COLUMNS).iterator(chunk_size=LOAD_CHUNK)
         for (
             kind,
             object_id,
@@ -335,10 +326,6 @@ class RecallIndex:
 
     def keyword(self, query_terms: list[str], *, kinds: list[str] | None, top: int) -> list[Ranked]:
         return self.best(self.keyword_scores(query_terms, kinds=kinds), top)
-
-    def vector(self, query: np.ndarray, *, kinds: list[str] | None, top: int) -> list[Ranked]:
-        scores = self.vector_scores(query, kinds=kinds)
-        return self.best(np.nan_to_num(scores, nan=-np.inf), top, floor=-np.inf)
 
     def best(self, scores: np.ndarray, top: int, *, floor: float = 0.0) -> list[Ranked]:
         """The ``top`` slots scoring above ``floor``, best first."""

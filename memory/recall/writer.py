@@ -98,8 +98,9 @@ def _same(row: Mapping[str, Any], values: dict[str, object]) -> bool:
     return row["content_hash"] == values["content_hash"] and row["stated_at"] == values["stated_at"]
 
 
-def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
-    """Upsert entries whose hash changed and tombstone ``gone``; one transaction, numbered."""
+def _write(kind: str, docs: list[Doc], gone: Iterable[int], report: ReindexReport) -> None:
+    """Upsert entries whose hash changed and tombstone ``gone``; one transaction, numbered,
+    counted into ``report``."""
     gone = set(gone)
     with transaction.atomic():
         state = _state_locked()
@@ -135,7 +136,8 @@ def _write(kind: str, docs: list[Doc], gone: Iterable[int]) -> tuple[int, int]:
         RecallEntry.objects.filter(pk__in=unchanged).update(updated_at=timezone.now())
         if seq != state.seq:
             IndexState.objects.filter(pk=1).update(seq=seq)
-    return written, removed
+    report.written += written
+    report.removed += removed
 
 
 def _tombstone(
@@ -166,29 +168,22 @@ def _stale(kind: str, changed: dict[int, dt.datetime]) -> set[int]:
     return {pk for pk, when in changed.items() if pk not in entries or entries[pk] < when}
 
 
-def _sync_kind(src: RecallSource, ids: set[int] | None) -> tuple[int, int]:
+def _sync_kind(src: RecallSource, ids: set[int] | None, report: ReindexReport) -> None:
     """Entries of ``src`` for ``ids`` (None: all) brought in line with the items."""
     if ids is not None and not ids:
-        return 0, 0
-    written = removed = 0
+        return
     seen: set[int] = set()
     batch: list[Doc] = []
     for doc in src.docs(ids):
         seen.add(doc.object_id)
         batch.append(doc)
         if len(batch) >= WRITE_BATCH:
-            w, _ = _write(src.kind, batch, ())
-            written += w
+            _write(src.kind, batch, (), report)
             batch = []
-    if ids is None:
-        indexed = set(
-            RecallEntry.objects.filter(kind=src.kind, live=True).values_list("object_id", flat=True)
-        )
-        gone = indexed - seen
-    else:
-        gone = ids - seen
-    w, r = _write(src.kind, batch, gone)
-    return written + w, removed + r
+    if ids is None:  # every item: what is indexed and no longer there is gone
+        indexed = RecallEntry.objects.filter(kind=src.kind, live=True)
+        ids = set(indexed.values_list("object_id", flat=True))
+    _write(src.kind, batch, ids - seen, report)
 
 
 def _embed_pending(
@@ -209,22 +204,18 @@ def _embed_pending(
         embedder = embeddings.active_embedder()
     if not isinstance(embedder, embeddings.Embedder):
         return
-    if lazy:
-        # One lazy pass of a process embeds at a time; another one now leaves it the work: they
-        # would all pick the same newest items (under load, four turns' passes embedded the
-        # same sixteen texts at once, and the chat's throughput fell by a third).
-        if not _LAZY_EMBEDDING.acquire(blocking=False):
-            return
-        try:
-            _embed_pending_now(
-                limit=limit, report=report, everything=everything, lazy=lazy, embedder=embedder
-            )
-        finally:
-            _LAZY_EMBEDDING.release()
+    # One lazy pass of a process embeds at a time; another one now leaves it the work: they
+    # would all pick the same newest items (under load, four turns' passes embedded the same
+    # sixteen texts at once, and the chat's throughput fell by a third).
+    if lazy and not _LAZY_EMBEDDING.acquire(blocking=False):
         return
-    _embed_pending_now(
-        limit=limit, report=report, everything=everything, lazy=lazy, embedder=embedder
-    )
+    try:
+        _embed_pending_now(
+            limit=limit, report=report, everything=everything, lazy=lazy, embedder=embedder
+        )
+    finally:
+        if lazy:
+            _LAZY_EMBEDDING.release()
 
 
 def _embed_pending_now(
@@ -298,9 +289,7 @@ def reindex(*, full: bool = False, embed_limit: int | None = None) -> ReindexRep
     report = ReindexReport()
     started = timezone.now()
     for src in sources():
-        written, removed = _sync_kind(src, None)
-        report.written += written
-        report.removed += removed
+        _sync_kind(src, None, report)
     _embed_pending(limit=embed_limit, report=report, everything=full)
     with transaction.atomic():
         state = _state_locked()
@@ -336,11 +325,7 @@ def _sync_changed(*, since: dt.datetime, skip: tuple[str, ...], report: ReindexR
         # Re-read only what changed after its entry was written: an entry written before a
         # late-committing change is caught here (the lookback), one written after it by another
         # pass from older content is left to the catch-up.
-        ids = _stale(src.kind, changed) if changed else set()
-        if ids:
-            written, removed = _sync_kind(src, ids)
-            report.written += written
-            report.removed += removed
+        _sync_kind(src, _stale(src.kind, changed) if changed else set(), report)
 
 
 def reindex_recent(

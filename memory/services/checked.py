@@ -1,14 +1,11 @@
 """The writes of memories that run the conflict check (memory/conflict.py) first, named
-``*_checked``: the model's (``memory_create_checked``, ``memory_correct_checked``) and the
-owner's from the page, the API and the admin (``memory_create_checked``,
-``memory_update_checked``). They end in memories.py's ``*_unchecked`` writes, which backup
-imports, reverts and tests call directly: those are data, never checked.
+``*_checked``: the model's and the owner's (page, API, admin). They end in memories.py's
+``*_unchecked`` writes, which imports and reverts call directly: those are data, never checked.
 
 The check is I/O (a model request): it runs before the transaction that stores the memory, never
-inside one; a caller already inside a transaction (the Django admin) runs ``conflict_check``
-first and passes its ``verdict``. Then the verdict is carried out: a duplicate stores nothing;
-an update supersedes the older memory (kept, marked, never recalled, revertable); a
-contradiction keeps both and marks the new one. Nothing is ever deleted by a verdict.
+inside one; a caller already inside one (the Django admin) runs ``conflict_check`` first and
+passes its ``verdict``. A duplicate stores nothing; an update supersedes the older memory (kept,
+never recalled, revertable); a contradiction keeps both and marks the new one.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 
@@ -129,7 +125,6 @@ def memory_update_checked(
             verdict = conflict_check(text=text, exclude_id=memory_id)
 
     def store(contradicted: int | None) -> Memory:
-        extra: dict[str, Any] = {} if contradicted is None else {"conflicts_with_id": contradicted}
         return memory_update_unchecked(
             memory_id=memory_id,
             text=text,
@@ -140,7 +135,7 @@ def memory_update_checked(
             valid_to=valid_to,
             superseded_by=superseded_by,
             version=version,
-            **extra,
+            conflicts_with_id=_KEEP if contradicted is None else contradicted,
         )
 
     return _act_on(verdict, store=store, source=source, actor=actor, unchanged=current)

@@ -1,12 +1,9 @@
-"""Every change to memories. Each change writes a MemoryRevision in the same transaction, so the
-history always says what the memory was after each change, who made it and from which turn
-(provenance); the same call records the generic revision (talorys.history.models.Change) that
-lists the model's changes under its reply and reverts them, so one function (``_record``) keeps
-both.
+"""Every change to memories. Each writes, in one transaction and through ``_record``, a
+MemoryRevision (what the memory was after it, who made it, from which turn: provenance) and the
+change log's entry (talorys.history.models.Change) that lists and reverts the model's changes.
 
-The writes that run the conflict check first (the model's, and the owner's from the page, the
-API and the admin) are in checked.py, named ``*_checked``; these are the plain writes they end
-in, named ``*_unchecked`` where a checked one exists, so a caller sees which it chose.
+The writes that run the conflict check first are in checked.py (``*_checked``); these are the
+plain ones they end in, named ``*_unchecked`` where a checked one exists.
 """
 
 from __future__ import annotations
@@ -109,25 +106,14 @@ def memory_update_unchecked(
     A correction settles a contradiction the memory was marked with. ``version``: the one the
     caller read; a memory changed since is refused (Conflict).
     """
-    if superseded_by is not _KEEP:
-        with transaction.atomic():
-            _memory_make_current(memory_id=memory_id, version=version, source=source, actor=actor)
-            return memory_update_unchecked(
-                memory_id=memory_id,
-                text=text,
-                category=category,
-                source=source,
-                actor=actor,
-                valid_from=valid_from,
-                valid_to=valid_to,
-                conflicts_with_id=conflicts_with_id,
-            )
     text, category, source = _memory_clean_input(text=text, category=category, source=source)
     with transaction.atomic():
         memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
         if memory is None:
             raise NotFound(f"Memory {memory_id} does not exist.")
         check_version(memory, version, noun="memory")
+        if superseded_by is not _KEEP:
+            memory = memory_supersede(memory_id=memory_id, by_id=None, source=source, actor=actor)
         new, conflict = _memory_changes(
             memory,
             text=text,
@@ -150,16 +136,6 @@ def _memory_clean_input(
         category = check_choice(category, field="category", choices=Memory.Category.values)
     source = check_choice(source, field="source", choices=Memory.Source.values)
     return text, category, source
-
-
-def _memory_make_current(*, memory_id: int, version: int | None, source: str, actor: Actor) -> None:
-    """Clear ``memory_id``'s supersession, refusing a stale ``version``. The caller holds the
-    transaction, so the check and the change commit together."""
-    if version is not None:
-        locked = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
-        if locked is not None:
-            check_version(locked, version, noun="memory")
-    memory_supersede(memory_id=memory_id, by_id=None, source=source, actor=actor)
 
 
 def _memory_changes(
@@ -254,34 +230,31 @@ def memory_delete(
     """To the bin like every delete (restorable for BIN_RETENTION), with a revision; purging it
     from the bin (the owner's session) erases the memory and its history, so nothing about it
     stays behind then."""
-    with transaction.atomic():
-        memory = Memory.objects.live().select_for_update().filter(pk=memory_id).first()
-        if memory is None:
-            raise NotFound(f"Memory {memory_id} does not exist.")
-        memory.deleted_at = timezone.now()
-        memory.source = check_choice(source, field="source", choices=Memory.Source.values)
-        memory.save(update_fields=["deleted_at", "source", "updated_at"])
-        _record(
-            memory, MemoryRevision.Action.DELETE, actor=actor, before=item_fields(MEMORY, memory)
-        )
-    return memory
+    return _memory_bin(memory_id=memory_id, binned=True, source=source, actor=actor)
 
 
 def memory_restore(
     *, memory_id: int, source: str = Memory.Source.OWNER, actor: Actor = OWNER
 ) -> Memory:
+    return _memory_bin(memory_id=memory_id, binned=False, source=source, actor=actor)
+
+
+def _memory_bin(*, memory_id: int, binned: bool, source: str, actor: Actor) -> Memory:
+    """Move a live memory into the bin (``binned``) or a binned one out, with a revision."""
     with transaction.atomic():
         memory = (
             Memory.objects.select_for_update()
-            .filter(pk=memory_id, deleted_at__isnull=False)
+            .filter(pk=memory_id, deleted_at__isnull=binned)
             .first()
         )
         if memory is None:
-            raise NotFound(f"Memory {memory_id} is not in the bin.")
-        memory.deleted_at = None
+            where = "does not exist" if binned else "is not in the bin"
+            raise NotFound(f"Memory {memory_id} {where}.")
+        memory.deleted_at = timezone.now() if binned else None
         memory.source = check_choice(source, field="source", choices=Memory.Source.values)
         memory.save(update_fields=["deleted_at", "source", "updated_at"])
-        _record(memory, MemoryRevision.Action.RESTORE, actor=actor)
+        action = MemoryRevision.Action.DELETE if binned else MemoryRevision.Action.RESTORE
+        _record(memory, action, actor=actor, before=item_fields(MEMORY, memory) if binned else None)
     return memory
 
 

@@ -8,7 +8,8 @@ the model should raise with the owner).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
@@ -83,11 +84,20 @@ def _outcome(result: services.Remembered, zone: ZoneInfo) -> dict[str, Any]:
     return out
 
 
-def _source(ctx: ToolContext) -> str:
-    """The revision's author: the chat model, or an automation run acting for the owner."""
-    if ctx.source.startswith("automation"):
-        return Memory.Source.AUTOMATION
-    return Memory.Source.CHAT
+class _CheckedWrite(Tool):
+    """A write the conflict check runs first (``write``: the service, given the arguments as
+    they are named); the result says what it found."""
+
+    permission = Permission.WRITE
+    cap = 5
+    write: ClassVar[Callable[..., services.Remembered]]
+
+    def run(self, args: ToolArgs, ctx: ToolContext) -> dict[str, Any]:
+        # The revision's author: the chat model, or an automation run acting for the owner.
+        automation = ctx.source.startswith("automation")
+        source = Memory.Source.AUTOMATION if automation else Memory.Source.CHAT
+        result = self.write(**args.model_dump(), source=source, actor=ctx.actor)
+        return _outcome(result, ctx.zone)
 
 
 class ListMemoriesArgs(ToolArgs):
@@ -117,11 +127,7 @@ class ListMemories(ListTool):
             return selectors.memory_list()
         # Recall's ranking (any word form, meaning when an embedder is on), then substrings.
         found = ranked_rows(
-            query=args.query,
-            kind="memory",
-            rows=selectors.memory_list(),
-            substring=selectors.memory_list(q=args.query),
-            limit=args.limit,
+            query=args.query, kind="memory", listing=selectors.memory_list, limit=args.limit
         )
         return [memory for memory, _ in found]
 
@@ -141,7 +147,7 @@ class RememberArgs(ToolArgs):
 
 
 @register
-class Remember(Tool):
+class Remember(_CheckedWrite):
     name = "remember"
     description = (
         "Remember a lasting fact, preference, person, place or goal the owner told you, for "
@@ -150,19 +156,7 @@ class Remember(Tool):
         "replaces the older one."
     )
     args = RememberArgs
-    permission = Permission.WRITE
-    cap = 5
-
-    def run(self, args: RememberArgs, ctx: ToolContext) -> dict[str, Any]:
-        result = services.memory_create_checked(
-            text=args.text,
-            category=args.category,
-            source=_source(ctx),
-            actor=ctx.actor,
-            valid_from=args.valid_from,
-            valid_to=args.valid_to,
-        )
-        return _outcome(result, ctx.zone)
+    write = staticmethod(services.memory_create_checked)
 
 
 class CorrectMemoryArgs(ToolArgs):
@@ -175,26 +169,14 @@ class CorrectMemoryArgs(ToolArgs):
 
 
 @register
-class CorrectMemory(Tool):
+class CorrectMemory(_CheckedWrite):
     name = "correct_memory"
     description = (
         "Replace the text of a memory that is wrong or out of date (the old version is kept in "
         "its history). Get memory_id from list_memories."
     )
     args = CorrectMemoryArgs
-    permission = Permission.WRITE
-    cap = 5
-
-    def run(self, args: CorrectMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
-        result = services.memory_correct_checked(
-            memory_id=args.memory_id,
-            text=args.text,
-            category=args.category,
-            source=_source(ctx),
-            actor=ctx.actor,
-            version=args.version,
-        )
-        return _outcome(result, ctx.zone)
+    write = staticmethod(services.memory_correct_checked)
 
 
 class MemoryIdArgs(ToolArgs):

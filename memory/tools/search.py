@@ -13,6 +13,7 @@ The same tools serve chat and scheduled runs (they are read tools).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from django.db.models import Model, QuerySet
@@ -31,15 +32,15 @@ _M = TypeVar("_M", bound=Model)
 
 
 def ranked_rows(
-    *, query: str, kind: str, rows: QuerySet[_M], substring: QuerySet[_M], limit: int
+    *, query: str, kind: str, listing: Callable[..., QuerySet[_M]], limit: int
 ) -> list[tuple[_M, str]]:
     """Rows of one kind for ``query`` with a snippet each: recall's order first, then
-    substring matches."""
+    substring matches (``listing``: the kind's list selector, which takes ``q``)."""
     hits = selectors.recall_items(query=query, kinds=[kind], limit=limit)
-    found = {row.pk: row for row in rows.filter(pk__in=[hit.id for hit in hits])}
+    found = {row.pk: row for row in listing().filter(pk__in=[hit.id for hit in hits])}
     chosen = [(found[hit.id], hit.snippet) for hit in hits if hit.id in found]
     if len(chosen) < limit:
-        more = substring.exclude(pk__in=[hit.id for hit in hits])[: limit - len(chosen)]
+        more = listing(q=query).exclude(pk__in=[hit.id for hit in hits])[: limit - len(chosen)]
         chosen += [(row, "") for row in more]
     return chosen
 
@@ -84,11 +85,7 @@ class SearchTasks(task_tools.SearchTasks):
 
     def rows(self, args: task_tools.SearchTasksArgs, ctx: ToolContext) -> list[Task]:
         tasks = ranked_rows(
-            query=args.query,
-            kind="task",
-            rows=workspace_selectors.task_list(),
-            substring=workspace_selectors.task_list(q=args.query),
-            limit=args.limit,
+            query=args.query, kind="task", listing=workspace_selectors.task_list, limit=args.limit
         )
         return [task for task, _ in tasks]
 
@@ -103,11 +100,7 @@ class SearchNotes(note_tools.SearchNotes):
     def rows(self, args: note_tools.SearchNotesArgs, ctx: ToolContext) -> list[tuple[Note, str]]:
         """Each note with recall's passage, or none for a substring match."""
         return ranked_rows(
-            query=args.query,
-            kind="note",
-            rows=workspace_selectors.note_list(),
-            substring=workspace_selectors.note_list(q=args.query),
-            limit=args.limit,
+            query=args.query, kind="note", listing=workspace_selectors.note_list, limit=args.limit
         )
 
     def item(self, row: Any, args: note_tools.SearchNotesArgs, ctx: ToolContext) -> dict[str, Any]:
