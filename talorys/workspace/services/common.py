@@ -15,7 +15,7 @@ data: a backup does not carry it, and an import that changes an item counts one 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.db import transaction
@@ -27,7 +27,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import Actor
 from talorys.lib.errors import Conflict, NotFound, field_refused
 from talorys.lib.updates import model_update
-from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT
+from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT, clean_line, clean_text
 
 
 def aware(value: dt.datetime | None, *, field: str) -> dt.datetime | None:
@@ -53,6 +53,20 @@ def check_version(obj: Any, expected: int | None, *, noun: str) -> None:
             f"version {obj.version} now). Nothing was changed: read it again and redo the edit.",
             details={"version": obj.version},
         )
+
+
+def item_texts(
+    changes: Mapping[str, Any], line: tuple[str, int], text: tuple[str, int]
+) -> dict[str, Any]:
+    """A kind's one-line field (its title or name: required) and its text (``None`` or "" is
+    empty), each checked when sent; ``(name, max_length)`` each."""
+    data: dict[str, Any] = {}
+    if line[0] in changes:
+        data[line[0]] = clean_line(changes[line[0]], field=line[0], max_length=line[1])
+    if text[0] in changes:
+        value = changes[text[0]] or ""
+        data[text[0]] = clean_text(value, field=text[0], max_length=text[1], required=False)
+    return data
 
 
 def item_create(kind: ItemKind, actor: Actor, data: dict[str, Any]) -> Any:

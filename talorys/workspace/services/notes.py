@@ -10,10 +10,10 @@ from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import ValidationFailed
 from talorys.lib.markdown import task_items
 from talorys.lib.tasklists import tick
-from talorys.lib.validation import clean_line, clean_text
+from talorys.lib.validation import clean_text
 from talorys.workspace.models import Note
 from talorys.workspace.selectors import note_get
-from talorys.workspace.services.common import check_version, item_create, item_edit
+from talorys.workspace.services.common import check_version, item_create, item_edit, item_texts
 
 
 class NoteChanges(TypedDict, total=False):
@@ -24,14 +24,7 @@ class NoteChanges(TypedDict, total=False):
 
 
 def _note_clean(changes: NoteChanges) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    if "title" in changes:
-        data["title"] = clean_line(changes["title"], field="title", max_length=Note.TITLE_MAX)
-    if "content" in changes:
-        data["content"] = clean_text(
-            changes["content"] or "", field="content", max_length=Note.CONTENT_MAX, required=False
-        )
-    return data
+    return item_texts(changes, ("title", Note.TITLE_MAX), ("content", Note.CONTENT_MAX))
 
 
 def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:

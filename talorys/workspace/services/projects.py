@@ -19,9 +19,8 @@ from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, field_refused
-from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
-from talorys.workspace.services.common import item_create, item_edit
+from talorys.workspace.services.common import item_create, item_edit, item_texts
 
 _NAMES_LOCK = int.from_bytes(
     hashlib.blake2b(b"talorys:project-names", digest_size=8).digest(), signed=True
@@ -53,17 +52,7 @@ class ProjectChanges(TypedDict, total=False):
 
 
 def _project_clean(changes: ProjectChanges) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    if "name" in changes:
-        data["name"] = clean_line(changes["name"], field="name", max_length=Project.NAME_MAX)
-    if "description" in changes:
-        data["description"] = clean_text(
-            changes["description"] or "",
-            field="description",
-            max_length=Project.DESCRIPTION_MAX,
-            required=False,
-        )
-    return data
+    return item_texts(changes, ("name", Project.NAME_MAX), ("description", Project.DESCRIPTION_MAX))
 
 
 def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:

@@ -11,9 +11,8 @@ from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import field_refused
-from talorys.lib.validation import clean_line, clean_text
 from talorys.workspace.models import Project, Task
-from talorys.workspace.services.common import aware, item_create, item_edit
+from talorys.workspace.services.common import aware, item_create, item_edit, item_texts
 from talorys.workspace.services.projects import project_ref
 
 PRIORITY_TEXT = "priority must be 1 (low), 2 (normal) or 3 (high)."
@@ -32,13 +31,7 @@ class TaskChanges(TypedDict, total=False):
 
 def _task_clean(changes: TaskChanges) -> dict[str, Any]:
     """The sent fields, checked in the order the owner's form lists them."""
-    data: dict[str, Any] = {}
-    if "title" in changes:
-        data["title"] = clean_line(changes["title"], field="title", max_length=Task.TITLE_MAX)
-    if "details" in changes:
-        data["details"] = clean_text(
-            changes["details"] or "", field="details", max_length=Task.DETAILS_MAX, required=False
-        )
+    data = item_texts(changes, ("title", Task.TITLE_MAX), ("details", Task.DETAILS_MAX))
     if "priority" in changes:
         if changes["priority"] not in Task.Priority.values:
             raise field_refused(PRIORITY_TEXT, field="priority")
