@@ -96,15 +96,12 @@ def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
     locks, Redis INCR), so of N concurrent attempts at most `limit` see a count within it.
     A success clears the counts (_clear_failures); a failure simply leaves its count in place.
     """
-    refused = None
-    for key, limit in keys:
-        count = counter_hit(key, window=settings.LOGIN_THROTTLE_WINDOW)
-        if count > limit and refused is None:
-            refused = key
-    if refused is not None:
+    window = settings.LOGIN_THROTTLE_WINDOW
+    refused = [key for key, limit in keys if counter_hit(key, window=window) > limit]
+    if refused:
         raise RateLimited(
             "Too many failed logins. Wait a while and try again.",
-            retry_after=counter_retry_after(refused, window=settings.LOGIN_THROTTLE_WINDOW),
+            retry_after=counter_retry_after(refused[0], window=window),
         )
 
 
@@ -211,13 +208,13 @@ def owner_sessions_end(*, user: User, keep_session_key: str | None = None) -> in
     if not hasattr(store, "get_model_class"):
         return 0
     model = store.get_model_class()
-    ended = []
+    live = model.objects.filter(expire_date__gt=timezone.now())
     # A single-owner install has a handful of sessions: decoding each is cheap.
-    for session in model.objects.filter(expire_date__gt=timezone.now()).exclude(
-        session_key=keep_session_key or ""
-    ):
-        if str(session.get_decoded().get(SESSION_KEY)) == str(user.pk):
-            ended.append(session.session_key)
+    ended = [
+        session.session_key
+        for session in live.exclude(session_key=keep_session_key or "")
+        if str(session.get_decoded().get(SESSION_KEY)) == str(user.pk)
+    ]
     model.objects.filter(session_key__in=ended).delete()
     if hasattr(store, "cache_key_prefix"):  # cached_db keeps a copy in the cache too
         cache.delete_many([store.cache_key_prefix + key for key in ended])
