@@ -4,10 +4,12 @@ changes, ending sessions, and personal API tokens. Request authentication is in 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
 import threading
+from collections.abc import Iterator
 from importlib import import_module
 
 from django.conf import settings
@@ -85,10 +87,6 @@ def _throttle_keys(*, address: str, username: str) -> list[tuple[str, int]]:
     ]
 
 
-def _retry_after(key: str) -> int:
-    return counter_retry_after(key, window=settings.LOGIN_THROTTLE_WINDOW)
-
-
 def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
     """Count this attempt against every limit before the password is checked, or raise.
 
@@ -98,15 +96,12 @@ def _reserve_attempt(keys: list[tuple[str, int]]) -> None:
     locks, Redis INCR), so of N concurrent attempts at most `limit` see a count within it.
     A success clears the counts (_clear_failures); a failure simply leaves its count in place.
     """
-    refused = None
-    for key, limit in keys:
-        count = counter_hit(key, window=settings.LOGIN_THROTTLE_WINDOW)
-        if count > limit and refused is None:
-            refused = key
-    if refused is not None:
+    window = settings.LOGIN_THROTTLE_WINDOW
+    refused = [key for key, limit in keys if counter_hit(key, window=window) > limit]
+    if refused:
         raise RateLimited(
             "Too many failed logins. Wait a while and try again.",
-            retry_after=_retry_after(refused),
+            retry_after=counter_retry_after(refused[0], window=window),
         )
 
 
@@ -132,27 +127,20 @@ def _password_hash_slots() -> threading.BoundedSemaphore:
         return _hash_slots[1]
 
 
-class _password_check:
+@contextlib.contextmanager
+def _password_check(keys: list[tuple[str, int]]) -> Iterator[None]:
     """Hold a hash slot and a counted attempt for one password check (see _reserve_attempt).
 
     The slot is taken first so that an attempt refused for lack of one costs no try.
     """
-
-    def __init__(self, keys: list[tuple[str, int]]) -> None:
-        self.keys = keys
-        self.slots = _password_hash_slots()
-
-    def __enter__(self) -> None:
-        if not self.slots.acquire(blocking=False):
-            raise RateLimited("Too many logins at once. Try again in a moment.", retry_after=1)
-        try:
-            _reserve_attempt(self.keys)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.slots.release()
+    slots = _password_hash_slots()
+    if not slots.acquire(blocking=False):
+        raise RateLimited("Too many logins at once. Try again in a moment.", retry_after=1)
+    try:
+        _reserve_attempt(keys)
+        yield
+    finally:
+        slots.release()
 
 
 def owner_authenticate(*, request: HttpRequest, username: str, password: str) -> User:
@@ -220,26 +208,27 @@ def owner_sessions_end(*, user: User, keep_session_key: str | None = None) -> in
     if not hasattr(store, "get_model_class"):
         return 0
     model = store.get_model_class()
-    ended = []
+    live = model.objects.filter(expire_date__gt=timezone.now())
     # A single-owner install has a handful of sessions: decoding each is cheap.
-    for session in model.objects.filter(expire_date__gt=timezone.now()).exclude(
-        session_key=keep_session_key or ""
-    ):
-        if str(session.get_decoded().get(SESSION_KEY)) == str(user.pk):
-            ended.append(session.session_key)
+    ended = [
+        session.session_key
+        for session in live.exclude(session_key=keep_session_key or "")
+        if str(session.get_decoded().get(SESSION_KEY)) == str(user.pk)
+    ]
     model.objects.filter(session_key__in=ended).delete()
     if hasattr(store, "cache_key_prefix"):  # cached_db keeps a copy in the cache too
         cache.delete_many([store.cache_key_prefix + key for key in ended])
     return len(ended)
 
 
-def owner_password_set(*, user: User, password: str) -> User:
-    """Set a validated password and end every session of the user (setup --reset-password)."""
+def owner_password_set(*, user: User, password: str, keep_session_key: str | None = None) -> User:
+    """Set a validated password and end every session of the user but ``keep_session_key``
+    (setup --reset-password ends them all)."""
     _validated(password, user)
     with transaction.atomic():
         user.set_password(password)
         user.save(update_fields=["password"])
-        owner_sessions_end(user=user)
+        owner_sessions_end(user=user, keep_session_key=keep_session_key)
     return user
 
 
@@ -262,11 +251,9 @@ def owner_password_change(
     _clear_failures(keys)
     if current_password == new_password:
         raise ValidationFailed("The new password must differ from the current one.")
-    _validated(new_password, user)
-    with transaction.atomic():
-        user.set_password(new_password)
-        user.save(update_fields=["password"])
-        owner_sessions_end(user=user, keep_session_key=request.session.session_key)
+    owner_password_set(
+        user=user, password=new_password, keep_session_key=request.session.session_key
+    )
     # Re-signs this session with the new password hash, which also rotates its key.
     update_session_auth_hash(request, user)
     return user

@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from talorys.lib.errors import ValidationFailed
-from talorys.owner.models import OwnerSettings, UsageDay
+from talorys.owner.models import SETTINGS_BOUNDS, OwnerSettings, UsageDay
 from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.settings import (
     SETTINGS_FIELDS,
@@ -51,20 +51,7 @@ class OwnerSettingsAdmin(ServiceAdmin):
     fieldsets = [
         (None, {"fields": ["time_zone", "quiet_hours_start", "quiet_hours_end"]}),
         ("Chat model", {"fields": ["model_base_url", "model_name", "model_api_key"]}),
-        (
-            "Limits",
-            {
-                "fields": [
-                    "daily_ai_requests",
-                    "daily_scheduled_ai_requests",
-                    "daily_embedding_requests",
-                    "max_steps_per_turn",
-                    "max_tool_calls_per_turn",
-                    "max_output_tokens",
-                    "max_context_tokens",
-                ]
-            },
-        ),
+        ("Limits", {"fields": list(SETTINGS_BOUNDS)}),
         (
             "Semantic recall",
             {

@@ -36,9 +36,11 @@ SETTINGS_BOUNDS = {
 }
 
 
-def _bounded(name: str) -> list[MinValueValidator | MaxValueValidator]:
+def _limit(name: str, default: int, *, small: bool = False) -> models.IntegerField:
+    """The field of one limit, bounded as SETTINGS_BOUNDS says."""
     low, high = SETTINGS_BOUNDS[name]
-    return [MinValueValidator(low), MaxValueValidator(high)]
+    field = models.PositiveSmallIntegerField if small else models.PositiveIntegerField
+    return field(default=default, validators=[MinValueValidator(low), MaxValueValidator(high)])
 
 
 def new_calendar_secret() -> str:
@@ -71,27 +73,13 @@ class OwnerSettings(models.Model):
     model_name = models.CharField(max_length=MODEL_NAME_MAX, blank=True, default="")
     model_api_key = models.CharField(max_length=API_KEY_MAX, blank=True, default="")
     # Limits per day and per turn: defaults of our own choosing, which the owner's settings change.
-    daily_ai_requests = models.PositiveIntegerField(
-        default=200, validators=_bounded("daily_ai_requests")
-    )
-    daily_scheduled_ai_requests = models.PositiveIntegerField(
-        default=50, validators=_bounded("daily_scheduled_ai_requests")
-    )
-    daily_embedding_requests = models.PositiveIntegerField(
-        default=1000, validators=_bounded("daily_embedding_requests")
-    )
-    max_steps_per_turn = models.PositiveSmallIntegerField(
-        default=6, validators=_bounded("max_steps_per_turn")
-    )
-    max_tool_calls_per_turn = models.PositiveSmallIntegerField(
-        default=12, validators=_bounded("max_tool_calls_per_turn")
-    )
-    max_output_tokens = models.PositiveIntegerField(
-        default=1024, validators=_bounded("max_output_tokens")
-    )
-    max_context_tokens = models.PositiveIntegerField(
-        default=8000, validators=_bounded("max_context_tokens")
-    )
+    daily_ai_requests = _limit("daily_ai_requests", 200)
+    daily_scheduled_ai_requests = _limit("daily_scheduled_ai_requests", 50)
+    daily_embedding_requests = _limit("daily_embedding_requests", 1000)
+    max_steps_per_turn = _limit("max_steps_per_turn", 6, small=True)
+    max_tool_calls_per_turn = _limit("max_tool_calls_per_turn", 12, small=True)
+    max_output_tokens = _limit("max_output_tokens", 1024)
+    max_context_tokens = _limit("max_context_tokens", 8000)
     # Semantic recall: on by default, with the local embedder (nothing leaves the machine).
     semantic_enabled = models.BooleanField(default=True)
     embeddings_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")

@@ -78,9 +78,8 @@ class ModelEndpoint:
     api_key: str = field(repr=False)  # kept out of logs and tracebacks
 
 
-def _endpoint(
-    *, url: str, model: str, key: str, env_url: str, env_model: str, env_key: str
-) -> ModelEndpoint:
+def _endpoint(url: str, model: str, key: str, env: tuple[str, str, str]) -> ModelEndpoint:
+    env_url, env_model, env_key = env
     base_url = url or env_url
     # The environment's key belongs to the environment's server: never send it to another one.
     api_key = key or (env_key if base_url == env_url else "")
@@ -89,26 +88,20 @@ def _endpoint(
 
 def model_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
     """The chat model to use: owner settings override the environment, field by field."""
-    return _endpoint(
-        url=owner_settings.model_base_url,
-        model=owner_settings.model_name,
-        key=owner_settings.model_api_key,
-        env_url=settings.TALORYS_MODEL_BASE_URL,
-        env_model=settings.TALORYS_MODEL,
-        env_key=settings.TALORYS_MODEL_API_KEY,
-    )
+    row = owner_settings
+    env = (settings.TALORYS_MODEL_BASE_URL, settings.TALORYS_MODEL, settings.TALORYS_MODEL_API_KEY)
+    return _endpoint(row.model_base_url, row.model_name, row.model_api_key, env)
 
 
 def embeddings_endpoint(*, owner_settings: OwnerSettings) -> ModelEndpoint:
     """The embeddings server to use, chosen like ``model_endpoint``."""
-    return _endpoint(
-        url=owner_settings.embeddings_base_url,
-        model=owner_settings.embeddings_model,
-        key=owner_settings.embeddings_api_key,
-        env_url=settings.TALORYS_EMBEDDINGS_BASE_URL,
-        env_model=settings.TALORYS_EMBEDDINGS_MODEL,
-        env_key=settings.TALORYS_EMBEDDINGS_API_KEY,
+    row = owner_settings
+    env = (
+        settings.TALORYS_EMBEDDINGS_BASE_URL,
+        settings.TALORYS_EMBEDDINGS_MODEL,
+        settings.TALORYS_EMBEDDINGS_API_KEY,
     )
+    return _endpoint(row.embeddings_base_url, row.embeddings_model, row.embeddings_api_key, env)
 
 
 # What runs the chat and the embeddings, as the settings page and API show it.

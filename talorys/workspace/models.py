@@ -14,18 +14,26 @@ from django.db.models import Q
 from talorys.history.models import Binnable
 
 
-class Project(Binnable):
-    # The limits of the owner's text, read by the services, the API's schemas and the tools.
-    NAME_MAX = 200
-    DESCRIPTION_MAX = 10_000
+class Item(Binnable):
+    """What every kind here keeps beside its content. Each kind's ``*_MAX`` are the limits of
+    the owner's text, read by the services, the API's schemas and the tools."""
 
-    name = models.CharField(max_length=NAME_MAX)
-    description = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # One more at each change of the content, under the row lock: an edit that names the version
     # it read is refused with 409 when the item changed since (services/common.check_version).
     version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        abstract = True
+
+
+class Project(Item):
+    NAME_MAX = 200
+    DESCRIPTION_MAX = 10_000
+
+    name = models.CharField(max_length=NAME_MAX)
+    description = models.TextField(blank=True, default="")
 
     class Meta:
         db_table = "talorys_project"
@@ -35,7 +43,7 @@ class Project(Binnable):
         return self.name
 
 
-class Task(Binnable):
+class Task(Item):
     class Status(models.TextChoices):
         OPEN = "open"
         DONE = "done"
@@ -45,7 +53,6 @@ class Task(Binnable):
         NORMAL = 2
         HIGH = 3
 
-    # The limits of the owner's text, read by the services, the API's schemas and the tools.
     TITLE_MAX = 500
     DETAILS_MAX = 20_000
 
@@ -58,11 +65,6 @@ class Task(Binnable):
         Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
     )
     completed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    # One more at each change of the content, under the row lock: an edit that names the version
-    # it read is refused with 409 when the item changed since (services/common.check_version).
-    version = models.PositiveIntegerField(default=1)
 
     class Meta:
         db_table = "talorys_task"
@@ -92,18 +94,12 @@ class Task(Binnable):
         return self.title
 
 
-class Note(Binnable):
-    # The limits of the owner's text, read by the services, the API's schemas and the tools.
+class Note(Item):
     TITLE_MAX = 300
     CONTENT_MAX = 200_000
 
     title = models.CharField(max_length=TITLE_MAX)
     content = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    # One more at each change of the content, under the row lock: an edit that names the version
-    # it read is refused with 409 when the item changed since (services/common.check_version).
-    version = models.PositiveIntegerField(default=1)
 
     class Meta:
         db_table = "talorys_note"

@@ -137,11 +137,6 @@ SECTIONS: dict[str, tuple[Callable[[HttpRequest], dict[str, Any]], str]] = {
 }
 
 
-def _update(request: HttpRequest, section: str) -> None:
-    read, _done = SECTIONS[section]
-    owner_settings_update(**read(request))
-
-
 def _token_create(request: HttpRequest, user: User) -> str:
     token, raw = api_token_create(
         user=user, name=form_text(request, "name"), scope=form_text(request, "scope")
@@ -162,11 +157,11 @@ def _post(request: HttpRequest) -> HttpResponse:
     section = form_text(request, "section")
     user: User = request.user  # type: ignore[assignment]
     if section in SECTIONS:
-        done = SECTIONS[section][1]
+        read, done = SECTIONS[section]
         # The service names settings as the API does; the page names them as its labels do.
         return run_action(
             request,
-            lambda: _update(request, section),
+            lambda: owner_settings_update(**read(request)),
             back=f"{BACK}#{section}",
             done=done,
             labels=LABELS,
@@ -197,7 +192,6 @@ def settings_page(request: OwnerRequest) -> HttpResponse:
     if request.method == "POST":
         return _post(request)
     row: OwnerSettings = request.owner_settings
-    bounds = SETTINGS_BOUNDS
     return render(
         request,
         "owner/settings.html",
@@ -214,8 +208,8 @@ def settings_page(request: OwnerRequest) -> HttpResponse:
                     "label": label,
                     "help": help_text,
                     "value": getattr(row, name),
-                    "min": bounds[name][0],
-                    "max": bounds[name][1],
+                    "min": SETTINGS_BOUNDS[name][0],
+                    "max": SETTINGS_BOUNDS[name][1],
                 }
                 for name, label, help_text in LIMITS
             ],

@@ -88,10 +88,7 @@ def _chart(column: str, label: str, css: str, days: list[UsageDay], report: Usag
 
 @owner_page("GET")
 def usage_page(request: OwnerRequest) -> HttpResponse:
-    report = usage_report(
-        owner_settings=request.owner_settings,
-        days=DAYS,
-    )
+    report = usage_report(owner_settings=request.owner_settings, days=DAYS)
     days = list(reversed(report["days"]))  # oldest first, left to right
     charts = [_chart(column, label, css, days, report) for column, label, css in SERIES]
     return render(

@@ -4,7 +4,7 @@
 - ``projects``, ``tasks``, ``notes``: create, change, delete (to the bin) and restore; each
   declares its kind for the bin and the change log (talorys/history/kinds.py) beside its
   services.
-- ``common``: time checks and change records the kinds share.
+- ``common``: time checks, field checks, and the create and the edit the kinds share.
 
 Functions are keyword-only and named ``<entity>_<verb>``. Each runs in a transaction where it
 writes more than one row; none of them calls a model provider or any other HTTP service.

@@ -1,4 +1,5 @@
-"""What every workspace service shares: time checks and the change log of the core kinds.
+"""What every workspace service shares: time checks, and the create and the edit of the core
+kinds with their change log.
 
 The kinds themselves (``TASK``, ``NOTE``, ``PROJECT``) are declared beside the services of their
 data (tasks.py, notes.py, projects.py) and registered with talorys/history/kinds.py there.
@@ -14,16 +15,19 @@ data: a backup does not carry it, and an import that changes an item counts one 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from talorys.history.changes import change_record
-from talorys.history.kinds import ItemKind, item_fields
+from talorys.history.kinds import ItemKind, item_fields, rows_of
 from talorys.history.models import Change
 from talorys.lib.actors import Actor
-from talorys.lib.errors import Conflict, field_refused
-from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT
+from talorys.lib.errors import Conflict, NotFound, field_refused
+from talorys.lib.updates import model_update
+from talorys.lib.validation import DATE_MAX, DATE_MIN, DATE_RANGE_TEXT, clean_line, clean_text
 
 
 def aware(value: dt.datetime | None, *, field: str) -> dt.datetime | None:
@@ -51,22 +55,61 @@ def check_version(obj: Any, expected: int | None, *, noun: str) -> None:
         )
 
 
-def record_created(kind: ItemKind, obj: Any, actor: Actor) -> None:
-    change_record(
-        kind=kind.name,
-        obj=obj,
-        action=Change.Action.CREATE,
-        actor=actor,
-        after=item_fields(kind, obj),
-    )
+def item_texts(
+    changes: Mapping[str, Any], line: tuple[str, int], text: tuple[str, int]
+) -> dict[str, Any]:
+    """A kind's one-line field (its title or name: required) and its text (``None`` or "" is
+    empty), each checked when sent; ``(name, max_length)`` each."""
+    data: dict[str, Any] = {}
+    if line[0] in changes:
+        data[line[0]] = clean_line(changes[line[0]], field=line[0], max_length=line[1])
+    if text[0] in changes:
+        value = changes[text[0]] or ""
+        data[text[0]] = clean_text(value, field=text[0], max_length=text[1], required=False)
+    return data
 
 
-def record_updated(kind: ItemKind, obj: Any, before: dict[str, Any], actor: Actor) -> None:
-    change_record(
-        kind=kind.name,
-        obj=obj,
-        action=Change.Action.UPDATE,
-        actor=actor,
-        before=before,
-        after=item_fields(kind, obj),
-    )
+def item_create(kind: ItemKind, actor: Actor, data: dict[str, Any]) -> Any:
+    """A new row of ``kind`` from the cleaned ``data``, logged as created."""
+    with transaction.atomic():
+        obj = rows_of(kind.model).create(**data)
+        change_record(
+            kind=kind.name,
+            obj=obj,
+            action=Change.Action.CREATE,
+            actor=actor,
+            after=item_fields(kind, obj),
+        )
+    return obj
+
+
+def item_edit(
+    kind: ItemKind,
+    pk: int,
+    *,
+    actor: Actor,
+    data: Callable[[Any], dict[str, Any]],
+    version: int | None = None,
+    columns: tuple[str, ...] = (),
+) -> Any:
+    """Write ``data(row)`` to the live row of ``kind``: its content fields and ``columns``.
+    Locked, so that the change log's "before" is what this edit replaced and two edits never
+    lose each other's change. ``version``: see ``check_version``. Every call counts as an edit
+    (a new version and a change log entry), even one that changes nothing."""
+    with transaction.atomic():
+        obj = rows_of(kind.model).live().select_for_update().filter(pk=pk).first()
+        if obj is None:
+            raise NotFound(f"{kind.name.capitalize()} {pk} does not exist.")
+        check_version(obj, version, noun=kind.name)
+        before = item_fields(kind, obj)
+        values = data(obj) | {"version": obj.version + 1}
+        model_update(instance=obj, fields=(*kind.fields, *columns, "version"), data=values)
+        change_record(
+            kind=kind.name,
+            obj=obj,
+            action=Change.Action.UPDATE,
+            actor=actor,
+            before=before,
+            after=item_fields(kind, obj),
+        )
+    return obj

@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TypedDict, Unpack
-
-from django.db import transaction
+from typing import Any, TypedDict, Unpack
 
 from talorys.history.bin import bin_move_in, bin_move_out
-from talorys.history.kinds import ItemKind, item_fields, register_kind
+from talorys.history.kinds import ItemKind, register_kind
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.errors import ValidationFailed
 from talorys.lib.markdown import task_items
 from talorys.lib.tasklists import tick
-from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_line, clean_text
+from talorys.lib.validation import clean_text
 from talorys.workspace.models import Note
 from talorys.workspace.selectors import note_get
-from talorys.workspace.services.common import check_version, record_created, record_updated
-
-
-def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
-    with transaction.atomic():
-        note = Note.objects.create(
-            title=clean_line(title, field="title", max_length=Note.TITLE_MAX),
-            content=clean_text(
-                content, field="content", max_length=Note.CONTENT_MAX, required=False
-            ),
-        )
-        record_created(NOTE, note, actor)
-    return note
+from talorys.workspace.services.common import check_version, item_create, item_edit, item_texts
 
 
 class NoteChanges(TypedDict, total=False):
@@ -38,15 +23,12 @@ class NoteChanges(TypedDict, total=False):
     content: str | None
 
 
-def _note_clean(changes: NoteChanges) -> dict[str, object]:
-    data: dict[str, object] = {}
-    if "title" in changes:
-        data["title"] = clean_line(changes["title"], field="title", max_length=Note.TITLE_MAX)
-    if "content" in changes:
-        data["content"] = clean_text(
-            changes["content"] or "", field="content", max_length=Note.CONTENT_MAX, required=False
-        )
-    return data
+def _note_clean(changes: NoteChanges) -> dict[str, Any]:
+    return item_texts(changes, ("title", Note.TITLE_MAX), ("content", Note.CONTENT_MAX))
+
+
+def note_create(*, title: str, content: str = "", actor: Actor = OWNER) -> Note:
+    return item_create(NOTE, actor, _note_clean({"title": title, "content": content}))
 
 
 def note_update(
@@ -56,38 +38,22 @@ def note_update(
     version: int | None = None,
     **changes: Unpack[NoteChanges],
 ) -> Note:
-    """Locked like note_append, so a rewrite and an append never lose each other's change.
-    ``version``: the one the caller read; a note changed since is refused (Conflict). Every
-    call counts as an edit (a new version and a change log entry), even one that changes
-    nothing."""
-    with transaction.atomic():
-        note = Note.objects.live().select_for_update().filter(pk=note_id).first()
-        if note is None:
-            raise NotFound(f"Note {note_id} does not exist.")
-        check_version(note, version, noun="note")
-        before = item_fields(NOTE, note)
-        data = _note_clean(changes) | {"version": note.version + 1}
-        model_update(instance=note, fields=("title", "content", "version"), data=data)
-        record_updated(NOTE, note, before, actor)
-    return note
+    return item_edit(
+        NOTE, note_id, actor=actor, version=version, data=lambda note: _note_clean(changes)
+    )
+
+
+def _appended(content: str, text: str) -> dict[str, Any]:
+    content = f"{content.rstrip()}\n\n{text}" if content.strip() else text
+    if len(content) > Note.CONTENT_MAX:
+        raise ValidationFailed(f"The note would be longer than {Note.CONTENT_MAX} characters.")
+    return {"content": content}
 
 
 def note_append(*, note_id: int, text: str, actor: Actor = OWNER) -> Note:
     """Append a paragraph. Locked so that two appends never lose each other's text."""
     text = clean_text(text, field="text", max_length=Note.CONTENT_MAX)
-    with transaction.atomic():
-        note = Note.objects.live().select_for_update().filter(pk=note_id).first()
-        if note is None:
-            raise NotFound(f"Note {note_id} does not exist.")
-        before = item_fields(NOTE, note)
-        content = f"{note.content.rstrip()}\n\n{text}" if note.content.strip() else text
-        if len(content) > Note.CONTENT_MAX:
-            raise ValidationFailed(f"The note would be longer than {Note.CONTENT_MAX} characters.")
-        note.content = content
-        note.version += 1
-        note.save(update_fields=["content", "updated_at", "version"])
-        record_updated(NOTE, note, before, actor)
-    return note
+    return item_edit(NOTE, note_id, actor=actor, data=lambda note: _appended(note.content, text))
 
 
 def note_task_tick(

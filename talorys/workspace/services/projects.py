@@ -10,19 +10,17 @@ projects made before the check may share a name, and stay as they are until rena
 from __future__ import annotations
 
 import hashlib
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from django.db import connection, transaction
 
 from talorys.history.bin import bin_move_in, bin_move_out, latest_delete
-from talorys.history.kinds import ItemKind, item_fields, register_kind
+from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, NotFound, field_refused
-from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_line, clean_text
+from talorys.lib.errors import Conflict, field_refused
 from talorys.workspace.models import Project, Task
-from talorys.workspace.services.common import check_version, record_created, record_updated
+from talorys.workspace.services.common import item_create, item_edit, item_texts
 
 _NAMES_LOCK = int.from_bytes(
     hashlib.blake2b(b"talorys:project-names", digest_size=8).digest(), signed=True
@@ -46,20 +44,6 @@ def _name_free(name: str, *, but: int | None = None) -> None:
         )
 
 
-def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:
-    name = clean_line(name, field="name", max_length=Project.NAME_MAX)
-    with transaction.atomic():
-        _name_free(name)
-        project = Project.objects.create(
-            name=name,
-            description=clean_text(
-                description, field="description", max_length=Project.DESCRIPTION_MAX, required=False
-            ),
-        )
-        record_created(PROJECT, project, actor)
-    return project
-
-
 class ProjectChanges(TypedDict, total=False):
     """What project_update may change; a field left out keeps its value."""
 
@@ -67,18 +51,15 @@ class ProjectChanges(TypedDict, total=False):
     description: str | None
 
 
-def _project_clean(changes: ProjectChanges) -> dict[str, object]:
-    data: dict[str, object] = {}
-    if "name" in changes:
-        data["name"] = clean_line(changes["name"], field="name", max_length=Project.NAME_MAX)
-    if "description" in changes:
-        data["description"] = clean_text(
-            changes["description"] or "",
-            field="description",
-            max_length=Project.DESCRIPTION_MAX,
-            required=False,
-        )
-    return data
+def _project_clean(changes: ProjectChanges) -> dict[str, Any]:
+    return item_texts(changes, ("name", Project.NAME_MAX), ("description", Project.DESCRIPTION_MAX))
+
+
+def project_create(*, name: str, description: str = "", actor: Actor = OWNER) -> Project:
+    data = _project_clean({"name": name, "description": description})
+    with transaction.atomic():
+        _name_free(data["name"])
+        return item_create(PROJECT, actor, data)
 
 
 def project_update(
@@ -88,20 +69,13 @@ def project_update(
     version: int | None = None,
     **changes: Unpack[ProjectChanges],
 ) -> Project:
-    """Every call counts as an edit (a new version and a change log entry)."""
-    with transaction.atomic():
-        # Locked: the revision's "before" must be what this update replaced.
-        project = Project.objects.live().select_for_update().filter(pk=project_id).first()
-        if project is None:
-            raise NotFound(f"Project {project_id} does not exist.")
-        check_version(project, version, noun="project")
-        before = item_fields(PROJECT, project)
-        data = _project_clean(changes) | {"version": project.version + 1}
-        if "name" in data and str(data["name"]).lower() != project.name.lower():
-            _name_free(str(data["name"]), but=project.pk)
-        model_update(instance=project, fields=("name", "description", "version"), data=data)
-        record_updated(PROJECT, project, before, actor)
-    return project
+    def data(project: Project) -> dict[str, Any]:
+        cleaned = _project_clean(changes)
+        if "name" in cleaned and cleaned["name"].lower() != project.name.lower():
+            _name_free(cleaned["name"], but=project.pk)
+        return cleaned
+
+    return item_edit(PROJECT, project_id, actor=actor, version=version, data=data)
 
 
 def project_ref(project_id: int | None) -> Project | None:

@@ -5,46 +5,17 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, TypedDict, Unpack
 
-from django.db import transaction
 from django.utils import timezone
 
 from talorys.history.bin import bin_move_in, bin_move_out
-from talorys.history.kinds import ItemKind, item_fields, register_kind
+from talorys.history.kinds import ItemKind, register_kind
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import NotFound, field_refused
-from talorys.lib.updates import model_update
-from talorys.lib.validation import clean_line, clean_text
+from talorys.lib.errors import field_refused
 from talorys.workspace.models import Project, Task
-from talorys.workspace.services.common import aware, check_version, record_created, record_updated
+from talorys.workspace.services.common import aware, item_create, item_edit, item_texts
 from talorys.workspace.services.projects import project_ref
 
 PRIORITY_TEXT = "priority must be 1 (low), 2 (normal) or 3 (high)."
-
-
-def task_create(
-    *,
-    title: str,
-    details: str = "",
-    priority: int = Task.Priority.NORMAL,
-    due_at: dt.datetime | None = None,
-    project_id: int | None = None,
-    actor: Actor = OWNER,
-) -> Task:
-    if priority not in Task.Priority.values:
-        raise field_refused(PRIORITY_TEXT, field="priority")
-    project = project_ref(project_id)
-    with transaction.atomic():
-        task = Task.objects.create(
-            title=clean_line(title, field="title", max_length=Task.TITLE_MAX),
-            details=clean_text(
-                details, field="details", max_length=Task.DETAILS_MAX, required=False
-            ),
-            priority=priority,
-            due_at=aware(due_at, field="due_at"),
-            project=project,
-        )
-        record_created(TASK, task, actor)
-    return task
 
 
 class TaskChanges(TypedDict, total=False):
@@ -58,29 +29,9 @@ class TaskChanges(TypedDict, total=False):
     status: str
 
 
-# The columns task_update writes: the changes (a project by its row), what follows the status,
-# and the version every edit counts.
-_TASK_COLUMNS = (
-    "title",
-    "details",
-    "priority",
-    "due_at",
-    "project",
-    "status",
-    "completed_at",
-    "version",
-)
-
-
-def _task_clean(changes: TaskChanges) -> dict[str, object]:
+def _task_clean(changes: TaskChanges) -> dict[str, Any]:
     """The sent fields, checked in the order the owner's form lists them."""
-    data: dict[str, object] = {}
-    if "title" in changes:
-        data["title"] = clean_line(changes["title"], field="title", max_length=Task.TITLE_MAX)
-    if "details" in changes:
-        data["details"] = clean_text(
-            changes["details"] or "", field="details", max_length=Task.DETAILS_MAX, required=False
-        )
+    data = item_texts(changes, ("title", Task.TITLE_MAX), ("details", Task.DETAILS_MAX))
     if "priority" in changes:
         if changes["priority"] not in Task.Priority.values:
             raise field_refused(PRIORITY_TEXT, field="priority")
@@ -96,6 +47,21 @@ def _task_clean(changes: TaskChanges) -> dict[str, object]:
     return data
 
 
+def task_create(
+    *,
+    title: str,
+    details: str = "",
+    priority: int = Task.Priority.NORMAL,
+    due_at: dt.datetime | None = None,
+    project_id: int | None = None,
+    actor: Actor = OWNER,
+) -> Task:
+    fields = TaskChanges(
+        title=title, details=details, priority=priority, due_at=due_at, project_id=project_id
+    )
+    return item_create(TASK, actor, _task_clean(fields))
+
+
 def task_update(
     *,
     task_id: int,
@@ -103,21 +69,18 @@ def task_update(
     version: int | None = None,
     **changes: Unpack[TaskChanges],
 ) -> Task:
-    """Apply the given fields. ``status`` moves completed_at with it. ``version``: the one the
-    caller read; a task changed since is refused (Conflict). Every call counts as an edit (a
-    new version and a change log entry), even one that changes nothing."""
-    with transaction.atomic():
-        task = Task.objects.live().select_for_update().filter(pk=task_id).first()
-        if task is None:
-            raise NotFound(f"Task {task_id} does not exist.")
-        check_version(task, version, noun="task")
-        before = item_fields(TASK, task)
-        data = _task_clean(changes) | {"version": task.version + 1}
-        if "status" in data and data["status"] != task.status:
-            data["completed_at"] = timezone.now() if data["status"] == Task.Status.DONE else None
-        model_update(instance=task, fields=_TASK_COLUMNS, data=data)
-        record_updated(TASK, task, before, actor)
-    return task
+    """Apply the given fields. ``status`` moves completed_at with it."""
+
+    def data(task: Task) -> dict[str, Any]:
+        cleaned = _task_clean(changes)
+        if "status" in cleaned and cleaned["status"] != task.status:
+            done = cleaned["status"] == Task.Status.DONE
+            cleaned["completed_at"] = timezone.now() if done else None
+        return cleaned
+
+    # The project is written by its row; completed_at follows the status.
+    columns = ("project", "completed_at")
+    return item_edit(TASK, task_id, actor=actor, version=version, data=data, columns=columns)
 
 
 def task_complete(*, task_id: int, actor: Actor = OWNER) -> Task:

@@ -170,9 +170,7 @@ class AppendToNote(Tool):
 
     def run(self, args: AppendToNoteArgs, ctx: ToolContext) -> dict[str, Any]:
         note = services.note_append(note_id=args.note_id, text=args.text, actor=ctx.actor)
-        result = _note(note, ctx.zone)
-        result["length"] = len(note.content)
-        return {"note": result}
+        return {"note": _note(note, ctx.zone) | {"length": len(note.content)}}
 
 
 class RenameNoteArgs(ToolArgs):

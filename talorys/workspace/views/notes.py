@@ -223,13 +223,7 @@ def note_rename(request: HttpRequest, note_id: int) -> HttpResponse:
 @owner_page("POST")
 def note_delete(request: HttpRequest, note_id: int) -> HttpResponse:
     # To the list: the note's own page is gone with it.
-    return bin_and_say(
-        request,
-        kind="Note",
-        get=lambda: selectors.note_get(note_id=note_id),
-        delete=lambda: services.note_delete(note_id=note_id, actor=request_actor(request)),
-        back="/notes/",
-    )
+    return bin_and_say(request, services.NOTE, note_id, back="/notes/")
 
 
 @owner_page("POST")

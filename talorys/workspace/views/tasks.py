@@ -3,10 +3,9 @@ delete to the bin. Every change goes through the task services; the list is ``ta
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from django.db.models import F, Model
+from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -14,6 +13,7 @@ from django.utils.html import format_html
 
 from talorys.accounts.auth import request_actor
 from talorys.history.bin import BIN_RETENTION
+from talorys.history.kinds import ItemKind, rows_of
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.kept import typed
 from talorys.lib.search import QUERY_MAX
@@ -43,31 +43,18 @@ STATUS_FILTERS = {"open": "Open", "done": "Done", "all": "All"}
 LIST_ORDER = ("-status", F("due_at").asc(nulls_last=True), "-priority", "id")
 
 
-def binned_message(kind: str, title: str) -> str:
-    """What the owner reads after a delete: where the item went, and a way to it."""
-    return format_html(
-        '{} “{}” moved to the bin. <a href="/bin/">Open the bin</a> to restore it.',
-        kind,
-        title,
-    )
-
-
-def bin_and_say(
-    request: HttpRequest,
-    *,
-    kind: str,
-    get: Callable[[], Model],
-    delete: Callable[[], object],
-    back: str,
-) -> HttpResponse:
-    """Delete through the kind's service (``get`` first, for the title), and say where it went,
-    with an Undo that restores it (talorys/lib/undo.py)."""
+def bin_and_say(request: HttpRequest, kind: ItemKind, pk: int, *, back: str) -> HttpResponse:
+    """Delete through the kind's service, and say where it went, with an Undo that restores it
+    (talorys/lib/undo.py)."""
 
     def act() -> None:
-        item = get()
-        delete()
-        text = binned_message(kind, str(item))
-        say_binned(request, text, kind=kind.lower(), pk=item.pk)
+        kind.delete(pk=pk, actor=request_actor(request))
+        text = format_html(
+            '{} “{}” moved to the bin. <a href="/bin/">Open the bin</a> to restore it.',
+            kind.name.capitalize(),
+            kind.title(rows_of(kind.model).get(pk=pk)),
+        )
+        say_binned(request, text, kind=kind.name, pk=pk)
 
     return run_action(request, act, back=back)
 
@@ -224,34 +211,25 @@ def task_detail(request: OwnerRequest, task_id: int) -> HttpResponse:
     )
 
 
-@owner_page("POST")
-def task_complete(request: HttpRequest, task_id: int) -> HttpResponse:
+def _status_set(request: HttpRequest, task_id: int, status: str, said: str) -> HttpResponse:
     return run_action(
         request,
-        lambda: services.task_complete(task_id=task_id, actor=request_actor(request)),
+        lambda: services.task_update(task_id=task_id, status=status, actor=request_actor(request)),
         back="/tasks/",
-        done=lambda task: f"“{task.title}” is done.",
+        done=lambda task: f"“{task.title}” {said}.",
     )
+
+
+@owner_page("POST")
+def task_complete(request: HttpRequest, task_id: int) -> HttpResponse:
+    return _status_set(request, task_id, Task.Status.DONE, "is done")
 
 
 @owner_page("POST")
 def task_reopen(request: HttpRequest, task_id: int) -> HttpResponse:
-    return run_action(
-        request,
-        lambda: services.task_update(
-            task_id=task_id, status=Task.Status.OPEN, actor=request_actor(request)
-        ),
-        back="/tasks/",
-        done=lambda task: f"“{task.title}” is open again.",
-    )
+    return _status_set(request, task_id, Task.Status.OPEN, "is open again")
 
 
 @owner_page("POST")
 def task_delete(request: HttpRequest, task_id: int) -> HttpResponse:
-    return bin_and_say(
-        request,
-        kind="Task",
-        get=lambda: selectors.task_get(task_id=task_id),
-        delete=lambda: services.task_delete(task_id=task_id, actor=request_actor(request)),
-        back="/tasks/",
-    )
+    return bin_and_say(request, services.TASK, task_id, back="/tasks/")
