@@ -187,12 +187,10 @@ def processes_read(data_dir: Path) -> dict[str, ProcessState] | None:
 
 
 def _exit_words(code: int) -> str:
-    if code < 0:
-        try:
-            return f"{code} (killed by {signal.Signals(-code).name})"
-        except ValueError:
-            return str(code)
-    return str(code)
+    try:
+        return f"{code} (killed by {signal.Signals(-code).name})" if code < 0 else str(code)
+    except ValueError:
+        return str(code)
 
 
 def _utc_now() -> str:
