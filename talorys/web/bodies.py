@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
 from talorys.lib.errors import code_for_status, error_body
 from talorys.web.openai_errors import is_openai_path, openai_error
@@ -85,8 +85,6 @@ class BodyLimitMiddleware:
         declared = _declared_length(request.META.get("CONTENT_LENGTH") or None)
         if declared is not None and (declared < 0 or declared > body_limit(request.path)):
             content_type, body = _too_large_body(request.path)
-            if content_type == b"application/json":
-                return JsonResponse(json.loads(body), status=413)
             return HttpResponse(body, status=413, content_type=content_type.decode())
         return self.get_response(request)
 
