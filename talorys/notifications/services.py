@@ -86,11 +86,9 @@ class Draft:
 def notifications_send(
     drafts: Sequence[Draft], *, skip_channels: Collection[int] = ()
 ) -> list[Notification]:
-    """``notification_send`` for many at once, in one transaction: one INSERT for the
-    notifications and one for their push deliveries, and on commit one broadcast of them all
-    (each broadcast opens a connection to the channel layer). A draft that fails its checks
-    fails the lot, with the error ``notification_send`` gives. ``skip_channels``: channels that
-    get no receipt for them (ids; full for the day, from_tools.py)."""
+    """``notification_send`` for many at once (one broadcast: each opens a connection to the
+    channel layer); a draft that fails its checks fails the lot. ``skip_channels``: channels
+    that get no receipt for them (ids; full for the day, from_tools.py)."""
     unsaved = [_checked(d.title, d.body, d.kind, d.source, by_tool=d.by_tool) for d in drafts]
     with transaction.atomic():
         notifications = Notification.objects.bulk_create(unsaved)

@@ -61,9 +61,8 @@ class Child:
     last_exit: ExitRecord | None = None
 
     def state(self) -> ProcessState:
-        running = self.process is not None
         return ProcessState(
-            status="running" if running else "restarting",
+            status="running" if self.process is not None else "restarting",
             pid=self.process.pid if self.process is not None else None,
             started_at=self.started_at,
             restarts=self.restarts,

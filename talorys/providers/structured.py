@@ -3,9 +3,9 @@
 For the small side questions a turn asks besides the conversation (the memory conflict check,
 the conversation's title): one request in JSON mode (``response_format: json_object``, which
 Ollama, vLLM, llama.cpp server, OpenAI and OpenRouter accept), a hard timeout (for the whole
-answer, however it trickles in), no retries. ``text_completion`` asks the same way without JSON
-mode, for a caller whose model refuses it or answers it with prose (the title falls back to it). Synchronous: its callers are services running in a worker thread,
-outside any transaction.
+answer, however it trickles in), no retries. ``text_completion`` asks without JSON mode, for a
+model that refuses it or answers it with prose (the title falls back to it). Synchronous: its
+callers are services running in a worker thread, outside any transaction.
 """
 
 from __future__ import annotations

@@ -166,12 +166,8 @@ def _daphne_refuse(request: Any) -> None:
 
 
 def daphne_guard() -> None:
-    """Make daphne refuse an oversized body while it arrives (see the module docstring).
-
-    Hooks daphne's WebRequest (a Twisted Request): gotLength runs once the headers are in,
-    handleContentChunk for each piece of body, requestReceived when the body is complete (and
-    would hand it to the application). Idempotent; a no-op without daphne.
-    """
+    """Make daphne refuse an oversized body while it arrives (the module docstring says how).
+    Idempotent; a no-op without daphne."""
     try:
         from daphne.http_protocol import WebRequest
     except ImportError:
