@@ -48,8 +48,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") not in ("/v1/embeddings", "/embeddings"):
             return self._send(404, {"error": {"message": "Not found"}})
         texts = self._texts()
-        if texts is None:
-            return
+        if isinstance(texts, str):
+            return self._send(400, {"error": {"message": texts}})
         try:
             vectors = self.server.queue.embed(texts)
         except Exception as error:
@@ -64,17 +64,15 @@ class _Handler(BaseHTTPRequestHandler):
             200, {"object": "list", "data": data, "model": self.server.model_name, "usage": usage}
         )
 
-    def _texts(self) -> list[str] | None:
-        """The request's input as a list of strings, or None once a 400 is sent."""
+    def _texts(self) -> list[str] | str:
+        """The request's input as a list of strings, or what is wrong with it."""
         length = int(self.headers.get("Content-Length") or 0)
         if not 0 < length <= MAX_BODY:
-            self._send(400, {"error": {"message": f"A JSON body of 1 to {MAX_BODY} bytes."}})
-            return None
+            return f"A JSON body of 1 to {MAX_BODY} bytes."
         try:
             body = json.loads(self.rfile.read(length))
         except ValueError:
-            self._send(400, {"error": {"message": "The body is not JSON."}})
-            return None
+            return "The body is not JSON."
         texts = body.get("input") if isinstance(body, dict) else None
         texts = [texts] if isinstance(texts, str) else texts
         if not (
@@ -82,8 +80,7 @@ class _Handler(BaseHTTPRequestHandler):
             and len(texts) <= MAX_INPUTS
             and all(isinstance(t, str) for t in texts)
         ):
-            self._send(400, {"error": {"message": f"'input': up to {MAX_INPUTS} strings."}})
-            return None
+            return f"'input': up to {MAX_INPUTS} strings."
         return texts
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:

@@ -127,11 +127,7 @@ def _inline_deadline(_state: StateInline, _silent: bool) -> bool:
     return False
 
 
-def _pairs_deadline(_state: StateInline) -> None:
-    _check()
-
-
-def _core_deadline(_state: StateCore) -> None:
+def _pass_deadline(_state: StateInline | StateCore) -> None:
     _check()
 
 
@@ -170,8 +166,8 @@ def _parser() -> MarkdownIt:
     # list reads on, where a long paragraph spends its time.
     md.block.ruler.before("table", "deadline", _block_deadline, {"alt": _TERMINATED})
     md.inline.ruler.before("text", "deadline", _inline_deadline)
-    md.inline.ruler2.before("balance_pairs", "deadline", _pairs_deadline)
-    md.core.ruler.after("inline", "deadline", _core_deadline)
+    md.inline.ruler2.before("balance_pairs", "deadline", _pass_deadline)
+    md.core.ruler.after("inline", "deadline", _pass_deadline)
     return md
 
 

@@ -64,11 +64,9 @@ _TOPICS: list[tuple[str, bool, str]] = [
 _COMPILED = [(topic, holds, re.compile(p, re.IGNORECASE)) for topic, holds, p in _TOPICS]
 
 # "no longer", "not ... anymore", "stopped", "used to": the statement tells of a change.
-_CHANGE = [
-    re.compile(r"\bno\s+longer\s+", re.I),
-    re.compile(r"\b(?:have\s+|has\s+|'ve\s+)?stopped\s+", re.I),
-    re.compile(r"\bused\s+to\s+", re.I),
-]
+_CHANGE = re.compile(
+    r"\bno\s+longer\s+|\b(?:have\s+|has\s+|'ve\s+)?stopped\s+|\bused\s+to\s+", re.I
+)
 _ANYMORE = re.compile(r",?\s+any\s?more\b", re.I)
 _NEGATION = re.compile(
     r"\b(?:do|does|did)\s+not\s+|\b(?:don't|doesn't|didn't|dont|doesnt|didnt)\s+|\bnot\s+|"
@@ -123,14 +121,11 @@ def _stem(word: str) -> str:
 
 def subject_of(statement: str) -> Subject:
     text = _LEAD.sub("", re.sub(r"\s+", " ", statement.replace("’", "'")).strip(" .!?"))
-    changed = False
-    for pattern in _CHANGE:
-        text, found = pattern.subn("", text)
-        changed = changed or bool(found)
+    text, changes = _CHANGE.subn("", text)
     text, anymore = _ANYMORE.subn("", text)
     text, plain = _NEGATION.subn("", text)
     text, negated_be = _NEGATED_BE.subn("is ", text)
-    changed = changed or bool(anymore)
+    changed = bool(changes or anymore)
     holds = not (changed or plain or negated_be)
     for topic, topic_holds, pattern in _COMPILED:
         match = pattern.match(text)

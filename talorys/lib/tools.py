@@ -159,11 +159,9 @@ class Tool:
 
     @classmethod
     def allowed_in(cls, mode: Mode) -> bool:
-        if mode == "chat":
+        if mode == "chat" or cls.permission == Permission.READ:
             return True
-        if mode == "read":
-            return cls.permission == Permission.READ
-        return cls.permission == Permission.READ or cls.name in SCHEDULED_WRITE_ALLOWLIST
+        return mode == "scheduled" and cls.name in SCHEDULED_WRITE_ALLOWLIST
 
     @classmethod
     def spec(cls) -> dict[str, Any]:
@@ -228,9 +226,7 @@ def register(tool_class: type[Tool]) -> type[Tool]:
 def get_tool(name: str, *, mode: Mode = "chat") -> Tool | None:
     """The tool of that name when the mode permits it, else None."""
     tool = _REGISTRY.get(name)
-    if tool is None or not tool.allowed_in(mode):
-        return None
-    return tool
+    return tool if tool is not None and tool.allowed_in(mode) else None
 
 
 def tools_for(mode: Mode) -> list[Tool]:

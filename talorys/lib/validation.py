@@ -64,12 +64,7 @@ def long_text(value: str) -> str:
 def clean_line(value: str, *, field: str, max_length: int, required: bool = True) -> str:
     """A one-line field as stored: NUL refused, made one line (``one_line``), trimmed, and
     within ``max_length`` (and not empty when ``required``), else ValidationFailed."""
-    return clean_text(
-        one_line(refuse_nul(value or "", field=field)),
-        field=field,
-        max_length=max_length,
-        required=required,
-    )
+    return clean_text(one_line(value or ""), field=field, max_length=max_length, required=required)
 
 
 def clean_text(value: str, *, field: str, max_length: int, required: bool = True) -> str:

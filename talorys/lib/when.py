@@ -32,7 +32,6 @@ from talorys.lib.validation import date_in_range
 
 DEFAULT_TIME = dt.time(9, 0)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY_KEYS = {name: name[:3] for name in WEEKDAYS}
 _WEEKDAY_RE = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?"
 _MONTHS = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -265,7 +264,7 @@ def _schedule(match: re.Match[str], now: dt.datetime, time: str) -> dict[str, An
     elif what == "week":
         days = [_KEYS[now.weekday()]]
     else:
-        days = [_DAY_KEYS[_full_day(word)] for word in re.findall(_WEEKDAY_RE, what, re.I)]
+        days = [word.lower()[:3] for word in re.findall(_WEEKDAY_RE, what, re.I)]
     return {"type": "weekly", "days": sorted(set(days), key=_KEYS.index), "time": time}
 
 
@@ -283,10 +282,6 @@ def schedule_said(schedule: dict[str, Any]) -> str:
         return f"Every weekend at {time}"
     names = " and ".join(WEEKDAYS[_KEYS.index(day)].title() for day in days)
     return f"Every {names} at {time}"
-
-
-def _full_day(word: str) -> str:
-    return next(name for name in WEEKDAYS if name.startswith(word.lower()[:3]))
 
 
 def _ordinal(day: int) -> str:

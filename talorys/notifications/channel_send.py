@@ -2,12 +2,10 @@
 and channel (ChannelDelivery, unique per pair), so each arrives once per channel.
 
 A notification makes its receipts in its own transaction (``channel_deliveries_create``, from
-talorys/notifications/services.py), one per enabled channel that takes its kind, and enqueues
-them on commit. Each is claimed, sent through Apprise outside any transaction, and its outcome
-recorded (talorys/notifications/outbox.py: sent, retried with backoff, failed after
-MAX_ATTEMPTS). Every receipt is its own task, so a dead or slow channel never holds up another
-channel, the Web Push, or the notification on open pages. Quiet hours hold them as they hold
-pushes.
+services.py), one per enabled channel that takes its kind; each is sent through Apprise outside
+any transaction, through the states outbox.py keeps for every delivery. Every receipt is its
+own task, so a dead or slow channel never holds up another channel, the Web Push, or the
+notification on open pages.
 
 What a channel receives: the title, the body, and a link to the page the notification is about
 (an approval, a conversation) on TALORYS_PUBLIC_URL. Never a capability to act: a channel is
@@ -85,5 +83,5 @@ def channel_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -
 
 
 def channel_deliveries_flush(*, now: dt.datetime | None = None) -> list[int]:
-    """Receipts to (re)send now: held past quiet hours, retries that are due, lost ones."""
+    """Receipts to (re)send now, by outbox.due."""
     return outbox.due(ChannelDelivery, now or timezone.now())

@@ -209,11 +209,8 @@ def channel_delete(*, channel_id: int) -> None:
 
 def channel_outcome(channel_id: int, error: str) -> None:
     """Note on the channel's row how its latest send went."""
-    now = timezone.now()
-    if error:
-        Channel.objects.filter(pk=channel_id).update(last_failure_at=now, last_error=error)
-    else:
-        Channel.objects.filter(pk=channel_id).update(last_success_at=now, last_error="")
+    when = "last_failure_at" if error else "last_success_at"
+    Channel.objects.filter(pk=channel_id).update(last_error=error, **{when: timezone.now()})
 
 
 async def channel_test(*, channel_id: int) -> str:

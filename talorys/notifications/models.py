@@ -128,6 +128,8 @@ class Delivery(models.Model):
 
     class Meta:
         abstract = True
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "not_before"])]
 
 
 class PushDelivery(Delivery):
@@ -141,16 +143,14 @@ class PushDelivery(Delivery):
     )
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
 
-    class Meta:
+    class Meta(Delivery.Meta):
         db_table = "talorys_pushdelivery"
-        ordering = ["-created_at", "-id"]
         verbose_name_plural = "push deliveries"
         constraints = [
             models.UniqueConstraint(
                 fields=["notification", "subscription"], name="push_delivery_once"
             ),
         ]
-        indexes = [models.Index(fields=["status", "not_before"])]
 
     def __str__(self) -> str:
         return f"push {self.notification_id} -> {self.subscription_id}: {self.status}"
@@ -192,15 +192,13 @@ class ChannelDelivery(Delivery):
     )
     channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="deliveries")
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Delivery.Meta):
         verbose_name_plural = "channel deliveries"
         constraints = [
             models.UniqueConstraint(
                 fields=["notification", "channel"], name="channel_delivery_once"
             ),
         ]
-        indexes = [models.Index(fields=["status", "not_before"])]
 
     def __str__(self) -> str:
         return f"channel {self.notification_id} -> {self.channel_id}: {self.status}"

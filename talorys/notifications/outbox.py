@@ -77,19 +77,12 @@ def settle(
         record(model, delivery.pk, now, status=Status.SENT, sent_at=now, error="", **fields)
         return Status.SENT
     if retryable and delivery.attempts < MAX_ATTEMPTS:
-        retry_at = now + RETRY_BASE * 2 ** (delivery.attempts - 1)
-        record(
-            model,
-            delivery.pk,
-            now,
-            status=Status.PENDING,
-            error=error,
-            not_before=retry_at,
-            **fields,
-        )
-        return Status.PENDING
-    record(model, delivery.pk, now, status=Status.FAILED, error=error, **fields)
-    return Status.FAILED
+        fields["not_before"] = now + RETRY_BASE * 2 ** (delivery.attempts - 1)
+        status = Status.PENDING
+    else:
+        status = Status.FAILED
+    record(model, delivery.pk, now, status=status, error=error, **fields)
+    return status
 
 
 def due(model: type[Delivery], now: dt.datetime) -> list[int]:

@@ -1,18 +1,13 @@
 """Web Push: the VAPID key, the browsers' subscriptions, and delivery with every outcome kept.
 
-A notification makes one PushDelivery per active subscription (talorys/notifications/services.py). A delivery is
-claimed with a conditional UPDATE before it is sent, so the task enqueued on commit and the
-flush task that re-sends what was held or lost can never both send it. The push service is
-called outside any transaction, at the address push_endpoints.py resolved and checked (a
-public one, unless the operator allowed the host). What it answers is recorded on the delivery:
-sent; gone (404 or 410: the browser dropped the subscription, which is deactivated); retried
-later (429, 5xx, network errors, a name that does not resolve) up to MAX_ATTEMPTS; failed
-(anything else, an endpoint that is not a public push service, or out of attempts).
-
-The states a delivery goes through (claim, retry with backoff, flush) are shared with the
-channels' deliveries (talorys/notifications/outbox.py). Quiet hours (talorys/notifications/quiet.py)
-hold pushes, not notifications: a delivery made or due during them waits, status ``held``,
-until they end.
+A notification makes one PushDelivery per active subscription (services.py), which goes
+through the states outbox.py keeps for every delivery (claimed once, held in quiet hours,
+retried, flushed). The push service is called outside any transaction, at the address
+push_endpoints.py resolved and checked (a public one, unless the operator allowed the host).
+What it answers is recorded on the delivery: sent; gone (404 or 410: the browser dropped the
+subscription, which is deactivated); retried later (429, 5xx, network errors, a name that does
+not resolve) up to MAX_ATTEMPTS; failed (anything else, an endpoint that is not a public push
+service, or out of attempts).
 """
 
 from __future__ import annotations
@@ -298,6 +293,5 @@ def _settle(delivery: PushDelivery, now: dt.datetime, status_code: int | None, e
 
 
 def push_deliveries_flush(*, now: dt.datetime | None = None) -> list[int]:
-    """Deliveries to (re)send now: held past quiet hours, retries that are due, and pending ones
-    whose task never came (a lost message, a dead worker). Also prunes old finished ones."""
+    """Deliveries to (re)send now, by outbox.due (which also prunes old finished ones)."""
     return outbox.due(PushDelivery, now or timezone.now())

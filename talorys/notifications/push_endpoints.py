@@ -135,8 +135,8 @@ def _resolve(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in found]
 
 
-def _shape(endpoint: str) -> tuple[SplitResult, str, int]:
-    """The endpoint's parts, host and port, when it is an https:// URL with a host, or raise."""
+def _shape(endpoint: str) -> tuple[str, int]:
+    """The endpoint's host and port, when it is an https:// URL with a host, or raise."""
     parts = urlsplit(endpoint)
     host, port = (parts.hostname or "").lower(), _port(parts)
     if parts.scheme != "https" or not host or port is None:
@@ -144,7 +144,7 @@ def _shape(endpoint: str) -> tuple[SplitResult, str, int]:
             "endpoint must be the https:// URL the browser's push service gave (http:// only "
             "to a push service the operator allows in TALORYS_PUSH_ALLOWED_HOSTS)."
         )
-    return parts, host, port
+    return host, port
 
 
 def _first_public(host: str, addresses: list[IPAddress]) -> IPAddress:
@@ -165,20 +165,10 @@ def endpoint_check(endpoint: str) -> str:
     A name that does not resolve now is accepted (a server without DNS for the moment, or a
     browser vendor's name): every delivery resolves and checks it again before sending.
     """
-    parts = urlsplit(endpoint)
-    if _allowed(parts) and parts.scheme in DEFAULT_PORTS:
-        return endpoint
     try:
-        _parts, host, port = _shape(endpoint)
-        literal = _literal(host)
-        if literal is not None:
-            _first_public(host, [literal])
-            return endpoint
-        try:
-            addresses = _resolve(host, port)
-        except OSError:
-            return endpoint
-        _first_public(host, addresses)
+        endpoint_target(endpoint)
+    except OSError:
+        pass
     except EndpointRefused as exc:
         raise ValidationFailed(str(exc)) from exc
     return endpoint
@@ -192,7 +182,7 @@ def endpoint_target(endpoint: str) -> Target:
     parts = urlsplit(endpoint)
     if _allowed(parts) and parts.scheme in DEFAULT_PORTS:
         return Target(name=parts.hostname or "", address=None)
-    _parts, host, port = _shape(endpoint)
+    host, port = _shape(endpoint)
     literal = _literal(host)
     addresses = [literal] if literal is not None else _resolve(host, port)
     return Target(name=host, address=_first_public(host, addresses))

@@ -14,10 +14,8 @@ def notification_list(*, unread: bool | None = None) -> QuerySet[Notification]:
     notifications = Notification.objects.prefetch_related(
         Prefetch("channel_deliveries", queryset=receipts)
     )
-    if unread is True:
-        notifications = notifications.filter(read_at__isnull=True)
-    elif unread is False:
-        notifications = notifications.filter(read_at__isnull=False)
+    if unread is not None:
+        notifications = notifications.filter(read_at__isnull=unread)
     return notifications
 
 

@@ -86,11 +86,9 @@ class Draft:
 def notifications_send(
     drafts: Sequence[Draft], *, skip_channels: Collection[int] = ()
 ) -> list[Notification]:
-    """``notification_send`` for many at once, in one transaction: one INSERT for the
-    notifications and one for their push deliveries, and on commit one broadcast of them all
-    (each broadcast opens a connection to the channel layer). A draft that fails its checks
-    fails the lot, with the error ``notification_send`` gives. ``skip_channels``: channels that
-    get no receipt for them (ids; full for the day, from_tools.py)."""
+    """``notification_send`` for many at once (one broadcast: each opens a connection to the
+    channel layer); a draft that fails its checks fails the lot. ``skip_channels``: channels
+    that get no receipt for them (ids; full for the day, from_tools.py)."""
     unsaved = [_checked(d.title, d.body, d.kind, d.source, by_tool=d.by_tool) for d in drafts]
     with transaction.atomic():
         notifications = Notification.objects.bulk_create(unsaved)
@@ -103,7 +101,7 @@ def notifications_send(
         payloads = [notification_payload(notification) for notification in notifications]
         transaction.on_commit(partial(_broadcast, payloads, "notification.created"), robust=True)
         for delivery_id in to_send:
-            transaction.on_commit(partial(_enqueue_push, delivery_id), robust=True)
+            transaction.on_commit(partial(deliver_push.delay, delivery_id), robust=True)
         receipts = channel_deliveries_create(notifications=notifications, skip=skip_channels)
         for delivery_id in receipts:
             transaction.on_commit(partial(deliver_to_channel.delay, delivery_id), robust=True)
@@ -124,10 +122,6 @@ def _broadcast(payloads: list[dict[str, Any]], event: str) -> None:
     async_to_sync(send_all)()
 
 
-def _enqueue_push(delivery_id: int) -> None:
-    deliver_push.delay(delivery_id)
-
-
 # --- rewriting what a notification says --------------------------------------------------------
 
 
@@ -139,26 +133,20 @@ class Rewrite:
     body: str = ""
 
 
-def notification_update_by_source(
-    *, source: str, title: str, body: str = "", read: bool = True
-) -> list[Notification]:
+def notification_update_by_source(*, source: str, title: str, body: str = "") -> list[Notification]:
     """Rewrite the notification made for ``source`` (``"approval:7"``) once what it announced
     has moved on, e.g. an approval that was decided: it says what happened instead of asking."""
-    return notifications_update_by_source({source: Rewrite(title, body)}, read=read)
+    return notifications_update_by_source({source: Rewrite(title, body)})
 
 
-def notifications_update_by_source(
-    rewrites: Mapping[str, Rewrite], *, read: bool = True
-) -> list[Notification]:
+def notifications_update_by_source(rewrites: Mapping[str, Rewrite]) -> list[Notification]:
     """``notification_update_by_source`` for many sources: one read and one UPDATE for them all.
 
-    ``read`` marks them read too (what they announced needs nothing more from the owner). On
-    commit, open pages receive each as ``notification.updated`` and put the new text in place of
-    the old one (static/talorys/js/notifications.js). A push not sent yet (held for quiet hours)
-    carries the new text, since a push reads its notification when it is sent; one already shown
-    on a device stays as it was. A source with no notification (pruned) is skipped."""
-    if not rewrites:
-        return []
+    They are marked read too (what they announced needs nothing more from the owner). On commit,
+    open pages receive each as ``notification.updated`` and put the new text in place of the old
+    one (static/talorys/js/notifications.js). A push not sent yet (held for quiet hours) carries
+    the new text, since a push reads its notification when it is sent; one already shown on a
+    device stays as it was. A source with no notification (pruned) is skipped."""
     now = timezone.now()
     with transaction.atomic():
         notifications = list(
@@ -172,7 +160,7 @@ def notifications_update_by_source(
                 max_length=Notification.TITLE_MAX,
             )
             notification.body = _clip(rewrite.body.strip(), Notification.BODY_MAX)
-            if read and notification.read_at is None:
+            if notification.read_at is None:
                 notification.read_at = now
         Notification.objects.bulk_update(notifications, ["title", "body", "read_at"])
         payloads = [notification_payload(notification) for notification in notifications]

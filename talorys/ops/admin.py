@@ -93,17 +93,6 @@ class SystemJobAdmin(ServiceAdmin):
     list_select_related = SCHEDULE_FIELDS
     ordering = ["name"]
     search_fields = ["name", "task"]
-    fields = [
-        "name",
-        "task",
-        "enabled",
-        "every_seconds",
-        "current_schedule",
-        "default",
-        "expire_seconds",
-        "last_run_at",
-        "total_run_count",
-    ]
     readonly_fields = [
         "name",
         "task",
@@ -113,6 +102,7 @@ class SystemJobAdmin(ServiceAdmin):
         "last_run_at",
         "total_run_count",
     ]
+    fields = [*readonly_fields[:2], "enabled", "every_seconds", *readonly_fields[2:]]
 
     @admin.display(description="schedule")
     def current_schedule(self, obj: SystemJob) -> str:

@@ -15,7 +15,6 @@ from django.http import HttpRequest
 from ninja import Router, Schema, Status
 
 from talorys.ops.health import health_report
-from talorys.ops.supervisor import ProcessState
 
 ANONYMOUS = "anonymous"  # request.auth of a caller neither the session nor a token vouched for
 
@@ -84,13 +83,7 @@ def health(request: HttpRequest):
         embedder_error=report.embedder_error or None,
         setup=report.setup,
         version=report.version,
-        processes=_processes(report.processes),
+        processes=report.processes,  # type: ignore[arg-type]  # pydantic makes ProcessOut of each
         served_by=os.getpid(),
     )
     return Status(status, body)
-
-
-def _processes(states: dict[str, ProcessState] | None) -> dict[str, ProcessOut] | None:
-    if states is None:
-        return None
-    return {name: ProcessOut.model_validate(state) for name, state in states.items()}

@@ -50,13 +50,8 @@ class HealthReport:
         """The names of the checks that are not as they should be."""
         found = [
             name
-            for name, value in (
-                ("database", self.database),
-                ("broker", self.broker),
-                ("channel_layer", self.channel_layer),
-                ("embedder", self.embedder),
-            )
-            if value == "unavailable"
+            for name in ("database", "broker", "channel_layer", "embedder")
+            if getattr(self, name) == "unavailable"
         ]
         found += [name for name in ("worker", "beat") if getattr(self, name).status != "ok"]
         if self.setup == SetupRun.Outcome.FAILED:

@@ -61,9 +61,8 @@ class Child:
     last_exit: ExitRecord | None = None
 
     def state(self) -> ProcessState:
-        running = self.process is not None
         return ProcessState(
-            status="running" if running else "restarting",
+            status="running" if self.process is not None else "restarting",
             pid=self.process.pid if self.process is not None else None,
             started_at=self.started_at,
             restarts=self.restarts,
@@ -187,12 +186,10 @@ def processes_read(data_dir: Path) -> dict[str, ProcessState] | None:
 
 
 def _exit_words(code: int) -> str:
-    if code < 0:
-        try:
-            return f"{code} (killed by {signal.Signals(-code).name})"
-        except ValueError:
-            return str(code)
-    return str(code)
+    try:
+        return f"{code} (killed by {signal.Signals(-code).name})" if code < 0 else str(code)
+    except ValueError:
+        return str(code)
 
 
 def _utc_now() -> str:

@@ -40,9 +40,8 @@ class WebStartError(CommandError):
 
 
 def web_process_count(redis_url: str) -> int:
-    """How many daphnes to run: TALORYS_WEB_PROCESSES, else the CPU count with Redis and one
-    without. Raises WebStartError for a value that is not a whole number of at least 1, or
-    more than one process without Redis (see the module's docstring)."""
+    """How many daphnes to run (the module's docstring says why), or WebStartError for a count
+    that is not a whole number of at least 1, or more than one without Redis."""
     default = max(1, os.cpu_count() or 1) if redis_url else 1
     try:
         count = env_int("TALORYS_WEB_PROCESSES", default)

@@ -8,6 +8,7 @@ No Django and no app imports: the embeddings client is used outside a configured
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -57,24 +58,47 @@ def error_detail(body: bytes) -> str:
     return error_message(payload)[:ERROR_EXCERPT_CHARS]
 
 
-def status_error(
-    status: int, body: bytes, *, server: str, retry_after: str | None = None
-) -> ProviderError | None:
-    """None for a success; else the error an answer of ``status`` means."""
-    if 200 <= status < 300:
-        return None
+def read_answer(
+    response: httpx.Response, *, server: str, max_bytes: int, deadline: float, timeout: float
+) -> bytes:
+    """The body of an answer, refused past ``max_bytes`` or past ``deadline`` (monotonic,
+    ``timeout`` after the client's start: httpx's timeout measures each wait for bytes, so a
+    server that sends a byte every few seconds passes it forever); raises what its status means."""
+    pieces: list[bytes] = []
+    size = 0
+    for piece in response.iter_bytes():
+        size += len(piece)
+        if size > max_bytes:
+            raise ProviderError(
+                "bad_response",
+                f"The {server}'s answer is unusable: its body passed {max_bytes} bytes.",
+            )
+        if time.monotonic() > deadline:
+            raise ProviderError(
+                "timeout", f"The {server} took more than {timeout:g} s to send its answer."
+            )
+        pieces.append(piece)
+    body = b"".join(pieces)
+    raise_for_status(response, body, server=server)
+    return body
+
+
+def raise_for_status(response: httpx.Response, body: bytes, *, server: str) -> None:
+    """Nothing for a success; else raise the error the answer's status means."""
+    status = response.status_code
+    if response.is_success:
+        return
     detail = error_detail(body)
     suffix = f": {detail}" if detail else "."
     if status in (401, 403):
-        return ProviderError("auth", f"The {server} refused the API key ({status}){suffix}")
+        raise ProviderError("auth", f"The {server} refused the API key ({status}){suffix}")
     if status == 429:
+        retry_after = response.headers.get("retry-after")
         # The server's detail rarely ends its sentence: "...requests: Slow down. Try again..."
         stop = "" if suffix.endswith((".", "!", "?")) else "."
         wait = f"{stop} Try again in {retry_after} s." if retry_after else ""
-        return ProviderError(
-            "rate_limited", f"The {server} is rate limiting requests{suffix}{wait}"
-        )
-    return ProviderError("bad_response", f"The {server} answered {status}{suffix}")
+        raise ProviderError("rate_limited", f"The {server} is rate limiting requests{suffix}{wait}")
+    raise ProviderError("bad_response", f"The {server} answered {status}{suffix}")
 
 
 def transport_error(

@@ -25,7 +25,7 @@ from talorys.providers.base import (
     TextDelta,
     ToolChoice,
 )
-from talorys.providers.http_errors import bearer_headers, status_error, transport_error
+from talorys.providers.http_errors import bearer_headers, raise_for_status, transport_error
 from talorys.providers.openai_wire import (
     MAX_EVENT_BYTES,
     StepState,
@@ -111,7 +111,8 @@ class OpenAICompatProvider:
             # early ``aclose()``) closes the response, so an abandoned step stops the server too.
             async with self._http().stream("POST", self.url, json=body, headers=headers) as resp:
                 received_headers = True
-                await _raise_for_status(resp)
+                if not resp.is_success:
+                    raise_for_status(resp, await _read_capped(resp), server="model server")
                 content_type = resp.headers.get("content-type", "")
                 if content_type.startswith("application/json"):
                     for event in complete_body(await _read_capped(resp)):
@@ -178,19 +179,6 @@ async def _read_to_the_end(stream: AsyncIterator[str]) -> None:
         async with asyncio.timeout(AFTER_DONE_SECONDS):
             for _ in range(AFTER_DONE_EVENTS):
                 await anext(stream)
-
-
-async def _raise_for_status(response: httpx.Response) -> None:
-    if response.is_success:
-        return
-    error = status_error(
-        response.status_code,
-        await _read_capped(response),
-        server="model server",
-        retry_after=response.headers.get("retry-after"),
-    )
-    if error is not None:
-        raise error
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from talorys.providers.base import ProviderError
-from talorys.providers.http_errors import bearer_headers, status_error, transport_error
+from talorys.providers.http_errors import bearer_headers, read_answer, transport_error
 
 MAX_DIMENSION = 8192
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -77,8 +77,13 @@ class OpenAIEmbeddingsClient:
         try:
             with self._client.stream("POST", self.url, json=body, headers=headers) as response:
                 received_headers = True
-                raw = self._read_capped(response)
-                _raise_for_status(response, raw)
+                raw = read_answer(
+                    response,
+                    server="embeddings server",
+                    max_bytes=self.max_response_bytes,
+                    deadline=time.monotonic() + self.config.timeout,
+                    timeout=self.config.timeout,
+                )
         except httpx.HTTPError as error:
             raise transport_error(
                 error,
@@ -89,23 +94,6 @@ class OpenAIEmbeddingsClient:
                 received_headers=received_headers,
             ) from error
         return parse_embeddings(raw, len(texts))
-
-    def _read_capped(self, response: httpx.Response) -> bytes:
-        deadline = time.monotonic() + self.config.timeout
-        pieces: list[bytes] = []
-        size = 0
-        for piece in response.iter_bytes():
-            size += len(piece)
-            if size > self.max_response_bytes:
-                raise _bad(f"its body passed {self.max_response_bytes} bytes")
-            if time.monotonic() > deadline:
-                raise ProviderError(
-                    "timeout",
-                    f"The embeddings server took more than {self.config.timeout:g} s to send "
-                    "its answer.",
-                )
-            pieces.append(piece)
-        return b"".join(pieces)
 
 
 def parse_embeddings(raw: bytes, count: int) -> list[list[float]]:
@@ -156,17 +144,6 @@ def _vector(value: Any, position: int) -> list[float]:
 
 def _refuse_constant(name: str) -> Any:
     raise _bad(f"it holds {name}, not a finite number")
-
-
-def _raise_for_status(response: httpx.Response, raw: bytes) -> None:
-    error = status_error(
-        response.status_code,
-        raw,
-        server="embeddings server",
-        retry_after=response.headers.get("retry-after"),
-    )
-    if error is not None:
-        raise error
 
 
 def _bad(reason: str) -> ProviderError:

@@ -204,10 +204,8 @@ def _chunk(data: str) -> dict[str, Any]:
     """One event's JSON object, or ProviderError for a malformed chunk or a reported error."""
     try:
         chunk = json.loads(data)
-    except (ValueError, RecursionError) as error:
-        raise ProviderError(
-            "bad_response", f"The model server sent a malformed chunk: {data[:80]!r}"
-        ) from error
+    except (ValueError, RecursionError):
+        chunk = None
     if not isinstance(chunk, dict):
         raise ProviderError(
             "bad_response", f"The model server sent a malformed chunk: {data[:80]!r}"

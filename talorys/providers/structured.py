@@ -3,9 +3,9 @@
 For the small side questions a turn asks besides the conversation (the memory conflict check,
 the conversation's title): one request in JSON mode (``response_format: json_object``, which
 Ollama, vLLM, llama.cpp server, OpenAI and OpenRouter accept), a hard timeout (for the whole
-answer, however it trickles in), no retries. ``text_completion`` asks the same way without JSON
-mode, for a caller whose model refuses it or answers it with prose (the title falls back to it). Synchronous: its callers are services running in a worker thread,
-outside any transaction.
+answer, however it trickles in), no retries. ``text_completion`` asks without JSON mode, for a
+model that refuses it or answers it with prose (the title falls back to it). Synchronous: its
+callers are services running in a worker thread, outside any transaction.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from talorys.providers.base import ChatMessage, ProviderConfig, ProviderError, without_nul
-from talorys.providers.http_errors import bearer_headers, status_error, transport_error
+from talorys.providers.http_errors import bearer_headers, read_answer, transport_error
 from talorys.providers.openai_wire import MAX_EVENT_BYTES, wire_message
 
 
@@ -87,7 +87,13 @@ def _answer(
             httpx.Client(timeout=timeout, transport=transport, verify=_tls()) as client,
             client.stream("POST", url, json=body, headers=headers) as response,
         ):
-            content = _read_within(response, deadline, timeout)
+            content = read_answer(
+                response,
+                server="model server",
+                max_bytes=MAX_EVENT_BYTES,
+                deadline=deadline,
+                timeout=timeout,
+            )
     except httpx.HTTPError as error:
         raise transport_error(
             error,
@@ -97,14 +103,6 @@ def _answer(
             read_timeout=timeout,
             received_headers=False,
         ) from error
-    failed = status_error(
-        response.status_code,
-        content,
-        server="model server",
-        retry_after=response.headers.get("retry-after"),
-    )
-    if failed is not None:
-        raise failed
     try:
         said = json.loads(content)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as error:
@@ -126,19 +124,4 @@ def _request_body(
     }
     if json_mode:
         body["response_format"] = {"type": "json_object"}
-    return body
-
-
-def _read_within(response: httpx.Response, deadline: float, timeout: float) -> bytes:
-    """The body, refused past MAX_EVENT_BYTES or past the deadline: httpx's timeout measures
-    each wait for bytes, so a server that sends a byte every few seconds passes it forever."""
-    body = b""
-    for piece in response.iter_bytes():
-        body += piece
-        if len(body) > MAX_EVENT_BYTES:
-            raise ProviderError("bad_response", "The model server sent an oversized body.")
-        if time.monotonic() > deadline:
-            raise ProviderError(
-                "timeout", f"The model server did not finish its answer within {timeout:g} s."
-            )
     return body

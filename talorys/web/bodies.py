@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
 from talorys.lib.errors import code_for_status, error_body
 from talorys.web.openai_errors import is_openai_path, openai_error
@@ -85,8 +85,6 @@ class BodyLimitMiddleware:
         declared = _declared_length(request.META.get("CONTENT_LENGTH") or None)
         if declared is not None and (declared < 0 or declared > body_limit(request.path)):
             content_type, body = _too_large_body(request.path)
-            if content_type == b"application/json":
-                return JsonResponse(json.loads(body), status=413)
             return HttpResponse(body, status=413, content_type=content_type.decode())
         return self.get_response(request)
 
@@ -168,12 +166,8 @@ def _daphne_refuse(request: Any) -> None:
 
 
 def daphne_guard() -> None:
-    """Make daphne refuse an oversized body while it arrives (see the module docstring).
-
-    Hooks daphne's WebRequest (a Twisted Request): gotLength runs once the headers are in,
-    handleContentChunk for each piece of body, requestReceived when the body is complete (and
-    would hand it to the application). Idempotent; a no-op without daphne.
-    """
+    """Make daphne refuse an oversized body while it arrives (the module docstring says how).
+    Idempotent; a no-op without daphne."""
     try:
         from daphne.http_protocol import WebRequest
     except ImportError:

@@ -115,20 +115,14 @@ class ApiErrorEnvelopeMiddleware:
         if not _is_api(request) or isinstance(exception, _DJANGO_ANSWERS):
             return None
         log.exception("Unhandled error on %s %s", request.method, request.path)
-        if is_openai_path(request.path):
-            return _error_response(request, failure.status, failure.message)
-        return JsonResponse(failure.envelope(), status=failure.status)
+        return _error_response(request, failure.status, failure.message)
 
 
 def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """CSRF_FAILURE_VIEW: JSON under /api/, Django's page elsewhere."""
+    """CSRF_FAILURE_VIEW: JSON under /api/ and /v1/, Django's page elsewhere."""
     if _is_api(request):
-        return JsonResponse(
-            error_body(
-                code_for_status(403), f"CSRF check failed ({reason}): send the X-CSRFToken header."
-            ),
-            status=403,
-        )
+        message = f"CSRF check failed ({reason}): send the X-CSRFToken header."
+        return _error_response(request, 403, message)
     from django.views.csrf import csrf_failure
 
     return csrf_failure(request, reason=reason)

@@ -73,11 +73,9 @@ def origin_trusted(scope: Scope, origin: str) -> bool:
     # CSRF_TRUSTED_ORIGINS may name subdomains ("https://*.example.com"), as Django reads it.
     parsed = urlsplit(origin)
     return any(
-        parsed.scheme == entry_scheme and is_same_domain(parsed.netloc, entry_netloc[1:])
-        for entry_scheme, entry_netloc in (
-            (urlsplit(entry).scheme, urlsplit(entry).netloc) for entry in trusted
-        )
-        if entry_netloc.startswith("*")
+        parsed.scheme == entry.scheme and is_same_domain(parsed.netloc, entry.netloc[1:])
+        for entry in map(urlsplit, trusted)
+        if entry.netloc.startswith("*")
     )
 
 

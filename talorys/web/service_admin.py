@@ -29,10 +29,8 @@ class DeletedFilter(admin.SimpleListFilter):
         return [("no", "Live"), ("yes", "In the bin")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() == "no":
-            return queryset.filter(deleted_at__isnull=True)
-        if self.value() == "yes":
-            return queryset.filter(deleted_at__isnull=False)
+        if self.value() in ("no", "yes"):
+            return queryset.filter(deleted_at__isnull=self.value() == "no")
         return queryset
 
 

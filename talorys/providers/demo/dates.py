@@ -16,8 +16,9 @@ from talorys.providers.demo.events import call, say, tool_call
 from talorys.providers.demo.parse import capitalised
 from talorys.providers.demo.turn import field
 
-# Automation.NAME_MAX (automations/models.py): the provider layer cannot import it.
+# Automation.NAME_MAX / MESSAGE_MAX (automations/models.py): the provider layer cannot import it.
 _NAME_CHARS = 200
+_MESSAGE_CHARS = 4_000
 
 
 def read(text: str, clock: dt.datetime | None, titled: bool = True) -> Understood | None:
@@ -28,15 +29,16 @@ def read(text: str, clock: dt.datetime | None, titled: bool = True) -> Understoo
     return understand(text, zone=clock.tzinfo, now=clock, titled=titled)
 
 
-def routine_call(got: Understood, number: int) -> ToolCall:
-    """The create_automation call for a repeating reminder."""
-    what = capitalised(got.title)
+def reminder_call(what: str, schedule: dict[str, Any] | None, number: int) -> ToolCall:
+    """The create_automation call for a reminder of ``what`` (once or repeating)."""
+    what = capitalised(what)
     name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
     arguments = {
         "name": name,
         "kind": "reminder",
-        "message": "" if name == what else what,
-        "schedule": got.schedule,
+        # A reminder shows its name; the whole text only when the name had to be cut.
+        "message": "" if name == what else what[:_MESSAGE_CHARS],
+        "schedule": schedule,
     }
     return tool_call(number, "create_automation", arguments)
 
@@ -53,7 +55,7 @@ def task_step(
                 f"“{what}” repeats, and I can't schedule reminders here. Say it without "
                 "“every …” and I'll add it as a task."
             )
-        return call(routine_call(got, number))
+        return call(reminder_call(got.title, got.schedule, number))
     if "create_task" not in usable:
         return say("I can't use the create_task tool right now, so I couldn't do that.")
     arguments: dict[str, Any] = {"title": capitalised(got.title if got else what)}

@@ -5,36 +5,17 @@ talorys/lib/when.py, as the tasks page's quick add reads it; times.py says it.""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from typing import Any
 
 from talorys.lib.when import shown
-from talorys.providers.base import ProviderEvent, ToolCall
-from talorys.providers.demo.dates import read, routine_call, routine_set
-from talorys.providers.demo.events import call, say, tool_call
-from talorys.providers.demo.parse import DemoRequest, capitalised
+from talorys.providers.base import ProviderEvent
+from talorys.providers.demo.dates import read, reminder_call, routine_set
+from talorys.providers.demo.events import call, say
+from talorys.providers.demo.parse import DemoRequest
 from talorys.providers.demo.times import spoken
 from talorys.providers.demo.turn import field
 
-# Automation.NAME_MAX / MESSAGE_MAX (automations/models.py): the provider layer cannot import it.
-_NAME_CHARS = 200
-_MESSAGE_CHARS = 4_000
 _EXAMPLES = "“in 20 minutes”, “at 17:30” or “tomorrow at 9am”"
-
-
-def timed_reminder_call(request: DemoRequest, at: dt.datetime, number: int) -> ToolCall:
-    """The create_automation call for "remind me to X at/in/tomorrow ...": a one-time reminder
-    at ``at``."""
-    what = capitalised(request.what)
-    name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
-    arguments = {
-        "name": name,
-        "kind": "reminder",
-        # A reminder shows its name; the whole text only when the name had to be cut.
-        "message": "" if name == what else what[:_MESSAGE_CHARS],
-        "schedule": {"type": "once", "at": at.isoformat(timespec="seconds")},
-    }
-    return tool_call(number, "create_automation", arguments)
 
 
 def timed_reminder(
@@ -51,14 +32,15 @@ def timed_reminder(
     if clock is None or got is None:
         return say(f"I don't know your local time, so I haven't set “{what}” {request.when}.")
     if got.schedule is not None:  # "every monday": a reminder routine
-        return call(routine_call(replace(got, title=what), number))
+        return call(reminder_call(what, got.schedule, number))
     at = got.due
     if at is None:
         problem = f"I couldn't read “{request.when}” as a time."
     elif at <= clock:
         problem = f"That time ({shown(at, clock)}) has already passed."
     else:
-        return call(timed_reminder_call(request, at, number))
+        once = {"type": "once", "at": at.isoformat(timespec="seconds")}
+        return call(reminder_call(what, once, number))
     return say(f"{problem} So I haven't set the reminder “{what}”. Say the time like {_EXAMPLES}.")
 
 
