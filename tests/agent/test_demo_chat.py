@@ -1,14 +1,16 @@
 """The demo model keeps the promises of its help through real chat turns (/api/chat, the real
 tools): a task named by its exact title or one clear match is the one deleted (after the owner's
-approval) or completed, weak neighbours a ranked search returns are never candidates, and the
-question about several lists only the real ones (talorys/providers/demo/choosing.py). Its facts
-are in tests/memory/test_fact_updates.py.
+approval) or completed, weak neighbours a ranked search returns are never candidates, the
+question about several lists only the real ones, and a demo conversation gets a short title
+(talorys/providers/demo/choosing.py, titles.py). Its facts are in
+tests/memory/test_fact_updates.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from agent.models import Conversation
 from approvals.models import PendingAction
 from talorys.lib.markdown import render_markdown
 from talorys.workspace import services
@@ -156,3 +158,30 @@ def test_an_open_task_is_completed_before_a_done_one_of_the_same_title(api):
     assert set(Task.objects.filter(status="done").values_list("pk", flat=True)) == {old.pk, new.pk}
     assert reply == "Marked the task “Buy milk” as done."
     assert again == "The task “Buy milk” is already done."
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("add a task to buy milk", "Add task: buy milk"),
+        ("Please add a task to buy milk.", "Add task: buy milk"),
+        ("remind me to call Sam in 20 minutes", "Reminder: call Sam"),
+        ("I live in Berlin", "Remember: lives in Berlin"),
+        ("what are my open tasks?", "Open tasks"),
+        ("mark buy milk done", "Done: buy milk"),
+        ("create a note Groceries: eggs, bread", "New note: Groceries"),
+        ("What's the capital of France?", "What's the capital of France"),
+        (
+            "Could you please tell me everything you know about the history of Rome?",
+            "Could you please tell me everything you",
+        ),
+    ],
+)
+def test_a_demo_conversation_gets_a_short_title(api, text, title):
+    conversation_id, _ = say(api, text)
+
+    conversation = Conversation.objects.get(pk=conversation_id)
+    assert (conversation.title, conversation.title_source) == (title, "message")
+    assert len(title) <= 40
+    listed = api.get("/api/conversations").json()["items"]
+    assert [item["title"] for item in listed] == [title]

@@ -16,7 +16,8 @@ Which module understands what:
 - choosing.py: which task the owner named, among those a search found (none, one or several);
 - reminders.py: a reminder at a time, and the answer once it is set;
 - times.py: the owner's clock, the time a reminder is due, and how the answer says it;
-- verdicts.py: memory conflict verdicts (memory/conflict.py asks it, not the chat).
+- verdicts.py: memory conflict verdicts (memory/conflict.py asks it, not the chat);
+- titles.py: a new conversation's short title (agent/services.py asks it, not the chat).
 """
 
 from talorys.providers.demo.provider import DemoProvider
