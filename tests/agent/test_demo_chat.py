@@ -13,6 +13,7 @@ import pytest
 from agent.models import Conversation
 from approvals.models import PendingAction
 from talorys.lib.markdown import render_markdown
+from talorys.providers.demo.parse import HELP
 from talorys.workspace import services
 from talorys.workspace.models import Task
 from tests.agent.test_runner import TURN_DATABASE
@@ -129,13 +130,22 @@ def test_completing_by_chat_marks_the_named_task_done(api, titles, text, target)
 @pytest.mark.parametrize(
     ("titles", "text", "reply"),
     [
-        (["Call the dairy"], "I bought the milk", "I couldn't find a task matching “bought milk”."),
-        (["Sell the milk"], "I bought the milk", "I couldn't find a task matching “bought milk”."),
+        (
+            ["Call the dairy"],
+            "I bought the milk",
+            "I couldn't find an open task matching “bought milk”.",
+        ),
+        (
+            ["Sell the milk"],
+            "I bought the milk",
+            "I couldn't find an open task matching “bought milk”.",
+        ),
         (
             ["Book the dentist"],
             "mark book the doctor done",
-            "I couldn't find a task matching “book the doctor”.",
+            "I couldn't find an open task matching “book the doctor”.",
         ),
+        (["Start the report"], "I started the report", HELP),  # not a task done
     ],
 )
 def test_completing_never_guesses(api, titles, text, reply):

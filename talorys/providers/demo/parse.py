@@ -41,7 +41,12 @@ _NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"
 _DONE_TASK = rf"(?:{_TASK}|the |my )?"
 _DONE = r"(?:done|complete|completed|finished)"
 # "I bought the milk": a past tense tells a task done (the matching task says "buy").
-_PAST = r"(?:[a-z]+ed|bought|paid|sent|did|wrote|made|took|got|brought|sold|gave|met|rang|fed)"
+# Not the verbs that tell of something other than a task done ("I wanted to ...").
+_PAST = (
+    r"(?!(?:started|tried|wanted|needed|decided|learned|liked|loved|hated|hoped|noticed|"
+    r"reali[sz]ed|missed|failed|forgot)\b)"
+    r"(?:[a-z]+ed|bought|paid|sent|did|wrote|made|took|got|brought|sold|gave|met|rang|fed)"
+)
 
 # (intent, pattern) in order; the first match wins.
 _PATTERNS: list[tuple[str, str]] = [

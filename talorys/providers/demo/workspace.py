@@ -59,7 +59,8 @@ def found(
     if completing and not matches and candidates(request, tasks):
         return say(f"The task “{candidates(request, tasks)[0].get('title')}” is already done.")
     if not matches:
-        return say(f"I couldn't find a task matching “{named(request)}”.")
+        kind = "an open task" if completing else "a task"
+        return say(f"I couldn't find {kind} matching “{named(request)}”.")
     if len(matches) > 1:
         return say(_which(request, matches, verb))
     task = matches[0]
