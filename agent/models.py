@@ -36,8 +36,9 @@ class Conversation(Binnable):
     TITLE_MAX = 200
 
     class TitleSource(models.TextChoices):
-        """Who wrote the title: a new conversation's is its first words; the model may give it a
-        better one once, after the first reply (runner/title.py); the owner's rename is final."""
+        """Who wrote the title: a new conversation's is its first words (the demo's short title
+        under the demo model); the model may give it a better one once, after the first reply
+        (runner/title.py); the owner's rename is final."""
 
         MESSAGE = "message"
         MODEL = "model"

@@ -30,7 +30,9 @@ from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, NotFound, ValidationFailed
 from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_line, one_line, refuse_nul
+from talorys.owner.selectors import owner_settings_get, provider_config
 from talorys.providers.base import without_nul
+from talorys.providers.demo.titles import demo_title
 from talorys.web.live import pages_tell
 
 # How long a conversation stays taken (409) by a turn whose process died. The running turn
@@ -69,6 +71,15 @@ def conversation_title(*, text: str) -> str:
     elif len(words) > TITLE_WORDS:
         title += "…"
     return title or "New conversation"
+
+
+def first_title(*, text: str) -> str:
+    """A new conversation's title from the owner's first message: its first words, or under the
+    demo model the demo's short name for the request ("Add task: buy milk",
+    talorys/providers/demo/titles.py), as no model names it after the reply (runner/title.py)."""
+    if provider_config(owner_settings_get()).is_demo:
+        return demo_title(text)
+    return conversation_title(text=text)
 
 
 def _lease_end() -> dt.datetime:
@@ -259,7 +270,7 @@ def turn_begin(
 
 def _turn_begin_new(*, text: str, turn_id: str, origin: Origin) -> TurnStart:
     """``turn_begin`` in a new conversation, made with the turn's lease already held."""
-    title = conversation_title(text=text)
+    title = first_title(text=text)
     with transaction.atomic():
         conversation = Conversation.objects.create(
             title=title, turn_id=turn_id, turn_lease_until=_lease_end(), origin=origin

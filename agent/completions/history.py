@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
-from agent.services import MAX_MESSAGE_CHARS, conversation_title
+from agent.services import MAX_MESSAGE_CHARS, first_title
 from talorys.accounts.models import ApiToken
 from talorys.lib.errors import ValidationFailed
 
@@ -108,7 +108,7 @@ def conversation_new(*, chat: ClientChat, token: ApiToken | None) -> int:
     first turn (admission.py), after the checks: nothing here refuses."""
     first_user = next((text for role, text in chat.prior if role == "user"), chat.text)
     conversation = Conversation.objects.create(
-        title=conversation_title(text=first_user), origin=Origin.API, api_token=token
+        title=first_title(text=first_user), origin=Origin.API, api_token=token
     )
     parent = None
     for role, text in chat.prior:  # one chain, each message following the one before

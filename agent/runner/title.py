@@ -6,9 +6,9 @@ request of the ordinary budget reserved first, answers a better one. Many local 
 stand-ins do not do JSON mode: they refuse the request or answer prose, both a ``bad_response``.
 Then the same question is asked once more in plain text ("the title only"), with one more
 request of the budget. Any other failure (budget, timeout, an unreachable server, a JSON answer
-without a title, a plain answer without words) keeps the first words; the demo provider is not
-asked. The owner's rename always wins (services.conversation_title_generated is a conditional
-UPDATE).
+without a title, a plain answer without words) keeps the first words. The demo provider is
+not asked: its conversations begin with its own short title (services.first_title). The
+owner's rename always wins (services.conversation_title_generated is a conditional UPDATE).
 
 Asked after the ``done`` event, so the reply is never held up by it.
 """

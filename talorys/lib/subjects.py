@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-SINGLE_VALUED = frozenset(["home", "work", "name", "phone", "email"])
+SINGLE_VALUED = frozenset(["home", "work", "name", "phone", "email", "diet"])
 
 _WHO = r"(?P<who>(?:[^\s]+\s+){0,3}?)"  # at most a few words before the verb: "my sister ana"
-_BE = r"(?:(?:am|is|are|'m|'s)\s+)?(?:(?:have|has|'ve)\s+)?(?:just\s+|also\s+|still\s+)?"
+_BE = r"(?:(?:am|is|are|'m|'s)\s+)?(?:(?:have|has|'ve)\s+)?(?:just\s+|also\s+|still\s+|now\s+)?"
 _VALUE = r"(?P<value>.+)"
 # (topic, holds, pattern), the first match wins.
 _TOPICS: list[tuple[str, bool, str]] = [
@@ -60,6 +60,9 @@ _TOPICS: list[tuple[str, bool, str]] = [
         rf"relocated|relocating)\s+(?:back\s+)?(?:(?:to|in|at|near|into)\s+)?{_VALUE}$",
     ),
     ("home", True, rf"^{_WHO}home\s+is\s+(?:now\s+)?(?:in\s+)?{_VALUE}$"),
+    # One diet at a time: "I'm vegetarian", then "I eat meat again", is a change of it.
+    ("diet", True, rf"^{_WHO}{_BE}(?:an?\s+)?(?P<value>(?:vegetarian|vegan|pescatarian)\b.*)$"),
+    ("diet", True, rf"^{_WHO}{_BE}(?:eats?|eating)\s+(?P<value>meat\b.*)$"),
 ]
 _COMPILED = [(topic, holds, re.compile(p, re.IGNORECASE)) for topic, holds, p in _TOPICS]
 
@@ -84,7 +87,7 @@ _WHEN = re.compile(
 _LEAD = re.compile(r"^(?:remember(?:\s+that|:)|note(?:\s+that|:)|fyi,?|please,?|btw,?)\s+", re.I)
 _OWNER_WORDS = frozenset(
     ["i", "i'm", "im", "am", "is", "are", "me", "my", "mine", "the", "owner", "owner's"]
-    + ["has", "have", "i've", "'ve", "just", "also", "still"]
+    + ["has", "have", "i've", "'ve", "just", "also", "still", "now", "new", "current"]
 )
 _WORD = re.compile(r"[^\W_]+")
 FILLER = frozenset(

@@ -222,8 +222,10 @@ def test_no_title_is_asked_without_budget_or_after_a_failed_reply(db, fake_opena
 def test_the_demo_provider_is_not_asked_for_a_title(db):
     result = turn(text="add a task to buy oat milk")
 
-    assert kinds(result)[-1] == "done"
-    assert Conversation.objects.get().title_source == "message"
+    assert kinds(result)[-1] == "done" and kinds(result).count("title") == 1  # none after
+    assert result[0]["title"] == "Add task: buy oat milk"  # its own short title, from the start
+    conversation = Conversation.objects.get()
+    assert (conversation.title, conversation.title_source) == ("Add task: buy oat milk", "message")
 
 
 def test_a_rename_during_the_first_reply_is_never_overwritten(db, fake_openai):

@@ -176,10 +176,22 @@ async def test_delete_searches_then_deletes_the_single_match():
     ("matches", "answer"),
     [
         ([], "I couldn't find a task matching “buy milk”."),
+        # Weak neighbours a ranked search returns are no candidates.
+        ([{"id": 9, "title": "Call the dairy"}], "I couldn't find a task matching “buy milk”."),
         (
-            [{"id": 7, "title": "Buy milk"}, {"id": 8, "title": "Buy milk powder"}],
-            "Several tasks match “buy milk”:\n- Buy milk (#7)\n- Buy milk powder (#8)\n"
+            [
+                {"id": 7, "title": "Buy milk powder"},
+                {"id": 8, "title": "Buy oat milk"},
+                {"id": 9, "title": "Call the dairy"},
+            ],
+            "Several tasks match “buy milk”:\n- Buy milk powder (#7)\n- Buy oat milk (#8)\n\n"
             "Which one should I delete? Use more of its title.",
+        ),
+        (
+            [{"id": 7, "title": "Buy milk"}, {"id": 8, "title": "buy milk."}],
+            "Several tasks match “buy milk”:\n- Buy milk (#7)\n- buy milk. (#8)\n\n"
+            "Which one should I delete? Use more of its title, or its number "
+            "(“delete the task #7”).",
         ),
     ],
 )
@@ -191,6 +203,31 @@ async def test_delete_never_guesses(matches, answer):
 
     assert calls(events) == []
     assert said(events) == answer
+
+
+@pytest.mark.parametrize(
+    ("text", "matches", "task_id"),
+    [
+        # An exact title wins over the others that contain its words.
+        ("delete the task buy milk", [(8, "Buy milk powder"), (7, "Buy milk")], 7),
+        (
+            "delete the task Book the dentist.",
+            [(8, "Call the dentist"), (7, "book the dentist")],
+            7,
+        ),
+        # Then a title of the very same words, then the one real candidate.
+        ("delete the task buy milk", [(8, "Buy milk powder"), (7, "Buy the milk")], 7),
+        ("delete the task dentist", [(7, "Book the dentist"), (8, "Call the bank")], 7),
+    ],
+)
+async def test_delete_takes_the_exact_title_or_the_one_clear_match(text, matches, task_id):
+    messages = owner(text)
+    search = await step(messages)
+    tasks = [{"id": pk, "title": title} for pk, title in matches]
+
+    events = await step(after(messages, search, {"tasks": tasks}))
+
+    assert calls(events) == [("delete_task", {"task_id": task_id})]
 
 
 async def test_delete_without_the_delete_tool_says_so():

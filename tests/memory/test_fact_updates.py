@@ -76,6 +76,20 @@ PAIRS = [
         "Is no longer vegetarian",
     ),
     ("remember that I have a dog", "I no longer have a dog", "Has a dog", "No longer has a dog"),
+    (
+        "my phone number is 555 1234",
+        "my new phone number is 555 9876",
+        "Phone number is 555 1234",
+        "Phone number is 555 9876",
+    ),
+    (
+        "I work at Siemens",
+        "I left Siemens and now work at Bosch",
+        "Works at Siemens",
+        "Works at Bosch",
+    ),
+    ("I'm vegetarian", "I eat meat again", "Is vegetarian", "Eats meat"),
+    ("I'm a vegan", "I'm vegetarian now", "Is vegan", "Is vegetarian"),
 ]
 IDS = [later for _, later, _, _ in PAIRS]
 

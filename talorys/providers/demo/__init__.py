@@ -12,10 +12,12 @@ Which module understands what:
 - turn.py: reading the turn (the tool calls made so far and what each returned);
 - events.py: answering with a tool call, or with text streamed in deltas;
 - facts.py: a fact the owner tells, filed in one wording per subject, and the answer once stored;
-- workspace.py: tasks and notes (create, list, find and delete) and the answers;
+- workspace.py: tasks and notes (create, list, find, complete and delete) and the answers;
+- choosing.py: which task the owner named, among those a search found (none, one or several);
 - reminders.py: a reminder at a time, and the answer once it is set;
 - times.py: the owner's clock, the time a reminder is due, and how the answer says it;
-- verdicts.py: memory conflict verdicts (memory/conflict.py asks it, not the chat).
+- verdicts.py: memory conflict verdicts (memory/conflict.py asks it, not the chat);
+- titles.py: a new conversation's short title (agent/services.py asks it, not the chat).
 """
 
 from talorys.providers.demo.provider import DemoProvider

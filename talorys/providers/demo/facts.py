@@ -2,7 +2,9 @@
 wording and one category per subject (talorys/lib/subjects.py), whichever way it was said, as a
 careful model would. "I live in
 Berlin", "I moved to Berlin" and "I'm living in Berlin now" are all "Lives in Berlin" (place);
-"I started working at Acme" is "Works at Acme"; "I left Acme" is "No longer works at Acme".
+"I started working at Acme" is "Works at Acme"; "I left Acme" is "No longer works at Acme";
+"I left Acme and now work at Globex" is what holds now, "Works at Globex"; "I'm vegetarian" is
+"Is vegetarian" and "I eat meat again" "Eats meat" (one diet at a time).
 """
 
 from __future__ import annotations
@@ -10,17 +12,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from talorys.lib.subjects import Subject, subject_of
+from talorys.lib.subjects import SINGLE_VALUED, Subject, subject_of
 from talorys.providers.demo.parse import capitalised
 from talorys.providers.demo.turn import field
 
 # The wording of each topic: the verb phrase (third person, bare), then the value.
 _PHRASES = {"home": ("lives in", "live in"), "work": ("works at", "work at")}
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes"}
+# Where a statement tells two things: "I left Acme and now work at Globex".
+_JOINS = re.compile(r",?\s+(?:and|but)\s+|;\s*|,\s+(?=now\b)", re.I)
 
 
 def fact_memory(statement: str) -> tuple[str, str]:
     """(text, category) of the memory for what the owner told."""
+    statement = _holding_now(statement)
     subject = subject_of(statement)
     text = _worded(subject)
     if text is None:
@@ -48,6 +53,18 @@ def remembered(data: dict[str, Any], arguments: dict[str, Any]) -> str:
     return f"Got it. I'll remember that: {fact}"
 
 
+def _holding_now(statement: str) -> str:
+    """Of a change told in two parts about one single-valued subject ("I left Acme and now
+    work at Globex"), the part that holds now; any other statement as it is."""
+    parts = _JOINS.split(statement.strip())
+    if len(parts) != 2:
+        return statement
+    later = parts[1] if re.match(r"^(?:i\b|i'|my\b)", parts[1], re.I) else f"I {parts[1]}"
+    before, after = subject_of(parts[0]), subject_of(later)
+    same = (before.topic, before.whose) == (after.topic, after.whose)
+    return later if same and after.topic in SINGLE_VALUED and after.holds else statement
+
+
 def _worded(subject: Subject) -> str | None:
     who = f"{subject.whose_text} " if subject.whose else ""
     if subject.topic in _PHRASES:
@@ -62,10 +79,22 @@ def _worded(subject: Subject) -> str | None:
         return f"{who}{'is ' if who else ''}{phrase} {subject.value_text}"
     if subject.topic == "name":
         return f"{who or ''}is called {subject.value_text}" if subject.holds else None
+    if subject.topic == "diet":
+        return _diet(subject, who)
     if subject.topic in ("phone", "email"):
         noun = "phone number" if subject.topic == "phone" else "email"
         return f"{who}{noun} is {subject.value_text}" if subject.holds else None
     return None
+
+
+def _diet(subject: Subject, who: str) -> str:
+    """ "eats meat" or "is vegetarian", held, no longer held, or not."""
+    meat = subject.value == "meat"
+    if subject.holds:
+        return f"{who}{'eats' if meat else 'is'} {subject.value_text}"
+    if subject.changed:
+        return f"{who}{'no longer eats' if meat else 'is no longer'} {subject.value_text}"
+    return f"{who}{'does not eat' if meat else 'is not'} {subject.value_text}"
 
 
 def _first_person(statement: str) -> str:

@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from talorys.lib.subjects import subject_of
+
 HELP = (
     "This is the demo assistant: no AI model is configured, so I only understand a few plain "
     "requests:\n"
     "- “add a task to buy milk” or “remind me to call Ana”\n"
     "- “remind me to call Sam in 20 minutes” (or “at 17:30”, “tomorrow at 9am”)\n"
     "- “remember that my sister is called Ana”, or “I live in Berlin”, “I moved to Lisbon”, "
-    "“I work at Acme”, “I'm allergic to peanuts”, “I no longer eat meat”\n"
+    "“I work at Acme”, “I'm allergic to peanuts”, “I'm vegetarian”, “my phone number is …”\n"
     "- “what are my open tasks?”\n"
+    "- “mark buy milk done” or “I bought the milk”\n"
     "- “delete the task buy milk”\n"
     "- “create a note Groceries: eggs, bread”\n\n"  # a paragraph of its own, not the last item's
     "Configure a model in Settings to chat freely."
@@ -34,6 +37,16 @@ _WHEN = (
 )
 _TASK = r"(?:a |an |the )?(?:new )?task(?::\s*|\s+)(?:called |named |titled |to )?"
 _NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"
+# The task a completion names: "the task X", "my X", "the X" or just "X".
+_DONE_TASK = rf"(?:{_TASK}|the |my )?"
+_DONE = r"(?:done|complete|completed|finished)"
+# "I bought the milk": a past tense tells a task done (the matching task says "buy").
+# Not the verbs that tell of something other than a task done ("I wanted to ...").
+_PAST = (
+    r"(?!(?:started|tried|wanted|needed|decided|learned|liked|loved|hated|hoped|noticed|"
+    r"reali[sz]ed|missed|failed|forgot)\b)"
+    r"(?:[a-z]+ed|bought|paid|sent|did|wrote|made|took|got|brought|sold|gave|met|rang|fed)"
+)
 
 # (intent, pattern) in order; the first match wins.
 _PATTERNS: list[tuple[str, str]] = [
@@ -54,9 +67,37 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     ("tell_fact", r"^(?P<what>i (?:don't|do not) .+ any ?more)$"),
     ("tell_fact", r"^(?P<what>my .+?(?: is called | is named |'s name is ).+)$"),
+    (
+        "tell_fact",
+        r"^(?P<what>my (?:[\w']+ ){0,3}?(?:phone|mobile|cell|e-?mail)(?: number| address)?"
+        r"(?: is|:) .+)$",
+    ),
+    (
+        "tell_fact",
+        r"^(?P<what>i(?:'m| am) (?:now |still )?(?:an? )?(?:vegetarian|vegan|pescatarian)\b.*)$",
+    ),
+    ("tell_fact", r"^(?P<what>i (?:now |still )?eat meat\b.*)$"),
     ("list_tasks", r"^(?:what are|show(?: me)?|list) (?:all )?my (?:open )?tasks$"),
     ("list_tasks", r"^what(?:'s| is) on my (?:to-?do )?list$"),
     ("delete_task", rf"^(?:delete|remove) {_TASK}(?P<what>.+)$"),
+    ("complete_task", rf"^mark {_DONE_TASK}(?P<what>.+?) (?:as )?{_DONE}$"),
+    ("complete_task", rf"^mark (?:as )?{_DONE}:? {_DONE_TASK}(?P<what>.+)$"),
+    (
+        "complete_task",
+        rf"^(?:complete|finish|check off|tick off|cross off) {_DONE_TASK}(?P<what>.+)$",
+    ),
+    (
+        "complete_task",
+        rf"^(?:i'm |i am |i've |i have )?(?:done|finished) with {_DONE_TASK}(?P<what>.+)$",
+    ),
+    (
+        "complete_task",
+        rf"^i(?:'ve| have)? (?:just )?(?:done|did|finished|completed) {_DONE_TASK}(?P<what>.+)$",
+    ),
+    (
+        "complete_task",
+        rf"^i(?:'ve| have)? (?:just |already )?(?P<verb>{_PAST}) (?:the |my )?(?P<what>.+)$",
+    ),
     ("create_note", rf"^(?:create|make|add|write) {_NOTE}(?P<what>.+)$"),
     ("create_task", rf"^(?:add|create) {_TASK}(?P<what>.+)$"),
     ("create_task", r"^add (?P<what>.+?) to my (?:tasks|task list|to-?do list|list)$"),
@@ -71,6 +112,7 @@ class DemoRequest:
     intent: str
     what: str = ""
     when: str = ""
+    verb: str = ""  # "bought" in "I bought the milk": the task says "buy" (choosing.py)
 
 
 def parse_request(text: str) -> DemoRequest | None:
@@ -80,14 +122,20 @@ def parse_request(text: str) -> DemoRequest | None:
     cleaned = re.sub(r"\s+", " ", cleaned)
     for intent, pattern in _COMPILED:
         match = pattern.match(cleaned)
-        if match is not None:
+        if match is not None and not _a_fact_in_the_past(match):
             groups = match.groupdict()
             return DemoRequest(
                 intent=intent,
                 what=_unquote(groups.get("what") or ""),
                 when=groups.get("when") or "",
+                verb=(groups.get("verb") or "").lower(),
             )
     return None
+
+
+def _a_fact_in_the_past(match: re.Match[str]) -> bool:
+    """ "I lived in Berlin", "I worked at Acme": a fact about the owner, not a task done."""
+    return bool(match.groupdict().get("verb")) and subject_of(match.string).topic != "statement"
 
 
 def _unquote(text: str) -> str:

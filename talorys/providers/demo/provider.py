@@ -17,8 +17,10 @@ from talorys.providers.demo.reminders import reminder_set, timed_reminder
 from talorys.providers.demo.times import owner_clock
 from talorys.providers.demo.turn import Done, current_turn, field, items
 from talorys.providers.demo.workspace import (
-    delete_found,
+    by_number,
+    completed,
     deleted,
+    found,
     note_arguments,
     task_list,
     title_of,
@@ -31,6 +33,7 @@ _FIRST_TOOL = {
     "tell_fact": "remember",
     "list_tasks": "list_tasks",
     "delete_task": "search_tasks",
+    "complete_task": "search_tasks",
     "create_note": "create_note",
 }
 
@@ -81,6 +84,9 @@ def _begin(
         return timed_reminder(request, usable, number, clock)
     if request.intent == "create_task":
         return task_step(request.what, usable, number, clock)
+    numbered = by_number(request, usable, number)
+    if numbered is not None:
+        return numbered
     tool = _FIRST_TOOL[request.intent]
     if tool not in usable:
         return say(f"I can't use the {tool} tool right now, so I couldn't do that.")
@@ -117,8 +123,10 @@ def _continue(
         return say(reminder_set(request.what, data, arguments, clock))
     if last.tool == "list_tasks":
         return say(task_list(items(last.data), data.get("total")))
-    if last.tool == "search_tasks" and request.intent == "delete_task":
-        return delete_found(request, items(last.data), usable, number)
+    if last.tool == "search_tasks" and request.intent in ("delete_task", "complete_task"):
+        return found(request, items(last.data), usable, number)
     if last.tool == "delete_task":
         return say(deleted(data, title_of(done, arguments.get("task_id"))))
+    if last.tool == "complete_task":
+        return say(completed(data, title_of(done, arguments.get("task_id"))))
     return say("Done.")
