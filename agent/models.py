@@ -128,3 +128,31 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+
+class CompletionRequest(models.Model):
+    """A /v1 request kept so that its retry replays the answer instead of running the turn
+    again (agent/completions/replay.py): by its ``Idempotency-Key`` for a day, or by its body
+    for a short while. In the database, so every web process sees it."""
+
+    KEY_MAX = 255
+
+    api_token = models.ForeignKey(ApiToken, on_delete=models.CASCADE, related_name="+")
+    # "key:<the Idempotency-Key header>" or "body:<the body's SHA-256>".
+    key = models.CharField(max_length=KEY_MAX + 4)
+    body_sha256 = models.CharField(max_length=64)
+    # The reply, from the claim of the turn on; deleted with it (a failed chat's conversation).
+    message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    usage = models.JSONField(null=True, blank=True)  # as the first answer gave it
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_token", "key"], name="completion_request_key")
+        ]
+        indexes = [models.Index(fields=["api_token", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"Completion request {self.pk}"

@@ -365,12 +365,12 @@ SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
 # all of them together; more answer 429 (agent/live/slots.py). The owner's session has no cap.
 ATTACHES_PER_TOKEN = env_int("TALORYS_ATTACHES_PER_TOKEN", 8)
 TOKEN_ATTACHES = env_int("TALORYS_TOKEN_ATTACHES", 32)
-# A reply that ran at least this long and ends with no page attached sends "Your reply is
-# ready" (agent/live/ready.py).
+# "Your reply is ready" after a reply this long that ends with no page attached (live/ready.py).
 TALORYS_REPLY_READY_SECONDS = float(env_int("TALORYS_REPLY_READY_SECONDS", 5))
-# What one model step (text plus tool-call arguments) and one reply may hold, in characters:
-# max_tokens is a request the server may ignore. Generous: about 50,000 and 100,000 tokens.
-# Past either the turn ends with an error and keeps what came up to the cap.
+# A /v1 request (same token and body) sent again this soon gets the first answer (replay.py).
+TALORYS_V1_REPLAY_SECONDS = env_int("TALORYS_V1_REPLAY_SECONDS", 60)
+# What one model step (text and tool-call arguments) and one reply may hold, in characters
+# (max_tokens may be ignored), ~50,000 and 100,000 tokens: past either the turn ends, keeping it.
 TALORYS_MAX_STEP_CHARS = env_int("TALORYS_MAX_STEP_CHARS", 200_000)
 TALORYS_MAX_REPLY_CHARS = env_int("TALORYS_MAX_REPLY_CHARS", 400_000)
 # The longest one model step (one streamed request) may take, in seconds, whatever the server

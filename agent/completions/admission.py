@@ -38,13 +38,13 @@ from django.utils import timezone
 from agent import services
 from agent.completions.history import ClientChat, client_chat, conversation_match, conversation_new
 from agent.completions.schemas import CompletionMessage
-from agent.models import Conversation, Origin
+from agent.models import CompletionRequest, Conversation, Origin
 from agent.runner.model_loop import CHAT_BUDGETS
 from agent.runner.phases import claimed
 from agent.selectors import HISTORY_LIMIT
 from memory import embeddings
 from talorys.accounts.models import ApiToken
-from talorys.lib.errors import BadRequest, RateLimited
+from talorys.lib.errors import BadRequest, BudgetExhausted, RateLimited
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import owner_settings_get, provider_config, usage_day
 from talorys.owner.services.usage import usage_check
@@ -60,6 +60,14 @@ class HistoryTooLong(BadRequest):
 
 class NewConversationsSpent(RateLimited):
     code = "RATE_LIMIT_EXCEEDED"  # OpenAI's code for a limit on requests
+
+
+class BudgetSpent(BudgetExhausted):
+    """The day's budget, spent: with the seconds until the owner's day ends (``Retry-After``)."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,12 @@ def _day(owner: OwnerSettings) -> tuple[dt.datetime, dt.datetime]:
     return start, end
 
 
+def seconds_to_tomorrow() -> int:
+    """The seconds until the owner's day ends, when the day's budgets and counts start again."""
+    _start, end = _day(owner_settings_get())
+    return max(1, int((end - timezone.now()).total_seconds()) + 1)
+
+
 def new_conversations_check(*, token: ApiToken, owner: OwnerSettings) -> None:
     """NewConversationsSpent when ``token``'s client started CONVERSATIONS_PER_TOKEN_DAY
     conversations today (the binned ones count: a delete does not give one back)."""
@@ -110,7 +124,10 @@ def completion_admit(*, messages: list[CompletionMessage], token: ApiToken) -> A
     owner = owner_settings_get()
     if not provider_config(owner).is_demo:  # the demo's replies cost nothing (model_loop)
         for kind in CHAT_BUDGETS:
-            usage_check(kind=kind, owner_settings=owner)
+            try:
+                usage_check(kind=kind, owner_settings=owner)
+            except BudgetExhausted as spent:
+                raise BudgetSpent(spent.message, retry_after=seconds_to_tomorrow()) from spent
     matched = conversation_match(chat.prior)
     if matched is None:
         history_check(chat.prior)
@@ -118,9 +135,12 @@ def completion_admit(*, messages: list[CompletionMessage], token: ApiToken) -> A
     return Admission(chat=chat, conversation_id=matched)
 
 
-def completion_claim(*, admission: Admission, token: ApiToken) -> services.TurnStart:
+def completion_claim(
+    *, admission: Admission, token: ApiToken, replay_id: int | None = None
+) -> services.TurnStart:
     """The admitted request's conversation (made when new) and its turn, claimed in one
-    transaction: a refusal of the claim leaves nothing behind."""
+    transaction: a refusal of the claim leaves nothing behind. The request's replay row
+    (replay.py), when given, is tied to the reply in it."""
     with transaction.atomic():
         conversation_id = admission.conversation_id
         if conversation_id is None:
@@ -129,25 +149,32 @@ def completion_claim(*, admission: Admission, token: ApiToken) -> services.TurnS
             list(ApiToken.objects.select_for_update().filter(pk=token.pk).values_list("pk"))
             new_conversations_check(token=token, owner=owner_settings_get())
             conversation_id = conversation_new(chat=admission.chat, token=token)
-        return services.turn_begin(
+        start = services.turn_begin(
             conversation_id=conversation_id, text=admission.chat.text, origin=Origin.API
         )
+        if replay_id is not None:
+            CompletionRequest.objects.filter(pk=replay_id).update(
+                message_id=start.assistant_message_id
+            )
+        return start
 
 
 async def completion_begin(
-    *, messages: list[CompletionMessage], token: ApiToken
-) -> services.TurnStart:
+    *, messages: list[CompletionMessage], token: ApiToken, replay_id: int | None = None
+) -> tuple[services.TurnStart, bool]:
     """Admit the request, then make its conversation and claim its turn, as the runner's
-    ``begin_turn`` does for the chat (follow it with ``turn_run``). A ``read`` token's turn
-    gets the read tools only."""
+    ``begin_turn`` does for the chat (follow it with ``turn_run``); and whether the
+    conversation is new. A ``read`` token's turn gets the read tools only."""
     began = time.perf_counter()
     # Not db(): the request's own thread and connection, as begin_turn's (runner/chat.py).
     admission = await sync_to_async(completion_admit)(messages=messages, token=token)
     # The question's vector, made while the turn is claimed (memory/embeddings.py); only for
     # an admitted request: a refused one costs the embedder nothing.
     embeddings.query_prefetch(admission.chat.text)
-    start = await sync_to_async(completion_claim)(admission=admission, token=token)
+    start = await sync_to_async(completion_claim)(
+        admission=admission, token=token, replay_id=replay_id
+    )
     if token.scope != ApiToken.Scope.WRITE:
         start = dataclasses.replace(start, tool_mode="read")
     claimed(start, began)  # keyed by the start the turn runs
-    return start
+    return start, admission.conversation_id is None

@@ -10,12 +10,15 @@ A ``read`` token may chat, and its turn may only call read tools (tool mode ``re
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import time
+import logging
 from collections.abc import AsyncIterator
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -25,7 +28,19 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
 from agent.completions import replies
-from agent.completions.admission import completion_begin
+from agent.completions.admission import BudgetSpent, completion_begin, seconds_to_tomorrow
+from agent.completions.history import conversation_discard
+from agent.completions.replay import (
+    IdempotencyKeyReused,
+    Replayed,
+    StillAnswering,
+    Taken,
+    replay_done,
+    replay_forget,
+    replay_take,
+    replay_wait,
+    request_key,
+)
 from agent.completions.schemas import (
     MODEL_ID,
     CompletionIn,
@@ -34,9 +49,11 @@ from agent.completions.schemas import (
     ModelOut,
     OpenAIErrorOut,
 )
-from agent.live import turn_run
+from agent.live import LiveTurn, turn_run
+from agent.live.ready import reply_ready_notice
 from agent.live.turns import Event
-from agent.runner.db import give_back_request_connection
+from agent.models import Message
+from agent.runner.db import db, give_back_request_connection
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
 from talorys.lib.errors import AppError, BudgetExhausted, NotFound, database_unavailable
@@ -47,6 +64,10 @@ BAD_TOKEN = "Incorrect API key provided: send a Talorys API token as 'Authorizat
 MODEL_CREATED = 1_796_083_200
 # How long a streamed answer waits for the turn's first words before it starts without them.
 FIRST_WAIT_SECONDS = 5.0
+# How long a failed turn's error answer waits for its clean-up (``_ended``).
+CLEAN_UP_WAIT_SECONDS = 10.0
+
+log = logging.getLogger(__name__)
 
 
 def token_auth(request: HttpRequest) -> ApiToken | None:
@@ -76,9 +97,14 @@ def _error(status: int, message: str, **fields: Any) -> JsonResponse:
 def _app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
     if isinstance(exc, BudgetExhausted):  # refused before the turn: as the turn would say it
         status, body = replies.error_answer(exc.code, exc.message)
-        return JsonResponse(body, status=status)
-    # OpenAI answers every request it cannot take as it is 400, a check of the services too.
-    status = 400 if exc.status == 422 else exc.status
+        response = JsonResponse(body, status=status)
+        if isinstance(exc, BudgetSpent):
+            response["Retry-After"] = str(exc.retry_after)
+        return response
+    # OpenAI answers every request it cannot take as it is 400, a check of the services too;
+    # an Idempotency-Key sent again with another body is 422, as the header's draft says.
+    reused = isinstance(exc, IdempotencyKeyReused)
+    status = 400 if exc.status == 422 and not reused else exc.status
     response = _error(status, exc.message, code=exc.code.lower())
     retry_after = getattr(exc, "retry_after", None)
     if retry_after:
@@ -115,7 +141,7 @@ def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
     return _app_error(request, busy)
 
 
-_ERRORS = frozenset({400, 401, 404, 409, 413, 429, 500, 502, 503})
+_ERRORS = frozenset({400, 401, 404, 409, 413, 422, 429, 500, 502, 503})
 _STREAM_DOC = {
     "responses": {
         200: {
@@ -160,14 +186,45 @@ async def chat_completions(
     request: HttpRequest, payload: CompletionIn
 ) -> HttpResponse | StreamingHttpResponse:
     _check_model(payload.model)
+    refused = payload.unsupported()
+    if refused is not None:
+        return _error(400, refused[1], param=refused[0], code="unsupported_parameter")
     token: ApiToken = request.auth  # type: ignore[attr-defined]  # token_auth's, never None here
-    # Every refusal before anything is written (admission.py), then the conversation and the claim.
-    start = await completion_begin(messages=payload.messages, token=token)
-    turn = turn_run(start)
+    approvals_url = request.build_absolute_uri(reverse("approvals"))
+    key, digest, seconds = request_key(request.headers.get("Idempotency-Key"), request.body)
+    # The same request sent again is answered with the first answer (replay.py); the first of
+    # them runs the turn. A first one that was refused or failed having done nothing lets go.
+    for _attempt in range(3):
+        taken = await sync_to_async(replay_take)(
+            token=token, key=key, digest=digest, seconds=seconds
+        )
+        if taken.made:
+            return await _answer(payload, token, taken, approvals_url)
+        replayed = await replay_wait(taken.row_id, approvals_url)
+        if replayed is not None:
+            return _replayed(replayed, payload)
+    raise StillAnswering("The same request is still being answered; send it again in a moment.")
+
+
+async def _answer(
+    payload: CompletionIn, token: ApiToken, taken: Taken, approvals_url: str
+) -> HttpResponse | StreamingHttpResponse:
+    """Run the request's turn and answer with it, whole or streamed."""
+    row_id = taken.row_id
+    try:
+        # Every refusal before anything is written (admission.py), then the conversation and
+        # the claim, which ties the replay row to the reply.
+        start, new = await completion_begin(
+            messages=payload.messages, token=token, replay_id=row_id
+        )
+    except Exception:
+        await sync_to_async(replay_forget)(row_id)
+        raise
+    turn = turn_run(start, after_end=functools.partial(_ended, new=new, row_id=row_id))
     events = turn.follow((start.assistant_message_id, 0))
     await give_back_request_connection()  # no session to save: the turn's trips have their own
-    reply = replies.Reply(request.build_absolute_uri(reverse("approvals")))
-    completion_id, created = f"chatcmpl-{start.assistant_message_id}", int(time.time())
+    reply = replies.Reply(approvals_url)
+    completion_id, created = f"chatcmpl-{start.assistant_message_id}", taken.created
     # An error before anything was said is answered with its status (a spent budget: 429). A
     # stream waits for that at most FIRST_WAIT_SECONDS: then it starts, with keep-alives, so that
     # a slow model's silence does not look like a dead connection to a proxy.
@@ -179,66 +236,137 @@ async def chat_completions(
         raise
     if opening.done() and (first := opening.result()) is not None and first["type"] == "error":
         await events.aclose()  # type: ignore[attr-defined]
-        status, body = replies.turn_error(first)
-        return JsonResponse(body, status=status)
+        return await _turn_failed(turn, first)
+    ids = _Ids(completion_id, created, row_id)
     if payload.stream:
         return StreamingHttpResponse(
-            _chunks(opening, events, reply, completion_id, created),
+            _chunks(opening, events, reply, ids, payload.include_usage()),
             content_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    return await _whole(opening.result(), events, reply, completion_id, created)
+    return await _whole(turn, opening.result(), events, reply, ids)
+
+
+async def _ended(turn: LiveTurn, *, new: bool, row_id: int) -> None:
+    """After the turn: one that failed having said and done nothing leaves no conversation it
+    made (history.conversation_discard) and no replay row (a retry runs again)."""
+    if turn.status == Message.Status.ERROR and not turn.activity and not "".join(turn.parts):
+        try:
+            if not (new and await db(conversation_discard)(turn.conversation_id)):
+                await db(replay_forget)(row_id)
+        except Exception:  # the turn is saved; a failed clean-up only leaves it in the list
+            log.exception("Conversation %s: failed request not cleared", turn.conversation_id)
+    await reply_ready_notice(turn)
+
+
+async def _turn_failed(turn: LiveTurn, event: Event) -> JsonResponse:
+    """The error answer of a turn that failed, once its clean-up (``_ended``) is done."""
+    if turn.task is not None:
+        await asyncio.wait({turn.task}, timeout=CLEAN_UP_WAIT_SECONDS)
+    status, body = replies.turn_error(event)
+    return await _error_answer(status, body)
+
+
+async def _error_answer(status: int, body: dict[str, Any]) -> JsonResponse:
+    response = JsonResponse(body, status=status)
+    if status == 429:  # the day's budget: spent until the owner's day ends
+        response["Retry-After"] = str(await sync_to_async(seconds_to_tomorrow)())
+    return response
+
+
+@dataclass(frozen=True)
+class _Ids:
+    completion_id: str
+    created: int
+    row_id: int
+
+
+def _replayed(replayed: Replayed, payload: CompletionIn) -> HttpResponse | StreamingHttpResponse:
+    """The first answer again, as this request asks for it (whole or streamed)."""
+    if replayed.error is not None:
+        return JsonResponse(replayed.error, status=replayed.status)
+    usage = replayed.usage or replies.usage_of(0, 0)
+    cid, created = replayed.completion_id, replayed.created
+    if not payload.stream:
+        return JsonResponse(replies.completion(cid, created, replayed.content, usage))
+    parts = [
+        replies.chunk(cid, created, {"role": "assistant", "content": ""}, None),
+        replies.chunk(cid, created, {"content": replayed.content}, None),
+        replies.chunk(cid, created, {}, "stop"),
+        replies.usage_chunk(cid, created, usage) if payload.include_usage() else "",
+        "data: [DONE]\n\n",
+    ]
+    return StreamingHttpResponse(
+        iter([part for part in parts if part]),
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 async def _whole(
+    turn: LiveTurn,
     first: Event | None,
     events: AsyncIterator[Event],
     reply: replies.Reply,
-    completion_id: str,
-    created: int,
+    ids: _Ids,
 ) -> HttpResponse:
     """The reply in one chat.completion, once the turn is done."""
     try:
         event = first
-        while event is not None and event["type"] != "done":
+        while event is not None:
             if event["type"] == "error":
-                status, body = replies.turn_error(event)
-                return JsonResponse(body, status=status)
+                return await _turn_failed(turn, event)
             reply.piece(event)
+            if event["type"] == "done":
+                break
             event = await replies.first_saying(events)
     finally:
         await events.aclose()  # type: ignore[attr-defined]
-    return JsonResponse(replies.completion(completion_id, created, reply.content))
+    usage = reply.usage()
+    await sync_to_async(replay_done)(ids.row_id, usage)
+    return JsonResponse(replies.completion(ids.completion_id, ids.created, reply.content, usage))
+
+
+async def _last_chunks(reply: replies.Reply, ids: _Ids, include_usage: bool) -> list[str]:
+    """The finish chunk, and the usage chunk when asked for; the usage kept for a replay."""
+    usage = reply.usage()
+    await sync_to_async(replay_done)(ids.row_id, usage)
+    last = [replies.chunk(ids.completion_id, ids.created, {}, "stop")]
+    if include_usage:
+        last.append(replies.usage_chunk(ids.completion_id, ids.created, usage))
+    return last
 
 
 async def _chunks(
     opening: asyncio.Future[Event | None],
     events: AsyncIterator[Event],
     reply: replies.Reply,
-    completion_id: str,
-    created: int,
+    ids: _Ids,
+    include_usage: bool,
 ) -> AsyncIterator[str]:
-    """The reply as chat.completion.chunk events, then ``[DONE]``; a comment line whenever
-    nothing came for SSE_KEEPALIVE_SECONDS. Each next event is awaited in a task of its own, so
-    that a keep-alive does not cancel the following; closing the stream only stops it."""
-    pending = opening
+    """The reply as chat.completion.chunk events, then its usage when asked for, then
+    ``[DONE]``; a comment line whenever nothing came for SSE_KEEPALIVE_SECONDS. Each next event
+    is awaited in a task of its own, so that a keep-alive does not cancel the following; closing
+    the stream only stops it."""
+    pending, cid, created = opening, ids.completion_id, ids.created
     try:
-        yield replies.chunk(completion_id, created, {"role": "assistant", "content": ""}, None)
+        yield replies.chunk(cid, created, {"role": "assistant", "content": ""}, None)
         while True:
             done, _ = await asyncio.wait({pending}, timeout=settings.SSE_KEEPALIVE_SECONDS)
             if not done:
                 yield ": keep-alive\n\n"
                 continue
             event = pending.result()
-            if event is None or event["type"] == "done":
-                yield replies.chunk(completion_id, created, {}, "stop")
-                break
-            if event["type"] == "error":
+            if event is not None and event["type"] == "error":
                 yield f"data: {json.dumps(replies.turn_error(event)[1], ensure_ascii=False)}\n\n"
                 break
-            piece = reply.piece(event)
+            piece = reply.piece(event) if event is not None else ""
             if piece:
-                yield replies.chunk(completion_id, created, {"content": piece}, None)
+                yield replies.chunk(cid, created, {"content": piece}, None)
+            if event is None or event["type"] == "done":
+                for part in await _last_chunks(reply, ids, include_usage):
+                    yield part
+                break
             pending = asyncio.ensure_future(replies.first_saying(events))
         yield "data: [DONE]\n\n"
     finally:

@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import Exists, OuterRef
+
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
 from agent.services import MAX_MESSAGE_CHARS, first_title
 from talorys.accounts.models import ApiToken
 from talorys.lib.errors import ValidationFailed
+from talorys.web.live import pages_tell
 
 # The first character of the lines this endpoint writes for tool activity (replies.py).
 ACTIVITY_MARK = "›"
@@ -120,3 +123,22 @@ def conversation_new(*, chat: ClientChat, token: ApiToken | None) -> int:
             parent=parent,
         )
     return conversation.pk
+
+
+def conversation_discard(conversation_id: int) -> bool:
+    """A new ``api`` conversation whose first turn failed having said and done nothing, deleted
+    for good: it holds only what its client still has (the chat it sent) and the error that
+    client was answered with, which the log keeps. So a failed request leaves no conversation in
+    the chat list; the client's retry starts a new one, as it would have. Not one that a turn
+    holds now, nor one with a reply that said something. Whether it was deleted."""
+    answered = Message.objects.filter(
+        conversation=OuterRef("pk"), role=Message.Role.ASSISTANT, origin=Origin.LIVE
+    ).exclude(status=Message.Status.ERROR, content="", tool_activity=[])
+    deleted, _ = (
+        Conversation.objects.filter(pk=conversation_id, origin=Origin.API, turn_id="")
+        .exclude(Exists(answered))
+        .delete()
+    )
+    if deleted:  # open chat lists drop it (talorys/web/live.py)
+        pages_tell("conversation", conversation_id=conversation_id, change="deleted")
+    return bool(deleted)

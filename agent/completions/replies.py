@@ -19,6 +19,7 @@ from typing import Any
 
 from agent.completions.history import ACTIVITY_MARK
 from agent.completions.schemas import MODEL_ID
+from agent.context import estimate_tokens
 from agent.live.turns import Event
 from talorys.lib.errors import BudgetExhausted
 from talorys.web.openai_errors import openai_error
@@ -42,6 +43,7 @@ class Reply:
         self.content = ""
         self.model_text = ""  # the model's words alone, as a snapshot counts them
         self.activities = 0
+        self.spent: dict[str, Any] | None = None  # the done event's usage (TurnUsage)
 
     def piece(self, event: Event) -> str:
         kind = event["type"]
@@ -57,7 +59,18 @@ class Reply:
             text = event["text"][len(self.model_text) :]
             self.model_text = event["text"]
             return missed + self._add(text)
+        if kind == "done":
+            self.spent = event.get("usage")
         return ""
+
+    def usage(self) -> dict[str, int]:
+        """OpenAI's ``usage`` of the reply: the turn's (TurnUsage), or, when its end was not
+        seen (a follower that fell behind), the reply's own tokens estimated."""
+        spent = self.spent or {
+            "prompt_tokens": 0,
+            "completion_tokens": estimate_tokens(self.content),
+        }
+        return usage_of(spent["prompt_tokens"], spent["completion_tokens"])
 
     def _line(self, activity: dict[str, Any]) -> str:
         gap = "" if not self.content or self.content.endswith("\n\n") else "\n\n"
@@ -95,18 +108,48 @@ async def first_saying(events: AsyncIterator[Event]) -> Event | None:
     return None
 
 
-def chunk(completion_id: str, created: int, delta: dict[str, Any], finish: str | None) -> str:
-    body = {
-        "id": completion_id,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": MODEL_ID,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+def usage_of(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
     }
+
+
+def chunk(completion_id: str, created: int, delta: dict[str, Any], finish: str | None) -> str:
+    return _sse(
+        {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": MODEL_ID,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
+
+
+def usage_chunk(completion_id: str, created: int, usage: dict[str, int]) -> str:
+    """What ``stream_options.include_usage`` asks for, as OpenAI sends it: a last chunk with
+    an empty ``choices`` and the ``usage`` of the whole reply."""
+    return _sse(
+        {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": MODEL_ID,
+            "choices": [],
+            "usage": usage,
+        }
+    )
+
+
+def _sse(body: dict[str, Any]) -> str:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
 
-def completion(completion_id: str, created: int, content: str) -> dict[str, Any]:
+def completion(
+    completion_id: str, created: int, content: str, usage: dict[str, int]
+) -> dict[str, Any]:
     return {
         "id": completion_id,
         "object": "chat.completion",
@@ -119,4 +162,5 @@ def completion(completion_id: str, created: int, content: str) -> dict[str, Any]
                 "finish_reason": "stop",
             }
         ],
+        "usage": usage,
     }

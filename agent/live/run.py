@@ -22,9 +22,13 @@ log = logging.getLogger(__name__)
 _tasks: set[asyncio.Task[None]] = set()
 
 
-def turn_run(start: services.TurnStart) -> LiveTurn:
+def turn_run(
+    start: services.TurnStart,
+    after_end: Callable[[LiveTurn], Awaitable[None]] = reply_ready_notice,
+) -> LiveTurn:
     """Run a claimed turn (``begin_turn``'s) as a task of this process; follow it with
-    ``LiveTurn.follow``, from the start, before the next await."""
+    ``LiveTurn.follow``, from the start, before the next await. ``after_end`` is awaited once
+    its events have ended ("Your reply is ready", ready.py, unless the caller says otherwise)."""
     turn = LiveTurn(start)
     mirror_attach(turn)
     register(turn)
@@ -33,7 +37,7 @@ def turn_run(start: services.TurnStart) -> LiveTurn:
     context = contextvars.copy_context()
     context.run(SyncToAsync.thread_sensitive_context.set, None)  # type: ignore[arg-type]
     task = asyncio.get_running_loop().create_task(
-        _drive(turn, reply_ready_notice), name=f"turn-{start.conversation_id}", context=context
+        _drive(turn, after_end), name=f"turn-{start.conversation_id}", context=context
     )
     turn.task = task
     _tasks.add(task)

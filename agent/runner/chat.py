@@ -313,6 +313,7 @@ async def _closing_events(
         "status": state.status,
         # Rendered off the event loop: markdown-it can take its whole budget on a hostile reply.
         "html": await render_markdown_async(state.text) if state.text.strip() else "",
+        "usage": state.usage(),
     }
     if state.status == Message.Status.COMPLETE and inputs is not None:
         titled = await _title_event(start, inputs)

@@ -57,12 +57,23 @@ class ErrorEvent(TypedDict):
     message: str
 
 
+class TurnUsage(TypedDict):
+    """The tokens a turn spent, all its model steps together: each step's as its provider
+    reported them, or estimated from the characters (agent/context.py) for a step whose provider
+    reported none (the demo never does); ``estimated`` when any step's were."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool
+
+
 class DoneEvent(TypedDict):
     type: Literal["done"]
     conversation_id: int
     message_id: int
     status: Message.Status
     html: str  # the reply as saved, rendered (talorys.lib.markdown), to replace the streamed text
+    usage: TurnUsage
 
 
 TurnEvent = TitleEvent | StartEvent | TextEvent | ToolEvent | ErrorEvent | DoneEvent
@@ -78,14 +89,24 @@ class TurnState:
 
     text: str = ""
     tool_activity: list[ToolActivity] = field(default_factory=list)
-    input_tokens: int = 0
+    input_tokens: int = 0  # as the provider reported them: the owner's usage counts these
     output_tokens: int = 0
+    # The steps whose provider reported no usage, estimated (TurnUsage).
+    estimated_input_tokens: int = 0
+    estimated_output_tokens: int = 0
     requests: int = 0  # provider calls made (each reserved a request of every budget)
     status: Message.Status = Message.Status.STREAMING
     error_code: str = ""
     error_message: str = ""
     # Where the time went before the first text (agent/runner/phases.py).
     phases: Phases = field(default_factory=Phases)
+
+    def usage(self) -> TurnUsage:
+        return {
+            "prompt_tokens": self.input_tokens + self.estimated_input_tokens,
+            "completion_tokens": self.output_tokens + self.estimated_output_tokens,
+            "estimated": bool(self.estimated_input_tokens or self.estimated_output_tokens),
+        }
 
     def fail(self, code: str, message: str) -> None:
         self.status = Message.Status.ERROR

@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from agent.context import estimate_tokens
 from agent.executor import ToolActivity, ToolExecutor, ToolOutcome
 from agent.runner.db import db
 from agent.runner.events import TurnState
@@ -177,6 +178,17 @@ class _StepReply:
 
     text: str = ""
     calls: list[ToolCall] = field(default_factory=list)
+    reported_usage: bool = False
+
+    def estimate(self, messages: list[ChatMessage], state: TurnState) -> None:
+        """A step whose provider reported no usage: its tokens estimated from the characters
+        sent and received, counted apart from the reported ones (TurnUsage)."""
+        if self.reported_usage:
+            return
+        sent = (m.content + "".join(c.raw_arguments for c in m.tool_calls) for m in messages)
+        state.estimated_input_tokens += sum(estimate_tokens(text) for text in sent)
+        said = self.text + "".join(call.raw_arguments for call in self.calls)
+        state.estimated_output_tokens += estimate_tokens(said)
 
 
 async def model_loop(
@@ -221,6 +233,7 @@ async def model_loop(
         async with aclosing(_step_deltas(events, reply, state, max_reply_chars)) as deltas:
             async for delta in deltas:
                 yield delta
+        reply.estimate(messages, state)
         if final or not reply.calls:
             return
         messages.append(ChatMessage(role="assistant", content=reply.text, tool_calls=reply.calls))
@@ -258,6 +271,7 @@ async def _step_deltas(
             elif isinstance(event, ToolCall):
                 reply.calls.append(event)
             elif isinstance(event, Usage):
+                reply.reported_usage = True
                 state.input_tokens += event.input_tokens
                 state.output_tokens += event.output_tokens
 

@@ -166,6 +166,8 @@ def test_a_spent_budget_is_a_429_and_a_slow_model_still_streams(
     with pytest.raises(openai.RateLimitError) as spent:
         ai.chat.completions.create(model="talorys", messages=[{"role": "user", "content": "hi"}])
     assert spent.value.code == "insufficient_quota"
+    # Spent until the owner's day ends: a client that honours Retry-After waits that long.
+    assert 0 < int(spent.value.response.headers["Retry-After"]) <= 24 * 3600 + 1
 
     use_fake(fake_openai, daily_ai_requests=100)
     fake_openai.script(events(chunk({"content": "Slow"}), Stall(0.5), chunk({"content": " one."})))

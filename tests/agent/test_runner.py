@@ -127,6 +127,7 @@ def test_multi_step_tool_turn_creates_a_task_and_streams_the_answer(db, fake_ope
         ("list_tasks", "ok"),
         ("create_task", "ok"),
     ]
+    usage = result[-1].pop("usage")
     assert result[-1] == {
         "type": "done",
         "conversation_id": reply.conversation_id,
@@ -134,6 +135,11 @@ def test_multi_step_tool_turn_creates_a_task_and_streams_the_answer(db, fake_ope
         "status": "complete",
         "html": "<p>Let me check.</p>\n<p>Added “Call the plumber”.</p>\n",
     }
+    # The steps' usage together: the last two as reported (20 + 12, 9 + 5), the first, which
+    # reported none, estimated from its characters ("Let me check." and its call's arguments).
+    assert usage["estimated"] is True
+    assert usage["completion_tokens"] == 14 + 8
+    assert usage["prompt_tokens"] > 32 + 100  # the first step's prompt: the system prompt at least
     # The model saw its own tool call and the tool's result before its next step.
     third = fake_openai.requests[2]["messages"]
     assert third[-2]["role"] == "assistant"

@@ -92,6 +92,7 @@ def test_no_tool_call_starts_after_an_accepted_cancel(db, fake_openai):
     assert not Task.objects.exists()
     assert len(fake_openai.requests) == 1  # no model call after the cancel either
     assert "tool" not in kinds(received)
+    usage = received[-1].pop("usage")
     assert received[-1] == {
         "type": "done",
         "conversation_id": received[-1]["conversation_id"],
@@ -99,6 +100,9 @@ def test_no_tool_call_starts_after_an_accepted_cancel(db, fake_openai):
         "status": "cancelled",
         "html": "<p>On it.</p>\n",
     }
+    # The step reported no usage: estimated from what was sent and said (runner/events.py).
+    assert usage["estimated"] is True and usage["completion_tokens"] == 6  # "On it. " + args
+    assert usage["prompt_tokens"] > 100  # the system prompt and the owner's message
     reply = reply_of(received)
     assert (reply.status, reply.content) == ("cancelled", "On it. ")
 
