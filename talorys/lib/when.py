@@ -9,12 +9,12 @@ it returns a task's title and due instant, or a schedule dict in the shape
 automations/schedules.py validates, never a model. ``task_read`` is the one check every quick
 capture makes: text that is empty, or only a date ("tomorrow 9am": what is due?), is refused.
 
-A named weekday follows one rule, here and in the user docs (README.md, Dates in words): "friday", "on
-friday" and "next friday" are the first Friday strictly after today (typed on a Thursday, that
-is tomorrow; typed on a Friday, a week later); "this friday" is today when today is a Friday.
-To mean today, say "today" (or "this friday"). The rule is applied here (``_named_day``), not
-left to dateparser, so a change in its version cannot move a due date. A weekday with a
-calendar date ("fri 24 dec") is that date.
+A named weekday follows one rule, here, in the task tools' descriptions and in the user docs
+(README.md, Dates in words): "friday", "on friday" and "next friday" are the first Friday
+strictly after today (typed on a Thursday, that is tomorrow; typed on a Friday, a week later);
+"this friday" is today when today is a Friday. To mean today, say "today" (or "this friday").
+The rule is applied here (``_named_day``), not left to dateparser, so a change in its version
+cannot move a due date. A weekday with a calendar date ("fri 24 dec") is that date.
 
 One-off dates are read by ``dateparser`` (a maintained parser with its own locale data) in the
 owner's zone, preferring the future. dateparser also reads lone words such as "may" (in "I may
@@ -138,11 +138,10 @@ def task_read(
     if not got.title:
         raise field_refused("Say what to do: the text is empty.", field=field)
     if got.alone:
-        shown_text = got.title if len(got.title) <= 40 else got.title[:39] + "…"
+        typed = got.title if len(got.title) <= 40 else got.title[:39] + "…"
+        when = got.said[:1].lower() + got.said[1:]
         raise field_refused(
-            f"“{shown_text}” is only a date ({got.said[:1].lower()}{got.said[1:]}): say what to do "
-            f"too, e.g. "
-            f"“call Ana {shown_text}”.",
+            f"“{typed}” is only a date ({when}): say what to do too, e.g. “call Ana {typed}”.",
             field=field,
         )
     return got
