@@ -11,7 +11,9 @@ it as the owner types (static/talorys/js/quick-add.js), and the script marks the
 with the words the hint was for. Without scripts, or when Add was pressed before the hint caught
 up, the first press only shows what was read, with the words kept in the field: pressing Add
 again adds it. "Keep the words as typed" (or a date in the Due field) adds the words as they
-are. Words with no date add at once, as before.
+are. Words with no date add at once, as before. Words that are only a date ("tomorrow 9am") are
+refused, as every quick capture refuses them (talorys/lib/when.py, ``task_read``), unless kept
+as typed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from automations.models import Automation
 from automations.services import crud
 from talorys.accounts.auth import request_actor
 from talorys.lib.kept import keep_typed
-from talorys.lib.when import Understood, understand
+from talorys.lib.when import Understood, task_read, understand
 from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import back_to, form_text, owner_page, run_action, whole_number
 from talorys.workspace import services
@@ -39,6 +41,8 @@ def quick_add(request: OwnerRequest) -> HttpResponse:
     zone = owner_zone_of(request)
     literal = request.POST.get("literal") == "1" or bool(form_text(request, "due_at"))
     got = Understood(title=text) if literal else understand(text, zone=zone)
+    if got.alone:  # only a date: refused as every quick capture refuses it, nothing added
+        return run_action(request, lambda: task_read(text, zone=zone, field="title"), back=TASKS)
     if got.dated and request.POST.get("seen") != text:
         target = back_to(request, TASKS)
         keep_typed(request, target, seen=text)

@@ -1,10 +1,20 @@
 """Dates in the owner's words: "buy milk tomorrow 9am", "call Sam friday 5pm", "every monday".
 
-One reader for every place that takes a task in words: the tasks page's quick add and the task
-form's due field (talorys/workspace/views/), the quick add that turns a repeating phrase into a
-reminder routine (automations/quick_add.py) and the demo model (talorys/providers/demo/). It
-lives in lib because all three use it and lib imports no app: it returns a task's title and due
-instant, or a schedule dict in the shape automations/schedules.py validates, never a model.
+One reader for every place that takes a task in words: the tasks page's quick add, which turns a
+repeating phrase into a reminder routine (automations/quick_add.py), the task form's Due in words
+field and the hint under both (talorys/workspace/views/), ``POST /api/tasks/quick`` and the
+``q`` dialog that posts to it (talorys/workspace/api.py, static/talorys/js/keys.js), and the demo
+model (talorys/providers/demo/). It lives in lib because they all use it and lib imports no app:
+it returns a task's title and due instant, or a schedule dict in the shape
+automations/schedules.py validates, never a model. ``task_read`` is the one check every quick
+capture makes: text that is empty, or only a date ("tomorrow 9am": what is due?), is refused.
+
+A named weekday follows one rule, here, in the task tools' descriptions and in the user docs
+(README.md, Dates in words): "friday", "on friday" and "next friday" are the first Friday
+strictly after today (typed on a Thursday, that is tomorrow; typed on a Friday, a week later);
+"this friday" is today when today is a Friday. To mean today, say "today" (or "this friday").
+The rule is applied here (``_named_day``), not left to dateparser, so a change in its version
+cannot move a due date. A weekday with a calendar date ("fri 24 dec") is that date.
 
 One-off dates are read by ``dateparser`` (a maintained parser with its own locale data) in the
 owner's zone, preferring the future. dateparser also reads lone words such as "may" (in "I may
@@ -28,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from talorys.lib.errors import field_refused
 from talorys.lib.validation import date_in_range
 
 DEFAULT_TIME = dt.time(9, 0)
@@ -54,6 +65,11 @@ _DAY_WORD = re.compile(
     r"|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b",
     re.IGNORECASE,
 )
+# A weekday named in the words dateparser matched, and whether they hold a calendar date.
+_NAMED_DAY = re.compile(
+    rf"\b(?:(?P<last>last)\s+|(?P<this>this)\s+)?(?P<day>{_WEEKDAY_RE})\b", re.I
+)
+_CALENDAR = re.compile(rf"\b(?:{_MONTHS})\b|\d/\d|\d-\d", re.IGNORECASE)
 _EXACT = re.compile(r"\bin\s+(?P<n>\d+)\s+(?P<unit>min(?:ute)?s?|h(?:ou)?rs?)\b", re.IGNORECASE)
 # Each part of an exact delay: "in 1 hour and 30 minutes" is two.
 _PART = re.compile(r"\b(?P<n>\d+)\s+(?P<unit>min(?:ute)?s?|h(?:ou)?rs?)\b", re.IGNORECASE)
@@ -78,12 +94,17 @@ class Understood:
 
     ``due`` for a one-off date (aware), ``schedule`` for a repeating phrase (a dict for
     automations/schedules.py), neither when the text names no date. ``said`` is what the page
-    shows the owner before adding: "Due Thu 3 Dec, 09:00", "Every Monday at 09:00"."""
+    shows the owner before adding: "Due Thu 3 Dec, 09:00", "Every Monday at 09:00". ``words``
+    are the words read as the date ("friday 5pm"). ``alone``: the words are only a date
+    ("tomorrow 9am" as a title): nothing is dated, the title is the words, ``said`` says the
+    date they name, and a quick capture refuses them (``task_read``)."""
 
     title: str
     due: dt.datetime | None = None
     schedule: dict[str, Any] | None = None
     said: str = ""
+    words: str = ""
+    alone: bool = False
 
     @property
     def dated(self) -> bool:
@@ -104,6 +125,25 @@ def understand(
     if repeating is not None:
         return repeating
     return _once(text, zone, now, titled)
+
+
+def task_read(
+    text: str, *, zone: ZoneInfo, now: dt.datetime | None = None, field: str = "text"
+) -> Understood:
+    """A task typed in words, as every quick capture reads it; ``field`` names the input in the
+    error. Refused (ValidationFailed, nothing to add) when empty, or when the words are only a
+    date: a task called "tomorrow 9am" with no due date is never what was meant."""
+    got = understand(text, zone=zone, now=now)
+    if not got.title:
+        raise field_refused("Say what to do: the text is empty.", field=field)
+    if got.alone:
+        typed = got.title if len(got.title) <= 40 else got.title[:39] + "…"
+        when = got.said[:1].lower() + got.said[1:]
+        raise field_refused(
+            f"“{typed}” is only a date ({when}): say what to do too, e.g. “call Ana {typed}”.",
+            field=field,
+        )
+    return got
 
 
 def _clock(match: re.Match[str], evening: bool = False) -> dt.time:
@@ -177,6 +217,7 @@ def _once(text: str, zone: ZoneInfo, now: dt.datetime, titled: bool) -> Understo
     spans: list[tuple[int, int]] = []
     if candidate is not None:
         words, wall = candidate
+        day = _named_day(words, now.date()) or wall.date()
         start = text.find(words)
         spans.append((start, start + len(words)))
         exact = _EXACT.search(words)
@@ -188,13 +229,13 @@ def _once(text: str, zone: ZoneInfo, now: dt.datetime, titled: bool) -> Understo
             )
             due = (now.astimezone(dt.UTC) + dt.timedelta(minutes=minutes)).astimezone(zone)
         elif said_at is not None:
-            due = aware(wall.date(), said_at[0], zone)
+            due = aware(day, said_at[0], zone)
         else:
             at = DEFAULT_TIME
             if clock is not None and not _overlaps(clock[1], spans[0]):
                 at, span = clock
                 spans.append(span)
-            due = aware(wall.date(), at, zone)
+            due = aware(day, at, zone)
     else:
         assert clock is not None
         at, span = clock
@@ -209,6 +250,24 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
+def _named_day(words: str, today: dt.date) -> dt.date | None:
+    """The day a weekday in ``words`` names, by the module's rule: the first such day strictly
+    after ``today``, or from today with "this". None without a weekday, with a calendar date
+    ("fri 24 dec" is the 24th) or for "last friday" (left to dateparser)."""
+    match = _NAMED_DAY.search(words)
+    if match is None or match["last"] or _CALENDAR.search(words):
+        return None
+    ahead = (_KEYS.index(match["day"][:3].lower()) - today.weekday()) % 7
+    if ahead == 0 and not match["this"]:
+        ahead = 7
+    return today + dt.timedelta(days=ahead)
+
+
+def _said_words(text: str, spans: list[tuple[int, int]]) -> str:
+    """The words of ``spans`` in ``text``, in their order: what was read as the date."""
+    return " ".join(" ".join(text[start:end].split()) for start, end in sorted(spans))
+
+
 def _dated(
     text: str, spans: list[tuple[int, int]], due: dt.datetime, now: dt.datetime, titled: bool
 ) -> Understood:
@@ -217,9 +276,10 @@ def _dated(
         due = date_in_range(due)
     except ValueError:
         return Understood(title=text)
+    said, words = f"Due {shown(due, now)}", _said_words(text, spans)
     if titled and not title:  # "tomorrow 9am" alone: the words are the title, not a date
-        return Understood(title=text)
-    return Understood(title=title, due=due, said=f"Due {shown(due, now)}")
+        return Understood(title=text, said=said, words=words, alone=True)
+    return Understood(title=title, due=due, said=said, words=words)
 
 
 def shown(at: dt.datetime, now: dt.datetime) -> str:
@@ -242,9 +302,10 @@ def _every(text: str, now: dt.datetime, titled: bool) -> Understood | None:
     schedule = _schedule(match, now, f"{at:%H:%M}")
     title = _cut(text, *spans)
     title = re.sub(r"^remind me\s+(?:to\s+)?", "", title, flags=re.I).strip()
+    said, words = schedule_said(schedule), _said_words(text, spans)
     if titled and not title:
-        return Understood(title=text)
-    return Understood(title=title, schedule=schedule, said=schedule_said(schedule))
+        return Understood(title=text, said=said, words=words, alone=True)
+    return Understood(title=title, schedule=schedule, said=said, words=words)
 
 
 _KEYS = tuple(name[:3] for name in WEEKDAYS)

@@ -26,6 +26,9 @@ from talorys.workspace.schemas import (
     TaskIn,
     TaskOut,
     TaskPatch,
+    TaskQuickOut,
+    TaskReadOut,
+    TaskWordsIn,
 )
 
 projects_router = Router(tags=["projects"])
@@ -91,6 +94,16 @@ def task_list(request: HttpRequest, filters: Query[TaskFilters]) -> QuerySet[Tas
 @tasks_router.post("", response={201: TaskOut})
 def task_create(request: HttpRequest, payload: TaskIn) -> Status:
     return Status(201, services.task_create(**payload.model_dump(), actor=request_actor(request)))
+
+
+@tasks_router.post("/quick", response={201: TaskQuickOut})
+def task_create_in_words(request: HttpRequest, payload: TaskWordsIn) -> Status:
+    """Add a task typed in words, as the tasks page's quick add reads them: “pick up parcel
+    friday 5pm” is the task “pick up parcel” due then, in the owner's time zone. ``read`` says
+    what was read. Text that is only a date, or repeats (“every monday”), is refused (422)."""
+    task, got = services.task_create_in_words(text=payload.text, actor=request_actor(request))
+    read = TaskReadOut(title=got.title, due_at=got.due, words=got.words, said=got.said)
+    return Status(201, TaskQuickOut(**TaskOut.from_orm(task).model_dump(), read=read))
 
 
 @tasks_router.get("/{int:task_id}", response=TaskOut)

@@ -66,6 +66,30 @@ class TaskOut(Schema):
     version: int
 
 
+class TaskWordsIn(In):
+    text: str = Field(
+        min_length=1,
+        max_length=Task.TITLE_MAX,
+        description=(
+            "What to do and when, in the owner's words: “pick up parcel friday 5pm”. A named "
+            "weekday is the first such day after today (“this friday” may be today)."
+        ),
+    )
+
+
+class TaskReadOut(Schema):
+    """What ``POST /api/tasks/quick`` read in the text."""
+
+    title: str
+    due_at: dt.datetime | None = Field(description="The due date read; null when none was.")
+    words: str = Field(description="The words read as the date (“friday 5pm”); empty if none.")
+    said: str = Field(description="The due date in words (“Due Fri 4 Dec, 17:00”); empty if none.")
+
+
+class TaskQuickOut(TaskOut):
+    read: TaskReadOut
+
+
 class TaskFilters(Schema):
     status: TaskStatus | None = None
     project: Id | None = None

@@ -72,3 +72,37 @@ async def test_a_repeating_task_without_the_automation_tool_says_so():
     events = await step(owner_at("add water plants every monday"), tools)
     assert calls(events) == []
     assert "repeats" in said(events)
+
+
+async def test_words_that_are_only_a_date_ask_what_to_add():
+    events = await step(owner_at("add tomorrow 9am"))
+    assert calls(events) == []
+    assert said(events) == (
+        "“tomorrow 9am” is only a date: what should I add? Say it like “add call Ana tomorrow 9am”."
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remind me to call Ana next Tuesday at 6pm",
+        "remind me to call Ana on Tuesday at 6pm",
+        "remind me to call Ana tuesday at 6pm",  # was "Call Ana tuesday", today at 18:00
+        "remind me next tue at 6pm to call Ana",
+        "Next Tuesday at 6pm, remind me to call Ana",  # was not understood at all
+    ],
+)
+async def test_a_reminder_on_a_weekday_reads_it_as_quick_add_does(text):
+    # Thursday 15 January 2026: Tuesday is the 20th.
+    events = await step(owner_at(text))
+    assert calls(events) == [
+        (
+            "create_automation",
+            {
+                "name": "Call Ana",
+                "kind": "reminder",
+                "message": "",
+                "schedule": {"type": "once", "at": "2026-01-20T18:00:00+01:00"},
+            },
+        )
+    ]

@@ -112,6 +112,9 @@ BEYOND_THE_SCHEMA = (
     "PushSubscription",  # a push subscription's keys and endpoint (talorys/notifications/push.py)
     "has no backup",  # the backup import reads its body itself (backup/api.py)
     "has no checkbox number",  # a note's task list: how many boxes its content holds
+    "is only a date",  # a task in words that says no more than when (talorys/lib/when.py)
+    "a task is due once",  # a task in words that repeats ("every monday")
+    "Say what to do",  # a task in words with nothing left once the date is read
 )
 
 

@@ -16,6 +16,7 @@ CONTRACT = {
     "/api/projects/{id}": {"get", "patch", "delete"},
     "/api/tasks": {"get", "post"},
     "/api/tasks/{id}": {"get", "patch", "delete"},
+    "/api/tasks/quick": {"post"},
     "/api/notes": {"get", "post"},
     "/api/notes/{id}": {"get", "patch", "delete"},
     "/api/memories": {"get", "post"},

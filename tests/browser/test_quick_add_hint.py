@@ -1,6 +1,7 @@
 """Quick add in a real browser says what it reads before adding (static/talorys/js/quick-add.js):
 the hint under the field, then Enter adds the task due then; a repeating phrase says it makes a
-reminder routine; and "I may call Sam" shows no hint."""
+reminder routine; and "I may call Sam" shows no hint. The `q` dialog (static/talorys/js/keys.js)
+reads dates the same way, through POST /api/tasks/quick."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
+from talorys.lib.when import understand
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace.models import Task
 from tests.browser.conftest import log_in
@@ -56,6 +58,51 @@ def test_the_hint_shows_what_quick_add_reads_and_enter_adds_it(page, live_server
     task = Task.objects.get()
     assert (task.title, task.due_at) == ("buy milk", due)
     expect(title).to_have_value("")
+    assert page.csp_violations == []
+
+
+def test_the_q_dialog_reads_the_date_and_says_it_before_adding(page, live_server_url):
+    from playwright.sync_api import expect
+
+    paris_owner(page, live_server_url)
+    page.goto(f"{live_server_url}/notes/")
+    page.keyboard.press("q")
+    dialog = page.get_by_role("dialog", name="Quick add a task")
+    text = dialog.get_by_label("Task")
+    hint = dialog.locator("#quick-task-hint")
+
+    text.fill("friday 5pm")  # only a date: said before, refused when added
+    expect(hint).to_contain_text("Only a date (Due Fri ")
+    text.press("Enter")
+    expect(dialog.get_by_role("alert")).to_contain_text("“friday 5pm” is only a date")
+    assert not Task.objects.exists()
+
+    text.fill("water plants every monday")  # a routine is made on the tasks page
+    expect(hint).to_contain_text("type it on the Tasks page to make a reminder routine")
+
+    # Enter before the hint caught up (typed and sent in one go): it shows what it read first.
+    page.evaluate(
+        """() => {
+            const field = document.getElementById("quick-task-text");
+            field.value = "call Ana tomorrow 9am";
+            field.dispatchEvent(new Event("input"));
+            field.form.requestSubmit();
+        }"""
+    )
+    expect(hint).to_contain_text("· adds “call Ana”")
+    expect(dialog).to_be_visible()
+    assert not Task.objects.exists()
+
+    text.fill("pick up parcel friday 5pm")
+    got = understand("pick up parcel friday 5pm", zone=PARIS)
+    assert got.due is not None
+    expect(hint).to_have_text(f"{got.said} · adds “pick up parcel”")
+    text.press("Enter")
+    expect(dialog).to_be_hidden()
+    toast = f"Task “pick up parcel” added, due {got.said[4:]}."
+    expect(page.locator(".toast", has_text=toast)).to_be_visible()
+    task = Task.objects.get()
+    assert (task.title, task.due_at) == ("pick up parcel", got.due)
     assert page.csp_violations == []
 
 

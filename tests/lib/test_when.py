@@ -8,7 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from talorys.lib.when import understand
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.when import task_read, understand
 
 PARIS = ZoneInfo("Europe/Paris")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -114,6 +115,7 @@ def test_date_words_alone_are_kept_as_the_title() -> None:
     got = understand("tomorrow 9am", zone=PARIS, now=at(PARIS, 2026, 12, 2, 12, 0))
     assert got.title == "tomorrow 9am"
     assert not got.dated
+    assert (got.alone, got.words, got.said) == (True, "tomorrow 9am", "Due Thu 3 Dec, 09:00")
 
 
 @pytest.mark.parametrize(
@@ -191,3 +193,63 @@ def test_new_years_eve_at_half_past_eleven_names_the_year() -> None:
 def test_a_due_field_reads_date_words_alone() -> None:
     got = understand("tomorrow 9am", zone=PARIS, now=at(PARIS, 2026, 12, 2, 12, 0), titled=False)
     assert (got.title, got.due) == ("", at(PARIS, 2026, 12, 3, 9, 0))
+
+
+# The weekday rule (the module's docstring): from each day of the week Mon 30 Nov - Sun 6 Dec
+# 2026, the day "friday", "next friday" and "this friday" name.
+@pytest.mark.parametrize(
+    ("today", "friday", "this_friday"),
+    [
+        (30, 4, 4),  # Monday
+        (1, 4, 4),
+        (2, 4, 4),
+        (3, 4, 4),  # Thursday: "next friday" is tomorrow
+        (4, 11, 4),  # Friday: "friday" is a week later, "this friday" today
+        (5, 11, 11),
+        (6, 11, 11),  # Sunday
+    ],
+)
+def test_a_named_weekday_is_the_first_one_after_today(
+    today: int, friday: int, this_friday: int
+) -> None:
+    now = at(PARIS, 2026, 11 if today == 30 else 12, today, 12, 0)
+    for words in ("friday", "on friday", "next friday", "next fri", "by Friday"):
+        got = understand(f"call Ana {words}", zone=PARIS, now=now)
+        assert (got.title, got.due) == ("call Ana", at(PARIS, 2026, 12, friday, 9, 0)), words
+    got = understand("call Ana this friday 5pm", zone=PARIS, now=now)
+    assert got.due == at(PARIS, 2026, 12, this_friday, 17, 0)
+
+
+def test_a_weekday_with_a_calendar_date_is_that_date() -> None:
+    got = understand("dentist fri 24 dec", zone=PARIS, now=at(PARIS, 2026, 12, 3, 12, 0))
+    assert (got.title, got.due) == ("dentist", at(PARIS, 2026, 12, 24, 9, 0))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("pick up parcel friday 5pm", "friday 5pm"),
+        ("call Sam at 9 a.m. tomorrow", "at 9 am tomorrow"),
+        ("buy milk", ""),
+        ("water plants every monday 8am", "every monday 8am"),
+    ],
+)
+def test_the_words_read_as_the_date_are_said(text: str, words: str) -> None:
+    assert understand(text, zone=PARIS, now=at(PARIS, 2026, 12, 3, 12, 0)).words == words
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "Say what to do: the text is empty."),
+        ("tomorrow 9am", "“tomorrow 9am” is only a date (due Fri 4 Dec, 09:00): say what to do"),
+        ("every monday", "“every monday” is only a date (every Monday at 09:00)"),
+    ],
+)
+def test_a_quick_capture_refuses_no_title(text: str, message: str) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        task_read(text, zone=PARIS, now=at(PARIS, 2026, 12, 3, 12, 0), field="text")
+    assert refused.value.message.startswith(message)
+    assert refused.value.details == {"field": "text"}
+    got = task_read("call Ana tomorrow 9am", zone=PARIS, now=at(PARIS, 2026, 12, 3, 12, 0))
+    assert (got.title, got.due) == ("call Ana", at(PARIS, 2026, 12, 4, 9, 0))

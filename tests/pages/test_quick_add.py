@@ -93,6 +93,21 @@ def test_words_without_a_date_are_added_at_once(signed_in):
     assert (task.title, task.due_at) == ("I may call Sam", None)
 
 
+def test_words_that_are_only_a_date_are_refused_and_kept(signed_in):
+    words = "tomorrow 9am"
+    body = signed_in.get("/tasks/understand/", {"text": words}).json()
+    assert body["alone"] is True
+    assert body["said"].startswith("Only a date (Due ")
+    assert body["said"].endswith("say what to do too, e.g. “call Ana tomorrow 9am”")
+    response = signed_in.post("/tasks/quick-add/", {"title": words, "seen": words}, follow=True)
+    assert "“tomorrow 9am” is only a date (due " in flash(response)
+    assert not Task.objects.exists()
+    assert field(response, "title") == words
+    # Kept as typed, the words are the title.
+    signed_in.post("/tasks/quick-add/", {"title": words, "literal": "1"})
+    assert Task.objects.get().title == words
+
+
 def test_keep_the_words_as_typed(signed_in):
     signed_in.post("/tasks/quick-add/", {"title": "Read Tomorrow 9am", "literal": "1"})
     task = Task.objects.get()

@@ -4,9 +4,12 @@
 //   [ or Alt+↑   the conversation above, ] or Alt+↓ the one below (the chat page)
 // None fires while the owner types in a field (input, textarea, select, contenteditable), but
 // Ctrl/Cmd+K, which is no character; Esc closes the dialogs (the browser's own <dialog>).
-// `q` opens a small dialog that posts to /api/tasks, so a task is added without leaving the
-// page (a chat mid-reply, a half-read note); on /tasks/ it focuses the page's own quick add.
+// `q` opens a small dialog that posts to /api/tasks/quick, so a task is added without leaving the
+// page (a chat mid-reply, a half-read note); on /tasks/ it focuses the page's own quick add. It
+// reads dates as the tasks page does ("pick up parcel friday 5pm" is due then): a hint says what
+// it read before adding, and Enter before the hint caught up shows it first (understand.js).
 import { api, el } from "../common.js";
+import { understand, watch } from "./understand.js";
 
 const $ = (id) => document.getElementById(id);
 const SHORTCUTS = [
@@ -55,32 +58,59 @@ function showSheet() {
 // --- q: quick add a task -----------------------------------------------------------------------
 
 let adder = null;
+
+// The hint for a reading, as the dialog adds: a repeating phrase is a routine, not a task here.
+function hintOf(body) {
+  if (!body || !body.said) return "";
+  if (body.repeats && !body.alone) return "That repeats, and a task is due once: type it on the Tasks page to make a reminder routine.";
+  return body.said;
+}
+
 function quickAddDialog() {
   const box = dialog("quick-task", "Quick add a task");
   const form = el("form", "stack");
   const label = el("label", "", "Task");
   const field = el("input");
-  field.name = "title";
+  field.name = "text";
   field.required = true;
   field.autocomplete = "off";
-  field.placeholder = "What needs doing?";
+  field.placeholder = "e.g. pick up parcel friday 5pm";
+  field.id = "quick-task-text";
   label.append(field);
+  const hint = el("p", "hint");
+  hint.id = "quick-task-hint";
+  hint.setAttribute("aria-live", "polite");
+  field.setAttribute("aria-describedby", hint.id);
   const problem = el("p", "error");
   problem.setAttribute("role", "alert");
   const row = el("div", "row");
   const add = el("button", "", "Add task");
   add.type = "submit";
-  const more = el("a", "", "Due date, project: the Tasks page");
+  const more = el("a", "", "Project, details: the Tasks page");
   more.href = "/tasks/";
   row.append(add, more);
-  form.append(label, problem, row);
+  form.append(label, hint, problem, row);
+  let shownFor = null; // the words the hint says what was read in
+  const show = (text, body) => {
+    hint.textContent = hintOf(body);
+    shownFor = text;
+  };
+  watch(field, show);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     add.disabled = true;
     try {
-      const task = await api("/api/tasks", { method: "POST", body: { title: field.value.trim() } });
+      const text = field.value;
+      if (shownFor !== text) {
+        const body = await understand(text);
+        show(text, body);
+        if (body && body.said) return; // shown first: Enter again adds it
+      }
+      const task = await api("/api/tasks/quick", { method: "POST", body: { text: text.trim() } });
       box.close();
       field.value = "";
+      hint.textContent = "";
+      shownFor = null;
       problem.textContent = "";
       added(task);
     } catch (err) {
@@ -99,7 +129,8 @@ function added(task) {
   if (!toasts) return;
   const toast = el("div", "toast");
   toast.setAttribute("role", "status");
-  const link = el("a", "", `Task “${task.title}” added.`);
+  const said = task.read && task.read.said ? `, ${task.read.said[0].toLowerCase()}${task.read.said.slice(1)}` : "";
+  const link = el("a", "", `Task “${task.title}” added${said}.`);
   link.href = `/tasks/${Number(task.id)}/`;
   toast.append(link);
   toasts.append(toast);

@@ -1,48 +1,12 @@
 // What the tasks page's quick add and the task form's "Due in words" read in the words typed so
 // far, shown under the field before anything is added (templates/workspace/tasks.html and
-// tasks_detail.html). The server reads the words (GET /tasks/understand/, talorys/lib/when.py),
-// with the same reader that then reads the form, so the hint and what is added agree.
+// tasks_detail.html). The server reads the words (understand.js, talorys/lib/when.py), with the
+// same reader that then reads the form, so the hint and what is added agree.
 //
 // Quick add: once the hint shows for exactly the words in the field, the hidden "seen" field
 // holds them, and the server adds at the first Enter. Without this script (or before the hint
 // caught up) the server shows what it read first, and Add adds it (automations/quick_add.py).
-const ENDPOINT = "/tasks/understand/";
-
-function watch(input, onRead) {
-  let timer = null;
-  let asked = 0;
-
-  async function read() {
-    const text = input.value;
-    const mine = ++asked;
-    if (!text.trim()) {
-      onRead(text, { said: "" });
-      return;
-    }
-    const params = new URLSearchParams({ text });
-    if (input.dataset.understand === "due") params.set("field", "due");
-    try {
-      const response = await fetch(`${ENDPOINT}?${params}`, {
-        credentials: "same-origin",
-        headers: { Accept: "application/json" },
-      });
-      if (!response.ok) return;
-      const body = await response.json();
-      if (mine === asked && input.value === text) onRead(text, body);
-    } catch (e) {
-      // No hint: the server still shows what it read before adding.
-    }
-  }
-
-  function later() {
-    clearTimeout(timer);
-    timer = setTimeout(read, 250);
-  }
-
-  input.addEventListener("input", later);
-  if (input.value) read();
-  return later;
-}
+import { watch } from "./understand.js";
 
 function setUpQuickAdd(form) {
   const input = document.getElementById("new-title");

@@ -49,6 +49,10 @@ def task_step(
     """ "add buy milk tomorrow 9am": create_task with its due date; a repeating phrase makes a
     reminder routine instead (a task is done once)."""
     got = read(what, clock)
+    if got is not None and got.alone:  # "add tomorrow 9am": what is due then?
+        return say(
+            f"“{what}” is only a date: what should I add? Say it like “add call Ana {what}”."
+        )
     if got is not None and got.schedule is not None:
         if "create_automation" not in usable:
             return say(

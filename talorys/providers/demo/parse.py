@@ -22,7 +22,8 @@ HELP = (
     "Configure a model in Settings to chat freely."
 )
 
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# A weekday, as talorys/lib/when.py reads one: "friday", "fri", "tues".
+_WEEKDAYS = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\b"
 # Spelled amounts too: "in half an hour" is a reminder whose time talorys/lib/when.py cannot
 # read, which the answer says, rather than a task named after it.
 _AMOUNT = (
@@ -30,10 +31,11 @@ _AMOUNT = (
     r"thirty|forty-five|half an?"
 )
 _UNIT = r"min(?:ute)?s?|h(?:ou)?rs?|days?"
-# Where a reminder's time starts: "at 5pm", "in 10 minutes", "tomorrow", "on friday", ...
+# Where a reminder's time starts: "at 5pm", "in 10 minutes", "tomorrow", "friday", "on friday",
+# "next friday", ... (when.py then reads it, with its one rule for a weekday).
 _WHEN = (
     rf"(?:at \d|at noon|at midnight|in (?:{_AMOUNT}) (?:{_UNIT})\b|tomorrow|tonight|"
-    rf"today|this (?:morning|afternoon|evening)|on (?:{_WEEKDAYS})|next (?:{_WEEKDAYS}|week)|every )"
+    rf"today|this (?:morning|afternoon|evening)|(?:on |this |next )?{_WEEKDAYS}|next week|every )"
 )
 _TASK = r"(?:a |an |the )?(?:new )?task(?::\s*|\s+)(?:called |named |titled |to )?"
 _NOTE = r"(?:a )?(?:new )?note(?::\s*|\s+)(?:called |named |titled )?"
@@ -52,6 +54,7 @@ _PAST = (
 _PATTERNS: list[tuple[str, str]] = [
     ("timed_reminder", rf"^remind me to (?P<what>.+?) (?P<when>{_WHEN}.*)$"),
     ("timed_reminder", rf"^remind me (?P<when>{_WHEN}.*?),? to (?P<what>.+)$"),
+    ("timed_reminder", rf"^(?P<when>{_WHEN}.*?),? remind me to (?P<what>.+)$"),
     ("create_task", r"^remind me to (?P<what>.+)$"),
     ("remember", r"^remember(?: that |:\s*)(?P<what>.+)$"),
     # A fact about the owner told in the first person: home, work, allergies, names, a change.

@@ -11,6 +11,8 @@ from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import field_refused
+from talorys.lib.when import Understood, task_read
+from talorys.owner.selectors import owner_zone
 from talorys.workspace.models import Project, Task
 from talorys.workspace.services.common import aware, item_create, item_edit, item_texts
 from talorys.workspace.services.projects import project_ref
@@ -60,6 +62,23 @@ def task_create(
         title=title, details=details, priority=priority, due_at=due_at, project_id=project_id
     )
     return item_create(TASK, actor, _task_clean(fields))
+
+
+def task_create_in_words(
+    *, text: str, actor: Actor = OWNER, now: dt.datetime | None = None
+) -> tuple[Task, Understood]:
+    """A task typed in words ("pick up parcel friday 5pm"), read in the owner's zone by the
+    reader the tasks page and the demo use (talorys/lib/when.py): the task, and what was read.
+    Text that is empty or only a date is refused, and so is a repeating phrase: a task is due
+    once (the tasks page's quick add makes a reminder routine of it)."""
+    got = task_read(text, zone=owner_zone(), now=now, field="text")
+    if got.schedule is not None:
+        raise field_refused(
+            f"“{got.words}” repeats, and a task is due once. Make a reminder routine instead: "
+            "POST /api/automations, or type it in the tasks page's New task field.",
+            field="text",
+        )
+    return task_create(title=got.title, due_at=got.due, actor=actor), got
 
 
 def task_update(

@@ -19,6 +19,11 @@ DUE_AT_HELP = (
     "ISO 8601 date-time WITH a UTC offset, e.g. 2026-03-14T09:00:00+01:00. Use the owner's "
     "local offset from the system prompt; a time without an offset is refused."
 )
+# The weekday rule of talorys/lib/when.py, so a model reads "next friday" as the tasks page does.
+WEEKDAY_RULE = (
+    " A weekday the owner names ('friday', 'next friday') is the first such day after today "
+    "('this friday' is today when today is Friday); a day without a time is at 09:00."
+)
 
 
 def local_iso(value: dt.datetime | None, zone: ZoneInfo) -> str | None:

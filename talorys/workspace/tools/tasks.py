@@ -23,7 +23,7 @@ from talorys.web.schemas import BoundedDatetime, Limit
 from talorys.workspace import selectors, services
 from talorys.workspace.models import Task
 from talorys.workspace.schemas import TaskStatus
-from talorys.workspace.tools.common import DUE_AT_HELP, ReadVersion, local_iso
+from talorys.workspace.tools.common import DUE_AT_HELP, WEEKDAY_RULE, ReadVersion, local_iso
 
 
 def _task(task: Task, zone: ZoneInfo) -> dict[str, Any]:
@@ -123,7 +123,9 @@ class CreateTaskArgs(ToolArgs):
         le=Task.Priority.HIGH,
         description="1 = low, 2 = normal (default), 3 = high.",
     )
-    due_at: BoundedDatetime | None = Field(None, description="When it is due. " + DUE_AT_HELP)
+    due_at: BoundedDatetime | None = Field(
+        None, description="When it is due. " + DUE_AT_HELP + WEEKDAY_RULE
+    )
     project_id: int | None = Field(
         None, ge=1, description="Put it in this project (id from list_projects)."
     )
@@ -160,7 +162,7 @@ class UpdateTaskArgs(ToolArgs):
         description="1 = low, 2 = normal, 3 = high.",
     )
     due_at: BoundedDatetime | None = Field(
-        None, description="New due time; null clears it. " + DUE_AT_HELP
+        None, description="New due time; null clears it. " + DUE_AT_HELP + WEEKDAY_RULE
     )
     project_id: int | None = Field(
         None, ge=1, description="Move to this project (id from list_projects); null removes it."

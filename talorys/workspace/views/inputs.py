@@ -53,6 +53,8 @@ def understood(words: str, zone: ZoneInfo, *, due: bool = False) -> dict[str, ob
     said = got.said
     if due and (got.title or not got.dated):  # words that are not all a date: not read
         said = ""
+    elif got.alone:  # only a date: quick add refuses it (talorys/lib/when.py, task_read)
+        said = f"Only a date ({said}): say what to do too, e.g. “call Ana {got.title}”"
     elif due and got.schedule is not None:
         said = f"{said}: that repeats, and a task is due once"
     elif got.schedule is not None:
@@ -63,7 +65,9 @@ def understood(words: str, zone: ZoneInfo, *, due: bool = False) -> dict[str, ob
         "title": got.title,
         "said": said,
         "repeats": got.schedule is not None,
+        "alone": got.alone,
         "due": got.due.isoformat() if got.due else None,
+        "words": got.words,
     }
 
 
