@@ -43,7 +43,7 @@ def test_the_bell_shows_the_briefing_rendered_and_opens_its_conversation(
     page = signed_in
     conversation_id = in_a_thread(briefing_arrives)
     page.locator("#notif-button").click()
-    item = page.locator("#notif-list li").filter(has_text="Morning briefing")
+    item = page.locator("#notif-list > li").filter(has_text="Morning briefing")
     expect(item.locator(".body h2")).to_have_text("Today")
     expect(item.locator(".body strong")).to_have_text("Dentist")
     expect(item.locator(".body td")).to_have_text(["Tax", "Fri"])
