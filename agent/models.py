@@ -19,12 +19,16 @@ class Origin(models.TextChoices):
     conversation was started by another chat client through /v1/chat/completions (agent/
     completions/); its messages were typed live, there, except the earlier messages a client
     sent of a chat Talorys did not hold (``client``: data too, like an import's, but from that
-    client rather than from a backup)."""
+    client rather than from a backup). An ``automation`` conversation is a scheduled prompt's
+    run (automations/services/runs.py): its first message is the automation's stored prompt and
+    the second the model's answer, both ``automation``; the run's receipt points to it
+    (AutomationRun.conversation), and the owner continues it like any chat."""
 
     LIVE = "live"
     IMPORT = "import"
     API = "api"
     CLIENT = "client"
+    AUTOMATION = "automation"
 
 
 # The origins of messages never typed into this chat: records shown to the model as data, never
@@ -56,7 +60,7 @@ class Conversation(Binnable):
     turn_id = models.CharField(max_length=64, blank=True, default="")
     turn_lease_until = models.DateTimeField(null=True, blank=True)
     turn_cancel_requested = models.BooleanField(default=False)
-    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.LIVE)
     # The token of the /v1 client that started it (agent/completions/admission.py counts a
     # token's new conversations per day by it); None for every other conversation, and once
     # the token is deleted. Not in a backup: tokens are not exported.
@@ -91,7 +95,7 @@ class Message(models.Model):
     role = models.CharField(max_length=10, choices=Role.choices)
     content = models.TextField(blank=True, default="")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
-    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.LIVE)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.LIVE)
     # [{"tool": name, "args": {...}, "status": "ok"|"error"|"awaiting_approval", "summary": str,
     #   "action_id": int?}]
     tool_activity = models.JSONField(default=list, blank=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -191,6 +192,35 @@ CONVERSATION = ItemKind(
     ),
 )
 register_kind(CONVERSATION)
+
+
+def conversation_from_automation(
+    *, title: str, prompt: str, reply: str, tool_activity: list[Any]
+) -> Conversation:
+    """A scheduled prompt's run as a conversation (``Origin.AUTOMATION``): its stored prompt,
+    then the model's answer with the tools it called. Titled by the run (``MODEL``: no turn
+    retitles it); the owner continues it like any chat. Call inside the run's transaction."""
+    conversation = Conversation.objects.create(
+        title=one_line(without_nul(title))[: Conversation.TITLE_MAX] or "Scheduled prompt",
+        title_source=Conversation.TitleSource.MODEL,
+        origin=Origin.AUTOMATION,
+    )
+    prompt_message = Message.objects.create(
+        conversation=conversation,
+        role=Message.Role.USER,
+        content=without_nul(prompt),
+        origin=Origin.AUTOMATION,
+    )
+    Message.objects.create(
+        conversation=conversation,
+        role=Message.Role.ASSISTANT,
+        content=without_nul(reply),
+        origin=Origin.AUTOMATION,
+        tool_activity=without_nul(tool_activity),
+        parent=prompt_message,
+    )
+    _tell(conversation.pk, "turn")  # open chat lists show it (sent on commit)
+    return conversation
 
 
 def conversation_summary_store(*, conversation_id: int, summary: str, summary_upto: int) -> None:

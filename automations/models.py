@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from agent.models import Conversation
 from talorys.history.models import Binnable
 from talorys.notifications.models import Notification
 
@@ -127,6 +128,11 @@ class AutomationRun(models.Model):
     usage = models.JSONField(default=dict, blank=True)
     notification = models.ForeignKey(
         Notification, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A scheduled prompt's answered run: the conversation holding its prompt and answer, which
+    # the owner continues like any chat (None for the other kinds, and once it is purged).
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
     class Meta:

@@ -82,3 +82,7 @@ class AutomationRunOut(Schema):
     error: str
     usage: dict[str, Any]
     notification_id: int | None
+    conversation_id: int | None = Field(
+        description="A scheduled prompt's answered run: the conversation with its prompt and "
+        "answer (/c/{id}/), which the owner continues like any chat; null otherwise."
+    )

@@ -162,7 +162,11 @@ KINDS: tuple[KindSpec, ...] = (
         "automation_runs",
         AutomationRun,
         AutomationRunRow,
-        refs={"automation_id": "automations", "notification_id": "notifications"},
+        refs={
+            "automation_id": "automations",
+            "notification_id": "notifications",
+            "conversation_id": "conversations",
+        },
         policy="history",
     ),
     KindSpec(

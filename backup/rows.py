@@ -221,6 +221,7 @@ class AutomationRunRow(Row):
     error: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
     usage: JsonObject = Field(default_factory=dict)
     notification_id: Ref = None
+    conversation_id: Ref = None  # a scheduled prompt's answer; absent from earlier files
 
 
 class ConversationRow(BinnableRow):

@@ -17,16 +17,17 @@ each its own short transaction at most: no transaction is ever open across a pro
 The rooms: chat.py (the turn, start to saved reply), inputs.py (what it reads first),
 messages.py (system prompt, window and running summary), model_loop.py (steps of model and
 tools), lease.py, events.py, title.py (the model's title for a new conversation), and
-scheduled.py (an automation's prompt, no conversation).
+scheduled.py (an automation's prompt, run without a conversation; its run saves one after).
 """
 
 from agent.runner.chat import begin_turn, run_turn, stream_turn
-from agent.runner.scheduled import arun_scheduled_prompt, run_scheduled_prompt
+from agent.runner.scheduled import arun_scheduled_prompt, run_scheduled_prompt, run_scheduled_reply
 
 __all__ = [
     "arun_scheduled_prompt",
     "begin_turn",
     "run_scheduled_prompt",
+    "run_scheduled_reply",
     "run_turn",
     "stream_turn",
 ]

@@ -1,5 +1,6 @@
 """An automation's stored prompt, run by the model in scheduled mode: no conversation, no lease,
-nobody watching the stream."""
+nobody watching the stream. The run's receipt then saves the prompt and the answer as a
+conversation of their own (automations/services/runs.py), which the owner can continue."""
 
 from __future__ import annotations
 
@@ -136,4 +137,12 @@ def _log_end(source: str, status: str, started: float, state: TurnState) -> None
 
 def run_scheduled_prompt(*, prompt: str, source: str, usage: dict[str, int] | None = None) -> str:
     """Synchronous entry for celery tasks: the reply's text (``usage`` as in the async one)."""
-    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source, usage=usage).text
+    return run_scheduled_reply(prompt=prompt, source=source, usage=usage).text
+
+
+def run_scheduled_reply(
+    *, prompt: str, source: str, usage: dict[str, int] | None = None
+) -> ScheduledReply:
+    """``run_scheduled_prompt`` with the tools the model called: what a run's conversation
+    keeps (automations/services/runs.py)."""
+    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source, usage=usage)

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, connection, transaction
@@ -22,11 +23,16 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from agent.services import conversation_from_automation
 from automations.models import Automation, AutomationRun
 from automations.selectors import task_digest_text
 from automations.services.dispatch import CATCH_UP_WINDOW, missed_notify
 from automations.services.housekeeping import automation_run_reap, lost_runs
+
+if TYPE_CHECKING:
+    from agent.runner.scheduled import ScheduledReply
 from talorys.lib.errors import AppError, BudgetExhausted
+from talorys.lib.timefmt import format_date
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
 from talorys.owner.selectors import owner_zone, usage_remaining
@@ -56,9 +62,9 @@ def _finish(
     now = timezone.now()
     run.status, run.finished_at = status, now
     run.result, run.error = result[:RESULT_CHARS], error[:RESULT_CHARS]
-    run.usage = usage or {}
-    run.notification = notification
-    run.save(update_fields=["status", "finished_at", "result", "error", "usage", "notification"])
+    run.usage, run.notification = usage or {}, notification
+    fields = ["status", "finished_at", "result", "error", "usage", "notification", "conversation"]
+    run.save(update_fields=fields)
     counted = {"run_count": F("run_count") + 1} if status != AutomationRun.Status.SKIPPED else {}
     Automation.objects.filter(pk=automation.pk).update(
         last_run_at=now,
@@ -126,16 +132,17 @@ def _finish_with_notice(
     result: str = "",
     error: str = "",
     usage: dict[str, int] | None = None,
+    source: str = "",
 ) -> AutomationRun:
-    """Tell the owner (``notice``: title, body, kind) and close the receipt, in one transaction:
-    a run's receipt never says it notified when it did not."""
+    """Tell the owner (``notice``: title, body, kind; ``source``: the automation's if not given)
+    and close the receipt, in one transaction: it never says it notified when it did not."""
     title, body, kind = notice
     with transaction.atomic():
         notification = notify.notification_send(
             title=title[: Notification.TITLE_MAX],
             body=body[: Notification.BODY_MAX],
             kind=kind,
-            source=automation.source,
+            source=source or automation.source,
         )
         return _finish(
             automation,
@@ -172,10 +179,10 @@ def _run_prompt(automation: Automation, run: AutomationRun) -> AutomationRun:
     try:
         # Imported here: the runner is the agent layer's, below this one, and only this branch
         # needs it. The model call runs outside any transaction (it can take a minute).
-        from agent.runner import run_scheduled_prompt
+        from agent.runner import run_scheduled_reply
 
         with _lease_kept(run.pk):
-            reply = run_scheduled_prompt(
+            reply = run_scheduled_reply(
                 prompt=automation.message, source=automation.source, usage=usage
             )
     except BudgetExhausted as exc:
@@ -200,14 +207,21 @@ def _run_prompt_failed(
 
 
 def _run_prompt_answered(
-    automation: Automation, run: AutomationRun, reply: str | None, *, usage: dict[str, int]
+    automation: Automation, run: AutomationRun, reply: ScheduledReply, *, usage: dict[str, int]
 ) -> AutomationRun:
-    """Send the model's reply to the owner and record the run as done."""
-    reply = (reply or "").strip() or "(The model gave no answer.)"
-    notice = (automation.name, reply, Notification.Kind.AUTOMATION)
-    return _finish_with_notice(
-        automation, run, notice, status=AutomationRun.Status.OK, result=reply, usage=usage
-    )
+    """Save prompt and answer as a conversation the owner can continue, and send the answer
+    (its notification opens it) and record the run as done, in one transaction."""
+    text = reply.text.strip() or "(The model gave no answer.)"
+    title = f"{automation.name} · {format_date(run.slot.astimezone(owner_zone()))}"
+    notice = (automation.name, text, Notification.Kind.AUTOMATION)
+    with transaction.atomic():
+        run.conversation = conversation_from_automation(
+            title=title, prompt=automation.message, reply=text, tool_activity=[*reply.tool_activity]
+        )
+        source, ok = f"conversation:{run.conversation.pk}", AutomationRun.Status.OK
+        return _finish_with_notice(
+            automation, run, notice, status=ok, result=text, usage=usage, source=source
+        )
 
 
 def automation_run(*, automation_id: int, slot: dt.datetime, version: int) -> AutomationRun | None:

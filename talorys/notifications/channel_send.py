@@ -8,7 +8,8 @@ own task, so a dead or slow channel never holds up another channel, the Web Push
 notification on open pages.
 
 What a channel receives: the title, the body, and a link to the page the notification is about
-(an approval, a conversation) on TALORYS_PUBLIC_URL. Never a capability to act: a channel is
+(an approval, a conversation) on TALORYS_PUBLIC_URL, in the format the channel takes (Markdown,
+HTML or plain text: channels.flavoured). Never a capability to act: a channel is
 not end-to-end encrypted, so deciding an approval from it takes the owner's session.
 """
 
@@ -48,14 +49,16 @@ def channel_deliveries_create(
 
 
 def message_body(notification: Notification) -> str:
-    """The body a channel gets: the notification's, clipped, and a link to what it is about."""
+    """The body a channel gets (Markdown, sent as the channel takes it: channels.flavoured): the
+    notification's, clipped."""
     body = notification.body.strip()
-    if len(body) > BODY_MAX:
-        body = body[: BODY_MAX - 1] + "…"
+    return body[: BODY_MAX - 1] + "…" if len(body) > BODY_MAX else body
+
+
+def message_link(notification: Notification) -> str:
+    """The address of what the notification is about (an approval, a conversation), or ""."""
     link = notification.opens()
-    if link:
-        body = f"{body}\n\nOpen in Talorys: {settings.TALORYS_PUBLIC_URL}{link}".strip()
-    return body
+    return f"{settings.TALORYS_PUBLIC_URL}{link}" if link else ""
 
 
 def channel_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str | None:
@@ -76,6 +79,7 @@ def channel_delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -
         title=notification.title,
         body=message_body(notification),
         kind=notification.kind,
+        link=message_link(notification),
     )
     status = settle(delivery, now, error=error, retryable=True)
     channel_outcome(channel.pk, error)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from html import escape
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
@@ -22,6 +23,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from talorys.lib.errors import Conflict, NotFound, field_refused
+from talorys.lib.markdown import render_markdown
+from talorys.lib.markdown_text import markdown_to_text
 from talorys.lib.validation import clean_line
 from talorys.notifications.models import Channel, Notification
 from talorys.notifications.selectors import channel_get
@@ -107,8 +110,10 @@ def _scrub(text: str, url: str) -> str:
     return text
 
 
-def apprise_send(url: str, *, title: str, body: str, kind: str) -> str:
-    """Send one message through Apprise; "" when the service took it, else why not."""
+def apprise_send(url: str, *, title: str, body: str, kind: str, link: str = "") -> str:
+    """Send one message through Apprise; "" when the service took it, else why not. ``body`` is
+    Markdown and ``link`` the address of what it is about (or ""): both are sent in the format
+    the service takes (``flavoured``)."""
     import apprise
 
     plugin = _plugin(url)
@@ -119,10 +124,13 @@ def apprise_send(url: str, *, title: str, body: str, kind: str) -> str:
         Kind.APPROVAL: apprise.NotifyType.WARNING,
     }
     notify_type = types.get(kind, apprise.NotifyType.INFO)
+    if not body and not link:  # the title alone: sent as the body (some services need one)
+        title, body = "", title
+    title, body, body_format = flavoured(plugin, title=title, body=body, link=link)
     try:
         with apprise.LogCapture(level=logging.WARNING) as captured:
             sent = plugin.notify(
-                title=title if body else "", body=body or title, notify_type=notify_type
+                title=title, body=body, notify_type=notify_type, body_format=body_format
             )
             log_text = captured.getvalue()
     except Exception as exc:  # a plugin's own bug: recorded on the delivery, never raised
@@ -131,6 +139,29 @@ def apprise_send(url: str, *, title: str, body: str, kind: str) -> str:
         return ""
     reason = " ".join(_LOG_LINE.sub("", log_text).split()) or "The service did not take it."
     return _scrub(reason, url)[:ERROR_MAX]
+
+
+def flavoured(plugin: Any, *, title: str, body: str, link: str) -> tuple[str, str, Any]:
+    """The title and the body (Markdown) as the service takes them, and their Apprise format
+    (``NotifyFormat``), passed as ``body_format`` so that Apprise converts nothing itself.
+
+    The format is the service's own for a Markdown body (``resolve_format``: Markdown where it
+    renders it, else its first format, or the URL's ``?format=``): Markdown goes as written;
+    HTML (email) is talorys/lib/markdown.py's rendering, so the body's own HTML arrives escaped,
+    never live, with the title escaped where it is blended into the body; plain text is the
+    Markdown stripped to readable text (talorys/lib/markdown_text.py)."""
+    from apprise import NotifyFormat
+
+    body_format = plugin.resolve_format(NotifyFormat.MARKDOWN)
+    if body_format == NotifyFormat.HTML:
+        opens = f'<p>Open in Talorys: <a href="{escape(link)}">{escape(link)}</a></p>'
+        blended = plugin.title_maxlen <= 0
+        html = render_markdown(body) if body else ""
+        return escape(title) if blended else title, html + (opens if link else ""), body_format
+    if body_format == NotifyFormat.TEXT:
+        body = markdown_to_text(body)
+    opens = f"Open in Talorys: {link}" if link else ""
+    return title, "\n\n".join(part for part in (body, opens) if part), body_format
 
 
 # --- the owner's channels ----------------------------------------------------------------------

@@ -32,6 +32,7 @@ from py_vapid import Vapid
 from py_vapid.utils import b64urlencode
 
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.markdown_text import markdown_to_text
 from talorys.notifications import outbox
 from talorys.notifications.models import Notification, PushDelivery, PushSubscription
 from talorys.notifications.outbox import hold_or_claim, record, settle
@@ -174,7 +175,7 @@ def register_payload_extra(kind: str, extra: PayloadExtra) -> None:
 
 
 def _payload(notification: Notification, delivery: PushDelivery | None = None) -> str:
-    body = notification.body
+    body = markdown_to_text(notification.body)  # a system notification shows no formatting
     if len(body) > PAYLOAD_BODY:
         body = body[: PAYLOAD_BODY - 1] + "…"
     payload: dict[str, Any] = {

@@ -8,6 +8,7 @@ from typing import Annotated
 from ninja import Schema
 from pydantic import Field
 
+from talorys.lib.markdown import render_markdown
 from talorys.notifications.channels import masked, service_name
 from talorys.notifications.models import Channel, Notification
 from talorys.web.schemas import In, one_of
@@ -21,10 +22,17 @@ class NotificationOut(Schema):
     id: int
     title: str
     body: str
+    body_html: str = Field(
+        description="The body (Markdown) rendered as sanitised HTML (talorys/lib/markdown.py)."
+    )
     kind: str
     source: str
     created_at: dt.datetime
     read_at: dt.datetime | None
+
+    @staticmethod
+    def resolve_body_html(notification: Notification) -> str:
+        return render_markdown(notification.body)
 
 
 class ChannelDeliveryOut(Schema):

@@ -34,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from talorys.lib.errors import NotFound, field_refused
+from talorys.lib.markdown import render_markdown
 from talorys.lib.validation import clean_line, clean_text, one_line
 from talorys.notifications import push
 from talorys.notifications.channel_send import channel_deliveries_create
@@ -57,6 +58,7 @@ def notification_payload(notification: Notification) -> dict[str, Any]:
         "id": notification.pk,
         "title": notification.title,
         "body": notification.body,
+        "body_html": render_markdown(notification.body),
         "kind": notification.kind,
         "source": notification.source,
         "created_at": notification.created_at.isoformat(),

@@ -108,6 +108,15 @@ def seed() -> dict[str, Any]:
         notification=notification,
     )
     conversation = Conversation.objects.create(title="Weekend", summary="They talked of seeds")
+    AutomationRun.objects.create(  # a scheduled prompt's answer, kept as a conversation
+        automation=automation,
+        slot=NOW - dt.timedelta(days=1),
+        status="ok",
+        started_at=NOW - dt.timedelta(days=1),
+        finished_at=NOW - dt.timedelta(days=1),
+        result="Nothing due",
+        conversation=conversation,
+    )
     ask = Message.objects.create(conversation=conversation, role="user", content="Delete it")
     reply = Message.objects.create(
         conversation=conversation,

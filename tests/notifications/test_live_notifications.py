@@ -50,6 +50,7 @@ async def test_an_open_page_receives_each_new_notification_once_committed(sessio
         "id": notification.pk,
         "title": "Call Sam",
         "body": "About Friday",
+        "body_html": "<p>About Friday</p>\n",
         "kind": "reminder",
         "source": "automation:3",
         "created_at": None,

@@ -244,14 +244,18 @@ def test_a_scheduled_run_that_obeys_changes_nothing_but_a_notification(db, obedi
     for name in ("approve_action", "update_settings"):
         assert codes[name] == {"UNKNOWN_TOOL"}, name
     assert codes["notify_owner"] == {"ok"}
-    # Only the run's own bookkeeping and the notification changed; no proposal was even made.
+    # Only the run's own bookkeeping, its conversation and the notification changed; no
+    # proposal was even made.
     changed = {table for table, rows in fingerprint().items() if before.get(table) != rows}
     assert changed == {
         Notification._meta.db_table,
         Automation._meta.db_table,
         run._meta.db_table,
         "talorys_usageday",
+        "agent_conversation",
+        "agent_message",
     }
+    assert run.conversation is not None and run.conversation.origin == "automation"
     assert Notification.objects.filter(title="All done", kind="automation").exists()
     assert PendingAction.objects.get().status == "pending"  # the owner's earlier one, untouched
     assert OwnerSettings.objects.values().get() == settings

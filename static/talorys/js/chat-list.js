@@ -31,14 +31,21 @@ function groupOf(iso, today) {
   return "Older";
 }
 
+// Conversations not started in this chat: by another app through the OpenAI-compatible
+// endpoint (/v1), or by a scheduled prompt's run (its answer, which the owner can continue).
+const BADGES = {
+  api: ["API", "Started from another app (the OpenAI-compatible endpoint)"],
+  automation: ["Scheduled", "A scheduled prompt's answer (Automations)"],
+};
+
 function link(c) {
   const a = el("a", "conversation", c.title || `Conversation ${c.id}`);
   a.href = `/c/${c.id}/`;
   a.dataset.id = c.id;
-  if (c.origin === "api") {
-    // Started by another app through the OpenAI-compatible endpoint (/v1).
-    const tag = el("span", "origin-badge", "API");
-    tag.title = "Started from another app (the OpenAI-compatible endpoint)";
+  const badge = BADGES[c.origin];
+  if (badge) {
+    const tag = el("span", "origin-badge", badge[0]);
+    tag.title = badge[1];
     a.prepend(tag, " ");
   }
   if (c.id === active) a.setAttribute("aria-current", "page");

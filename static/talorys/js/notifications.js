@@ -1,6 +1,8 @@
 // Notifications on every owner page: a toast for each new one (live over /ws/notifications/),
 // the unread count in the header, the latest ones with "Mark read", and Web Push on this device
-// through the service worker at /sw.js. Text is inserted with textContent, never as HTML.
+// through the service worker at /sw.js. Text is inserted with textContent, never as HTML, but
+// for the body's `body_html`: the server's sanitised rendering of its Markdown
+// (talorys/lib/markdown.py), as the chat shows a reply.
 import { announcePopup, api, el } from "../common.js";
 import { timeElement } from "./time.js";
 import { reconnectingSocket } from "./socket.js";
@@ -57,11 +59,18 @@ function heading(n) {
   return title;
 }
 
+// The body as the server rendered it (HTML from its Markdown, already sanitised).
+function bodyOf(n) {
+  const body = el("div", "body md");
+  body.innerHTML = n.body_html;
+  return body;
+}
+
 function item(n) {
   const li = el("li", n.read_at ? "read" : "unread");
   li.dataset.id = n.id;
   li.append(heading(n));
-  if (n.body) li.append(el("p", "", n.body));
+  if (n.body) li.append(bodyOf(n));
   const meta = el("div", "meta");
   meta.append(timeElement(n.created_at, { className: "muted" }));
   if (!n.read_at) {
@@ -137,7 +146,7 @@ const HERE_TEXT = "Approve or reject it below, in the conversation.";
 function fillToast(box, n) {
   const here = cardHere(n);
   box.replaceChildren(here ? el("strong", "", n.title) : heading(n));
-  if (n.body) box.append(el("p", "", here ? HERE_TEXT : n.body));
+  if (n.body) box.append(here ? el("p", "", HERE_TEXT) : bodyOf(n));
   box.append(timeElement(n.created_at, { className: "muted small" }));
   const close = el("button", "close", "×");
   close.type = "button";
