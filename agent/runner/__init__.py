@@ -21,10 +21,9 @@ scheduled.py (an automation's prompt, no conversation).
 """
 
 from agent.runner.chat import begin_turn, run_turn, stream_turn
-from agent.runner.scheduled import arun_scheduled_prompt, run_scheduled_prompt
+from agent.runner.scheduled import run_scheduled_prompt
 
 __all__ = [
-    "arun_scheduled_prompt",
     "begin_turn",
     "run_scheduled_prompt",
     "run_turn",

@@ -7,12 +7,11 @@ import logging
 import secrets
 import time
 from contextlib import aclosing
-from dataclasses import dataclass
 
 from asgiref.sync import async_to_sync
 
 from agent import prompt
-from agent.executor import ToolActivity, ToolExecutor
+from agent.executor import ToolExecutor
 from agent.runner.db import db
 from agent.runner.events import TurnState
 from agent.runner.inputs import TurnInputs, read_inputs
@@ -27,30 +26,7 @@ from talorys.providers.base import ChatMessage, Provider, ProviderError
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class ScheduledReply:
-    text: str
-    tool_activity: list[ToolActivity]
-
-
-async def arun_scheduled_prompt(
-    *, prompt_text: str, source: str, usage: dict[str, int] | None = None
-) -> ScheduledReply:
-    """An automation's stored prompt, run by the model in scheduled mode: read tools plus
-    notify_owner only (the executor enforces it), steps and output capped, and both the
-    scheduled and the ordinary AI budget reserved before every provider call.
-
-    Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
-    ``usage``, when given, is filled with what the run spent (requests, input_tokens,
-    output_tokens) even when it raises: the receipt records it either way.
-
-    Its log lines carry a turn id of its own (no conversation holds one).
-    """
-    with turn_scope(secrets.token_hex(16)):
-        return await _run(prompt_text=prompt_text, source=source, usage=usage)
-
-
-async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -> ScheduledReply:
+async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -> str:
     started = time.monotonic()
     logger.info("Scheduled turn started: %s", source)
     inputs = await db(read_inputs)(text=prompt_text)
@@ -77,7 +53,7 @@ async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -
         await provider.aclose()
         await _spent_record(state, usage)
         _log_end(source, status, started, state)
-    return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
+    return state.text.strip()
 
 
 async def _steps_run(
@@ -135,5 +111,16 @@ def _log_end(source: str, status: str, started: float, state: TurnState) -> None
 
 
 def run_scheduled_prompt(*, prompt: str, source: str, usage: dict[str, int] | None = None) -> str:
-    """Synchronous entry for celery tasks: the reply's text (``usage`` as in the async one)."""
-    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source, usage=usage).text
+    """An automation's stored prompt, run by the model in scheduled mode: read tools plus
+    notify_owner only (the executor enforces it), steps and output capped, and both the
+    scheduled and the ordinary AI budget reserved before every provider call. Synchronous, for
+    celery tasks: the reply's text.
+
+    Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
+    ``usage``, when given, is filled with what the run spent (requests, input_tokens,
+    output_tokens) even when it raises: the receipt records it either way.
+
+    Its log lines carry a turn id of its own (no conversation holds one).
+    """
+    with turn_scope(secrets.token_hex(16)):
+        return async_to_sync(_run)(prompt_text=prompt, source=source, usage=usage)
