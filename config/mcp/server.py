@@ -22,11 +22,11 @@ from channels.db import database_sync_to_async
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from config.mcp.access import Caller, caller_readmit, current_caller, offered_tools, tool_call
+from config.mcp.access import Caller, caller_readmit, current_caller, tool_call
 from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_error_data
 from config.mcp.resources import resource_read, resources_list
 from talorys.lib.errors import AppError, InternalError, classify_failure
-from talorys.lib.tools import Permission, Tool
+from talorys.lib.tools import Permission, Tool, tools_for
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,8 @@ def _mcp_tool(tool: Tool) -> types.Tool:
 async def _list_tools(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[_mcp_tool(t) for t in offered_tools(await _caller())])
+    caller = await _caller()  # tools/list shows the tools of the token's scope
+    return types.ListToolsResult(tools=[_mcp_tool(t) for t in tools_for(caller.mode)])
 
 
 async def _call_tool(
