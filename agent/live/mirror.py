@@ -98,7 +98,7 @@ class _Writer:
         except asyncio.QueueFull:
             self.stop("Redis falls behind the turn")
 
-    def stop(self, why: str) -> None:
+    def stop(self, why: object) -> None:
         if not self.stopped:
             log.warning(
                 "Conversation %s: not copied to Redis any more: %s", self.turn.conversation_id, why
@@ -118,15 +118,8 @@ class _Writer:
                 await self.write(batch, events, snapshot)
                 if batch[-1] is _END:
                     return
-        except asyncio.CancelledError:
-            raise
         except (RedisError, OSError) as error:
-            self.stopped = True
-            log.warning(
-                "Conversation %s: not copied to Redis any more: %s",
-                self.turn.conversation_id,
-                error,
-            )
+            self.stop(error)
 
     async def write(self, batch: list[Event], events: str, snapshot: str) -> None:
         ending = batch[-1] is _END

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 
 from asgiref.sync import SyncToAsync
@@ -33,7 +32,7 @@ def turn_run(start: services.TurnStart) -> LiveTurn:
     context = contextvars.copy_context()
     context.run(SyncToAsync.thread_sensitive_context.set, None)  # type: ignore[arg-type]
     task = asyncio.get_running_loop().create_task(
-        _drive(turn, reply_ready_notice), name=f"turn-{start.conversation_id}", context=context
+        _drive(turn), name=f"turn-{start.conversation_id}", context=context
     )
     turn.task = task
     _tasks.add(task)
@@ -41,7 +40,7 @@ def turn_run(start: services.TurnStart) -> LiveTurn:
     return turn
 
 
-async def _drive(turn: LiveTurn, after_end: Callable[[LiveTurn], Awaitable[None]]) -> None:
+async def _drive(turn: LiveTurn) -> None:
     try:
         async with aclosing(stream_turn(turn.start)) as events:
             async for event in events:
@@ -53,4 +52,4 @@ async def _drive(turn: LiveTurn, after_end: Callable[[LiveTurn], Awaitable[None]
         turn.end()
         for hook in turn.publish_hooks:
             hook(_END)
-    await after_end(turn)
+    await reply_ready_notice(turn)
