@@ -40,15 +40,18 @@ logger = logging.getLogger(__name__)
 SAVE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 
 
-def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
+def _save_outcome(
+    start: services.TurnStart, state: TurnState, *, error_only: bool = False
+) -> Message.Status:
     """Save the reply and give the lease back; the status it was saved with. A failure's reason
-    goes in ``error_message``: ``content`` is only ever what the model said."""
+    goes in ``error_message``: ``content`` is only ever what the model said. ``error_only``
+    keeps the text saved while the reply streamed (TurnLease.keep) and drops the activity."""
     return turn_saves.turn_finish(
         conversation_id=start.conversation_id,
         turn_id=start.turn_id,
         message_id=start.assistant_message_id,
-        content=state.text,
-        tool_activity=state.tool_activity,
+        content=None if error_only else state.text,
+        tool_activity=[] if error_only else state.tool_activity,
         status=state.status,
         error_code=state.error_code,
         error_message=state.error_message,
@@ -85,18 +88,8 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
         state.fail(failure.code, failure.message)
         state.text = ""  # not saved, so not shown either (the done event's html)
         try:
-            # Only the error: what streamed may be what the database refused. The text saved
-            # while it streamed (TurnLease.keep) stays.
-            await db(turn_saves.turn_finish)(
-                conversation_id=start.conversation_id,
-                turn_id=start.turn_id,
-                message_id=start.assistant_message_id,
-                content=None,
-                tool_activity=[],
-                status=Message.Status.ERROR,
-                error_code=state.error_code,
-                error_message=state.error_message,
-            )
+            # Only the error: what streamed may be what the database refused.
+            await db(_save_outcome)(start, state, error_only=True)
         except Exception:
             logger.exception("Conversation %s: could not save the error", start.conversation_id)
             # The lease at least: the next turn closes the reply left streaming (turn_begin).
