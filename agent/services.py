@@ -41,6 +41,9 @@ MAX_MESSAGE_CHARS = 32_000
 TITLE_WORDS = 6  # the first words kept as a title: never more
 TITLE_CHARS = 60
 
+# A conversation's row once no turn holds it.
+NO_TURN = {"turn_id": "", "turn_lease_until": None, "turn_cancel_requested": False}
+
 BUSY = "A response is already being generated in this conversation."
 INTERRUPTED = "This reply was interrupted before it finished. Retry it."
 
@@ -211,9 +214,7 @@ def turn_claim(*, conversation_id: int, turn_id: str) -> bool:
 
 
 def turn_release(*, conversation_id: int, turn_id: str) -> None:
-    Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
-        turn_id="", turn_lease_until=None, turn_cancel_requested=False
-    )
+    Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(**NO_TURN)
 
 
 def turn_begin(
