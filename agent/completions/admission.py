@@ -82,19 +82,14 @@ def history_check(prior: list[tuple[str, str]]) -> None:
         )
 
 
-def _day(owner: OwnerSettings) -> tuple[dt.datetime, dt.datetime]:
-    """The owner's day now, as the budgets count it (usage_day): its start and its end."""
+def new_conversations_check(*, token: ApiToken, owner: OwnerSettings) -> None:
+    """NewConversationsSpent when ``token``'s client started CONVERSATIONS_PER_TOKEN_DAY
+    conversations today, the owner's day as the budgets count it (usage_day; the binned ones
+    count: a delete does not give one back)."""
     zone, day = ZoneInfo(owner.time_zone), usage_day(owner)
     start, end = (
         dt.datetime.combine(d, dt.time(), tzinfo=zone) for d in (day, day + dt.timedelta(1))
     )
-    return start, end
-
-
-def new_conversations_check(*, token: ApiToken, owner: OwnerSettings) -> None:
-    """NewConversationsSpent when ``token``'s client started CONVERSATIONS_PER_TOKEN_DAY
-    conversations today (the binned ones count: a delete does not give one back)."""
-    start, end = _day(owner)
     made = Conversation.objects.filter(api_token=token, created_at__gte=start).count()
     if made >= CONVERSATIONS_PER_TOKEN_DAY:
         raise NewConversationsSpent(
