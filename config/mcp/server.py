@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from config.mcp.access import Caller, caller_readmit, current_caller, tool_call
 from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_error_data
-from config.mcp.resources import resource_read, resources_list
+from config.mcp.resources import MIME_TYPE, resource_read, resources_list
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.tools import Permission, Tool, tools_for
 
@@ -120,13 +120,7 @@ async def _list_resources(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
     await _caller()
-    listed = await database_sync_to_async(resources_list)()
-    return types.ListResourcesResult(
-        resources=[
-            types.Resource(uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type)
-            for r in listed
-        ]
-    )
+    return types.ListResourcesResult(resources=await database_sync_to_async(resources_list)())
 
 
 async def _read_resource(
@@ -139,7 +133,7 @@ async def _read_resource(
         shown = uri if len(uri) <= URI_SHOWN else uri[: URI_SHOWN - 1] + "…"
         raise MCPError(code=RESOURCE_NOT_FOUND, message=f"No resource {shown!r}.")
     return types.ReadResourceResult(
-        contents=[types.TextResourceContents(uri=params.uri, mime_type="text/markdown", text=text)]
+        contents=[types.TextResourceContents(uri=params.uri, mime_type=MIME_TYPE, text=text)]
     )
 
 
