@@ -11,7 +11,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,13 +82,10 @@ async def stream_step(
     """
     # Events, then None at the end, or the exception the provider raised.
     queue: asyncio.Queue[ProviderEvent | Exception | None] = asyncio.Queue()
-    request = {
-        "messages": messages,
-        "tools": tools,
-        "max_tokens": max_tokens,
-        "tool_choice": tool_choice,
-    }
-    reader = asyncio.create_task(_pump(provider, request, queue))
+    events = provider.stream(
+        messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice
+    )
+    reader = asyncio.create_task(_pump(events, queue))  # iterated, so opened, there only
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.TALORYS_MODEL_STEP_DEADLINE
     try:
@@ -114,12 +111,10 @@ async def stream_step(
 
 
 async def _pump(
-    provider: Provider,
-    request: dict[str, Any],
-    queue: asyncio.Queue[ProviderEvent | Exception | None],
+    events: AsyncIterator[ProviderEvent], queue: asyncio.Queue[ProviderEvent | Exception | None]
 ) -> None:
     try:
-        async for event in provider.stream(**request):
+        async for event in events:
             queue.put_nowait(event)
         queue.put_nowait(None)
     except Exception as error:
