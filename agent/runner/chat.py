@@ -18,7 +18,7 @@ from agent.models import Message, Origin
 from agent.rerun import Rerun
 from agent.runner import reindex
 from agent.runner.db import db
-from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
+from agent.runner.events import TextEvent, ToolEvent, TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
@@ -308,7 +308,15 @@ async def _closing_events(
         "html": await render_markdown_async(state.text) if state.text.strip() else "",
     }
     if state.status == Message.Status.COMPLETE and inputs is not None:
-        titled = await _title_event(start, inputs)
+        try:
+            titled = await generated_title(
+                inputs.provider,
+                conversation_id=conversation_id,
+                message_id=start.assistant_message_id,
+            )
+        except Exception:  # the reply is out and saved; the first words stay the title
+            logger.exception("Conversation %s: title not generated", conversation_id)
+            titled = None
         if titled is not None:
             yield titled
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
@@ -319,18 +327,6 @@ async def _closing_events(
         await reindex.after_reply()
     except Exception:
         logger.exception("Conversation %s: recall index not updated", conversation_id)
-
-
-async def _title_event(start: services.TurnStart, inputs: TurnInputs) -> TitleEvent | None:
-    try:
-        return await generated_title(
-            inputs.provider,
-            conversation_id=start.conversation_id,
-            message_id=start.assistant_message_id,
-        )
-    except Exception:  # the reply is out and saved; the first words stay the title
-        logger.exception("Conversation %s: title not generated", start.conversation_id)
-        return None
 
 
 async def run_turn(**begin: Any) -> AsyncGenerator[TurnEvent, None]:
