@@ -125,18 +125,14 @@ class _Writer:
         ending = batch[-1] is _END
         pipe = _client().pipeline(transaction=False)
         for event in batch:
-            if event is _END:
-                entry = f"{self.turn.seq + 1}-0"
-                pipe.xadd(events, {"e": json.dumps(_END)}, id=entry)
-            else:
-                entry = f"{seq_of(event)}-0"
-                pipe.xadd(
-                    events,
-                    {"e": json.dumps(event, default=str)},
-                    id=entry,
-                    maxlen=STREAM_EVENTS,
-                    approximate=True,
-                )
+            seq = self.turn.seq + 1 if event is _END else seq_of(event)
+            pipe.xadd(
+                events,
+                {"e": json.dumps(event, default=str)},
+                id=f"{seq}-0",
+                maxlen=STREAM_EVENTS,
+                approximate=True,
+            )
         now = time.monotonic()
         # Taken now, with no await since the batch was drained: it covers exactly the batch.
         # Also when half the stream has gone by since the last one: trimmed past its snapshot,
