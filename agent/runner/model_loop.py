@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing, suppress
+from contextlib import aclosing, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,12 +150,7 @@ def reserve_step(kinds: tuple[str, ...], owner_settings: OwnerSettings | None = 
     """Reserve one request of each kind, all or none (``owner_settings``: read already). One
     kind is one conditional UPDATE, atomic by itself: no transaction around it (two round trips
     fewer on every step). No kinds (the demo): nothing to reserve."""
-    if not kinds:
-        return
-    if len(kinds) == 1:
-        usage_reserve(kind=kinds[0], owner_settings=owner_settings)
-        return
-    with transaction.atomic():
+    with transaction.atomic() if len(kinds) > 1 else nullcontext():
         for kind in kinds:
             usage_reserve(kind=kind, owner_settings=owner_settings)
 
