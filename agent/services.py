@@ -34,8 +34,7 @@ from talorys.providers.base import without_nul
 from talorys.web.live import pages_tell
 
 # How long a conversation stays taken (409) by a turn whose process died. The running turn
-# renews it every LEASE_SECONDS / 3 from a task of its own (agent/runner/lease.py), whatever the
-# turn waits for, so two renewals may be late in a row before another turn can take it.
+# renews it every LEASE_SECONDS / 3 (agent/runner/lease.py): two renewals may be late in a row.
 LEASE_SECONDS = 15
 MAX_MESSAGE_CHARS = 32_000
 TITLE_WORDS = 6  # the first words kept as a title: never more
@@ -228,10 +227,7 @@ def turn_begin(
     """Claim the conversation (making it, of ``origin``, when new), save the owner's message
     and allocate the assistant's. Raises ValidationFailed, NotFound or Conflict, keeping nothing.
 
-    A retry re-runs the last owner message after dropping a non-complete final reply. A
-    regenerate re-runs it when the last reply is complete, and an edit runs ``text`` in place of
-    an owner message (``message_id``, else the last): both start a branch (agent/rerun.py) and
-    keep what they replace, marked ``replaced_at`` (out of the history and the page). A
+    A retry, a regenerate or an edit (``rerun``) re-runs an owner message (agent/rerun.py); a
     regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
     """
     check_rerun(conversation_id=conversation_id, rerun=rerun, message_id=message_id)

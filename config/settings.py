@@ -378,11 +378,8 @@ if TALORYS_MODEL_STEP_DEADLINE < 1:
     raise ImproperlyConfigured(
         f"TALORYS_MODEL_STEP_DEADLINE={TALORYS_MODEL_STEP_DEADLINE:g}: use 1 second or more."
     )
-# A chat turn's trips to the database run on this many threads of their own (agent/runner/db.py;
-# at most the pool's size less one), each trip with a pooled connection it gives back, instead
-# of queueing on the one thread that also runs every synchronous request and socket check.
-# 0: on that thread. Under 50 concurrent turns and API traffic, time to first text fell from
-# 12.4 s to 3.4 s and a burst of 200 turns all connected (benchmarks/load.py).
+# A chat turn's trips to the database run on this many threads of their own, at most the pool's
+# size less one; 0: on the thread of every synchronous request (agent/runner/db.py says why).
 TALORYS_TURN_DB_THREADS = env_int("TALORYS_TURN_DB_THREADS", 4)
 # The memory conflict check's one JSON-mode call (memory/conflict.py): past this, both are kept.
 TALORYS_CONFLICT_CHECK_SECONDS = float(env_int("TALORYS_CONFLICT_CHECK_SECONDS", 10))

@@ -158,7 +158,6 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
         "Turn started: conversation %s, reply %s", conversation_id, start.assistant_message_id
     )
     try:
-        # The lease renewed and the text so far saved, beside the turn, until its end is saved.
         async with lease.kept():
             for event in _opening_events(start):
                 yield event

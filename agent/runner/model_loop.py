@@ -189,7 +189,6 @@ async def model_loop(
     for step in range(1, max_steps + 1):
         # Out of steps or tool budget: ask for an answer in words from what is known so far.
         final = step == max_steps or executor.budget_left <= 0
-        # A cancel accepted since the last poll stops the turn before another model call.
         if step > 1 or not first_step_gated:
             await step_gate(lease, budgets)
         state.requests += 1
