@@ -95,28 +95,25 @@ async def first_saying(events: AsyncIterator[Event]) -> Event | None:
     return None
 
 
-def chunk(completion_id: str, created: int, delta: dict[str, Any], finish: str | None) -> str:
-    body = {
+def _answer(kind: str, completion_id: str, created: int, choice: dict[str, Any]) -> dict[str, Any]:
+    return {
         "id": completion_id,
-        "object": "chat.completion.chunk",
+        "object": kind,
         "created": created,
         "model": MODEL_ID,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "choices": [{"index": 0, **choice}],
     }
+
+
+def chunk(completion_id: str, created: int, delta: dict[str, Any], finish: str | None) -> str:
+    body = _answer(
+        "chat.completion.chunk", completion_id, created, {"delta": delta, "finish_reason": finish}
+    )
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
 
 def completion(completion_id: str, created: int, content: str) -> dict[str, Any]:
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": created,
-        "model": MODEL_ID,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
-    }
+    message = {"role": "assistant", "content": content}
+    return _answer(
+        "chat.completion", completion_id, created, {"message": message, "finish_reason": "stop"}
+    )
