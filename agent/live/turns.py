@@ -189,10 +189,8 @@ class LiveTurn:
         sent twice and nothing is missed."""
         follower = Follower()
         backlog = self.backlog(after)
-        if self.finished:
-            for event in backlog:
-                yield event
-            return
+        if self.finished:  # the backlog, then the end
+            follower.queue.put_nowait(_END)
         self.followers.add(follower)
         try:
             for event in backlog:
