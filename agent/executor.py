@@ -71,13 +71,8 @@ class ToolOutcome:
         return json.dumps(self.result, ensure_ascii=False, default=str)
 
 
-class _Refused(Exception):
+class _Refused(AppError):
     """The executor declines the call (mode, cap, budget, repetition); nothing ran."""
-
-    def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
 
 
 class ToolExecutor:
