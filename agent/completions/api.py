@@ -116,16 +116,10 @@ def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
 
 
 _ERRORS = frozenset({400, 401, 404, 409, 413, 429, 500, 502, 503})
-_STREAM_DOC = {
-    "responses": {
-        200: {
-            "description": (
-                "Without `stream`, one chat.completion. With `stream: true`, server-sent events: "
-                "`data:` chat.completion.chunk objects, then `data: [DONE]`."
-            ),
-        }
-    }
-}
+_STREAMED = (
+    "Without `stream`, one chat.completion. With `stream: true`, server-sent events: "
+    "`data:` chat.completion.chunk objects, then `data: [DONE]`."
+)
 
 
 def _model() -> dict[str, Any]:
@@ -154,7 +148,7 @@ def _check_model(model: str) -> None:
 @v1_api.post(
     "/chat/completions",
     response={200: CompletionOut, _ERRORS: OpenAIErrorOut},
-    openapi_extra=_STREAM_DOC,
+    openapi_extra={"responses": {200: {"description": _STREAMED}}},
 )
 async def chat_completions(
     request: HttpRequest, payload: CompletionIn
