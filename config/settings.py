@@ -119,16 +119,15 @@ def database_pool_options() -> dict[str, float]:
     }
 
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
-    "TALORYS_DB_POOL", True
-):
+_db = DATABASES["default"]
+if _db["ENGINE"] == "django.db.backends.postgresql" and env_bool("TALORYS_DB_POOL", True):
     # The pool keeps the connections: Django refuses persistent ones beside it.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = database_pool_options()
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    _db["CONN_MAX_AGE"] = 0
+    _db.setdefault("OPTIONS", {})["pool"] = database_pool_options()
+if _db["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while the worker writes; the busy timeout makes writers
     # queue instead of failing with "database is locked".
-    DATABASES["default"]["OPTIONS"] = {
+    _db["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
