@@ -239,7 +239,11 @@ async def _step_deltas(
                     state.text += delta[:room]
                     if room > 0:
                         yield delta[:room]
-                    raise _reply_too_long(max_reply_chars)
+                    raise ProviderError(
+                        "too_long",
+                        f"The model's reply passed {max_reply_chars:,} characters "
+                        "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
+                    )
                 reply.text += event.text
                 state.text += delta
                 state.phases.first_text()
@@ -249,14 +253,6 @@ async def _step_deltas(
             elif isinstance(event, Usage):
                 state.input_tokens += event.input_tokens
                 state.output_tokens += event.output_tokens
-
-
-def _reply_too_long(max_reply_chars: int) -> ProviderError:
-    return ProviderError(
-        "too_long",
-        f"The model's reply passed {max_reply_chars:,} characters "
-        "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
-    )
 
 
 async def _tool_calls_run(
