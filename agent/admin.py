@@ -44,38 +44,32 @@ class MessageInline(admin.TabularInline):
         return False
 
 
+# A stuck turn can be released by clearing turn_id and turn_lease_until.
+_FIELDS = (
+    "title",
+    "title_source",
+    "origin",
+    "api_token",
+    "turn_id",
+    "turn_lease_until",
+    "turn_cancel_requested",
+    "summary",
+    "summary_upto",
+    "created_at",
+    "updated_at",
+)
+
+
 @admin.register(Conversation)
 class ConversationAdmin(BinAdmin):
     list_display = ["__str__", "origin", "message_count", "turn_lease_until", "updated_at"]
     list_filter = ["origin", "updated_at"]
     search_fields = ["title", "summary", "messages__content"]
     date_hierarchy = "updated_at"
-    # A stuck turn can be released by clearing turn_id and turn_lease_until.
-    fields = [
-        "title",
-        "title_source",
-        "origin",
-        "api_token",
-        "turn_id",
-        "turn_lease_until",
-        "turn_cancel_requested",
-        "summary",
-        "summary_upto",
-        "created_at",
-        "updated_at",
-    ]
-    # The title is the owner's (renamed in the chat, logged and revertable there), not the
-    # operator's.
-    readonly_fields = [
-        "title",
-        "title_source",
-        "origin",
-        "api_token",  # the /v1 client's token that started it
-        "summary",
-        "summary_upto",
-        "created_at",
-        "updated_at",
-    ]
+    fields = _FIELDS
+    # All but the lease is read-only: the title is the owner's (renamed in the chat, logged and
+    # revertable there), not the operator's; api_token is the /v1 client's that started it.
+    readonly_fields = [name for name in _FIELDS if not name.startswith("turn_")]
     inlines = [MessageInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:

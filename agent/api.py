@@ -32,32 +32,24 @@ from talorys.web.schemas import ErrorOut
 
 router = Router(tags=["agent"])
 
-_SSE_DOC = {
-    "responses": {
-        200: {
-            "description": (
-                "Server-sent events, each with an id: title, start, text, tool, error, done; after "
-                "a new conversation's first reply, possibly a second title (the model's). The turn "
-                "runs to its end whether or not this stream is read: attach to it again with "
-                "GET /api/conversations/{id}/stream."
-            ),
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
-        }
-    }
-}
-_ATTACH_DOC = {
-    "responses": {
-        200: {
-            "description": (
-                "Server-sent events of the conversation's running reply: after the Last-Event-ID "
-                "header (or the last_event_id parameter), else a snapshot of the reply so far "
-                "first, then live to done. With no reply running, one snapshot of the latest "
-                "reply (its text, rendered html and status), and the stream ends."
-            ),
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
-        }
-    }
-}
+
+def _sse_doc(description: str) -> dict[str, Any]:
+    content = {"text/event-stream": {"schema": {"type": "string"}}}
+    return {"responses": {200: {"description": description, "content": content}}}
+
+
+_SSE_DOC = _sse_doc(
+    "Server-sent events, each with an id: title, start, text, tool, error, done; after a new "
+    "conversation's first reply, possibly a second title (the model's). The turn runs to its end "
+    "whether or not this stream is read: attach to it again with GET "
+    "/api/conversations/{id}/stream."
+)
+_ATTACH_DOC = _sse_doc(
+    "Server-sent events of the conversation's running reply: after the Last-Event-ID header (or "
+    "the last_event_id parameter), else a snapshot of the reply so far first, then live to done. "
+    "With no reply running, one snapshot of the latest reply (its text, rendered html and "
+    "status), and the stream ends."
+)
 
 
 def _sse(event: Event) -> str:

@@ -69,16 +69,11 @@ def branch_switch(*, conversation_id: int, message_id: int) -> None:
                 raise NotFound(f"Message {message_id} is not in conversation {conversation_id}.")
             shown = {pk for pk, (_parent, replaced) in rows.items() if replaced is None}
             wanted = _branch_through(rows, message_id)
-            _mark(leaving=shown - wanted, joining=wanted - shown)
+            now = timezone.now()  # updated_at moves with the mark: recall re-reads both sides
+            Message.objects.filter(pk__in=shown - wanted).update(replaced_at=now, updated_at=now)
+            Message.objects.filter(pk__in=wanted - shown).update(replaced_at=None, updated_at=now)
             if shown != wanted:
                 summary_scope(conversation_id=conversation_id, changed_from=min(shown ^ wanted))
                 pages_tell("conversation", conversation_id=conversation_id, change="branch")
     finally:
         turn_release(conversation_id=conversation_id, turn_id=turn_id)
-
-
-def _mark(*, leaving: set[int], joining: set[int]) -> None:
-    """``updated_at`` moves with the mark: the recall index re-reads both sides."""
-    now = timezone.now()
-    Message.objects.filter(pk__in=leaving).update(replaced_at=now, updated_at=now)
-    Message.objects.filter(pk__in=joining).update(replaced_at=None, updated_at=now)

@@ -58,9 +58,12 @@ MAX_ERRORS_SHOWN = 5
 class ToolOutcome:
     call_id: str
     name: str
-    ok: bool
     result: dict[str, Any]  # what the model reads, as the tool message
     activity: ToolActivity
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.result["ok"])
 
     @property
     def content(self) -> str:
@@ -68,13 +71,8 @@ class ToolOutcome:
         return json.dumps(self.result, ensure_ascii=False, default=str)
 
 
-class _Refused(Exception):
+class _Refused(AppError):
     """The executor declines the call (mode, cap, budget, repetition); nothing ran."""
-
-    def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
 
 
 class ToolExecutor:
@@ -129,13 +127,7 @@ class ToolExecutor:
             # The approval card: the stream and the saved message carry what the owner decides on.
             activity["status"] = "awaiting_approval"
             activity["action_id"] = result["action_id"]
-        return ToolOutcome(
-            call_id=call.id,
-            name=call.name,
-            ok=True,
-            result={"ok": True, **result},
-            activity=activity,
-        )
+        return ToolOutcome(call.id, call.name, {"ok": True, **result}, activity)
 
     def _admit(self, call: ToolCall) -> tuple[Tool, ToolArgs]:
         """Every check before a tool may run, in order; raises _Refused or ToolError."""
@@ -205,13 +197,8 @@ class ToolExecutor:
     def _failure(
         self, call: ToolCall, args: Any, status: ActivityStatus, code: str, message: str
     ) -> ToolOutcome:
-        return ToolOutcome(
-            call_id=call.id,
-            name=call.name,
-            ok=False,
-            result={"ok": False, "error": {"code": code, "message": message}},
-            activity=_activity(call.name, args, status, message),
-        )
+        failed = {"ok": False, "error": {"code": code, "message": message}}
+        return ToolOutcome(call.id, call.name, failed, _activity(call.name, args, status, message))
 
 
 def _explain(exc: ValidationError) -> str:

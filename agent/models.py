@@ -31,8 +31,7 @@ class Origin(models.TextChoices):
     AUTOMATION = "automation"
 
 
-# The origins of messages never typed into this chat: records shown to the model as data, never
-# retried, regenerated or edited as live input.
+# Never typed into this chat: never retried, regenerated or edited as live input.
 RECORDED = frozenset({Origin.IMPORT, Origin.CLIENT})
 
 
@@ -96,8 +95,7 @@ class Message(models.Model):
     content = models.TextField(blank=True, default="")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.LIVE)
-    # [{"tool": name, "args": {...}, "status": "ok"|"error"|"awaiting_approval", "summary": str,
-    #   "action_id": int?}]
+    # One executor.ToolActivity per tool call, in order.
     tool_activity = models.JSONField(default=list, blank=True)
     error_code = models.CharField(max_length=32, blank=True, default="")
     # What the owner was told when the reply failed (the live ``error`` event's message).

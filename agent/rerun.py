@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from agent.models import RECORDED, Conversation, Message, Origin
+from agent.selectors import shown_messages
 from talorys.lib.errors import ValidationFailed
 
 # How a turn re-runs the conversation, if it does: one name, where the wire (ChatIn, the
@@ -24,8 +25,7 @@ Rerun = Literal["retry", "regenerate", "edit"]
 
 
 def _live_messages(conversation_id: int) -> QuerySet[Message]:
-    """The conversation's messages that a regenerate or an edit has not replaced."""
-    return Message.objects.filter(conversation_id=conversation_id, replaced_at__isnull=True)
+    return shown_messages().filter(conversation_id=conversation_id)
 
 
 def _last_owner_message(*, conversation_id: int, verb: str, done: str) -> Message:
@@ -72,7 +72,7 @@ def _replace(messages: QuerySet[Message]) -> tuple[int, ...]:
 
 def retry_target(*, conversation_id: int) -> Message:
     """The owner message a retry re-runs; drops a non-complete final reply. Needs the lease."""
-    last = _live_messages(conversation_id).order_by("-id").first()
+    last = path_tip(conversation_id)
     if last is not None and last.role == Message.Role.ASSISTANT:
         if last.status == Message.Status.COMPLETE:
             raise ValidationFailed(
@@ -86,7 +86,7 @@ def regenerate_target(
     *, conversation_id: int, message_id: int | None
 ) -> tuple[Message, tuple[int, ...]]:
     """The owner message a regenerate re-runs, and the complete reply it replaces (kept)."""
-    last = _live_messages(conversation_id).order_by("-id").first()
+    last = path_tip(conversation_id)
     if last is None or last.role != Message.Role.ASSISTANT:
         raise ValidationFailed("There is no reply to regenerate in this conversation.")
     if last.status != Message.Status.COMPLETE:

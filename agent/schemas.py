@@ -18,7 +18,9 @@ from talorys.lib.search import QUERY_MAX
 from talorys.web.schemas import Id, In, QueryText
 
 
-class ChatIn(In):
+class _TurnAsk(BaseModel):
+    """What a chat request asks of a turn, over either transport (``turn_request``)."""
+
     conversation_id: int | None = None
     # Ignored by a retry and a regenerate: both re-run the last owner message. An edit's new text.
     text: str = Field("", max_length=MAX_MESSAGE_CHARS)
@@ -31,6 +33,10 @@ class ChatIn(In):
     # With regenerate, optional: the reply regenerated, refused unless it is the last one. With
     # edit: the owner message edited (any on the branch shown; without it, the last one).
     message_id: Id | None = None
+
+
+class ChatIn(In, _TurnAsk):
+    pass
 
 
 class ChatCancelIn(In):
@@ -105,15 +111,8 @@ class _Frame(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
-class SendFrame(_Frame):
+class SendFrame(_Frame, _TurnAsk):
     type: Literal["send"]
-    text: str = Field("", max_length=MAX_MESSAGE_CHARS)
-    conversation_id: int | None = None
-    # As ChatIn's.
-    retry: bool = False
-    regenerate: bool = False
-    edit: bool = False
-    message_id: Id | None = None
 
 
 class CancelFrame(_Frame):
@@ -133,7 +132,7 @@ class AttachFrame(_Frame):
 Frame = Annotated[SendFrame | CancelFrame | AttachFrame, Field(discriminator="type")]
 
 
-def turn_request(body: ChatIn | SendFrame) -> dict[str, Any]:
+def turn_request(body: _TurnAsk) -> dict[str, Any]:
     """What runner.begin_turn takes from a chat request, over either transport: its switches as
     the one ``rerun`` (ValidationFailed when more than one is on)."""
     return {

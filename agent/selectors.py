@@ -152,8 +152,7 @@ def _history_entries(rows: list[tuple[Any, ...]], *, client: str = "") -> list[H
             for a in activities or []
             if a.get("action_id") in outcomes
         ]
-        if notes:
-            content = "\n\n".join([content, *notes]) if content else "\n\n".join(notes)
+        content = "\n\n".join(part for part in [content, *notes] if part)
         entries.append(HistoryEntry(id=pk, role=Message.Role(role), content=content))
     return entries
 

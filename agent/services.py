@@ -37,12 +37,14 @@ from talorys.providers.demo.titles import demo_title
 from talorys.web.live import pages_tell
 
 # How long a conversation stays taken (409) by a turn whose process died. The running turn
-# renews it every LEASE_SECONDS / 3 from a task of its own (agent/runner/lease.py), whatever the
-# turn waits for, so two renewals may be late in a row before another turn can take it.
+# renews it every LEASE_SECONDS / 3 (agent/runner/lease.py): two renewals may be late in a row.
 LEASE_SECONDS = 15
 MAX_MESSAGE_CHARS = 32_000
 TITLE_WORDS = 6  # the first words kept as a title: never more
 TITLE_CHARS = 60
+
+# A conversation's row once no turn holds it.
+NO_TURN = {"turn_id": "", "turn_lease_until": None, "turn_cancel_requested": False}
 
 BUSY = "A response is already being generated in this conversation."
 INTERRUPTED = "This reply was interrupted before it finished. Retry it."
@@ -252,9 +254,7 @@ def turn_claim(*, conversation_id: int, turn_id: str) -> bool:
 
 
 def turn_release(*, conversation_id: int, turn_id: str) -> None:
-    Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
-        turn_id="", turn_lease_until=None, turn_cancel_requested=False
-    )
+    Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(**NO_TURN)
 
 
 def turn_begin(
@@ -268,10 +268,7 @@ def turn_begin(
     """Claim the conversation (making it, of ``origin``, when new), save the owner's message
     and allocate the assistant's. Raises ValidationFailed, NotFound or Conflict, keeping nothing.
 
-    A retry re-runs the last owner message after dropping a non-complete final reply. A
-    regenerate re-runs it when the last reply is complete, and an edit runs ``text`` in place of
-    an owner message (``message_id``, else the last): both start a branch (agent/rerun.py) and
-    keep what they replace, marked ``replaced_at`` (out of the history and the page). A
+    A retry, a regenerate or an edit (``rerun``) re-runs an owner message (agent/rerun.py); a
     regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
     """
     check_rerun(conversation_id=conversation_id, rerun=rerun, message_id=message_id)

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from agent.executor import ToolActivity
 from agent.models import Conversation, Message
+from agent.services import NO_TURN
 from talorys.providers.base import without_nul
 from talorys.web.live import pages_tell
 
@@ -65,10 +66,7 @@ def turn_finish(
             updated_at=timezone.now(),
         )
         Conversation.objects.filter(pk=conversation_id, turn_id=turn_id).update(
-            turn_id="",
-            turn_lease_until=None,
-            turn_cancel_requested=False,
-            updated_at=timezone.now(),
+            **NO_TURN, updated_at=timezone.now()
         )
         pages_tell("conversation", conversation_id=conversation_id, change="reply")
     return status

@@ -76,7 +76,6 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"
-WSGI_APPLICATION = None
 
 TEMPLATES = [
     {
@@ -120,16 +119,15 @@ def database_pool_options() -> dict[str, float]:
     }
 
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
-    "TALORYS_DB_POOL", True
-):
+_db = DATABASES["default"]
+if _db["ENGINE"] == "django.db.backends.postgresql" and env_bool("TALORYS_DB_POOL", True):
     # The pool keeps the connections: Django refuses persistent ones beside it.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = database_pool_options()
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    _db["CONN_MAX_AGE"] = 0
+    _db.setdefault("OPTIONS", {})["pool"] = database_pool_options()
+if _db["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while the worker writes; the busy timeout makes writers
     # queue instead of failing with "database is locked".
-    DATABASES["default"]["OPTIONS"] = {
+    _db["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -191,7 +189,6 @@ else:
     }
 
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -268,8 +265,7 @@ PASSWORD_HASHERS = [
 LOGIN_URL = "/login/"
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_IDLE_TIMEOUT = env_int("TALORYS_SESSION_IDLE_SECONDS", 7 * 24 * 3600)
-SESSION_ABSOLUTE_LIFETIME = env_int("TALORYS_SESSION_LIFETIME_SECONDS", 30 * 24 * 3600)
-SESSION_COOKIE_AGE = SESSION_ABSOLUTE_LIFETIME
+SESSION_ABSOLUTE_LIFETIME = SESSION_COOKIE_AGE = GROUP_EXPIRY  # TALORYS_SESSION_LIFETIME_SECONDS
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = env_bool("TALORYS_SECURE_COOKIES", False)
@@ -331,7 +327,6 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
@@ -382,11 +377,8 @@ if TALORYS_MODEL_STEP_DEADLINE < 1:
     raise ImproperlyConfigured(
         f"TALORYS_MODEL_STEP_DEADLINE={TALORYS_MODEL_STEP_DEADLINE:g}: use 1 second or more."
     )
-# A chat turn's trips to the database run on this many threads of their own (agent/runner/db.py;
-# at most the pool's size less one), each trip with a pooled connection it gives back, instead
-# of queueing on the one thread that also runs every synchronous request and socket check.
-# 0: on that thread. Under 50 concurrent turns and API traffic, time to first text fell from
-# 12.4 s to 3.4 s and a burst of 200 turns all connected (benchmarks/load.py).
+# A chat turn's trips to the database run on this many threads of their own, at most the pool's
+# size less one; 0: on the thread of every synchronous request (agent/runner/db.py says why).
 TALORYS_TURN_DB_THREADS = env_int("TALORYS_TURN_DB_THREADS", 4)
 # The memory conflict check's one JSON-mode call (memory/conflict.py): past this, both are kept.
 TALORYS_CONFLICT_CHECK_SECONDS = float(env_int("TALORYS_CONFLICT_CHECK_SECONDS", 10))

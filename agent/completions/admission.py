@@ -1,10 +1,7 @@
 """Whether a /v1 request may start a turn, decided before anything is written; then the writes.
 
 A refused request writes nothing: no conversation, no message, no usage. Every check that can
-refuse runs first, on reads only: the chat's last message (history.client_chat), the day's
-budget, the conversation the chat continues (history.conversation_match) and, for a chat that
-needs a new conversation, the history it brings and the token's new conversations today. Then
-one transaction makes that conversation and claims its turn (services.turn_begin); a refusal
+refuse runs first, on reads only (``completion_admit``). Then one transaction makes that conversation and claims its turn (services.turn_begin); a refusal
 there (the chat still answering, the claim's own checks, the day's cap reached meanwhile) rolls
 the conversation back with it. The turn reserves its budget before its first model call, as
 every turn does: a budget spent by another turn in between is still answered 429, after the

@@ -49,9 +49,9 @@ from agent.completions.schemas import (
     ModelOut,
     OpenAIErrorOut,
 )
-from agent.live import LiveTurn, turn_run
+from agent.live import turn_run
 from agent.live.ready import reply_ready_notice
-from agent.live.turns import Event
+from agent.live.turns import Event, LiveTurn
 from agent.models import Message
 from agent.runner.db import db, give_back_request_connection
 from talorys.accounts.models import ApiToken

@@ -33,6 +33,7 @@ from django.db.models import Exists, OuterRef
 
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
+from agent.selectors import shown_messages
 from agent.services import MAX_MESSAGE_CHARS, first_title
 from talorys.accounts.models import ApiToken
 from talorys.lib.errors import ValidationFailed
@@ -72,7 +73,8 @@ def _key(role: str, text: str) -> tuple[str, str]:
 def _shown(conversation_id: int) -> list[tuple[str, str]]:
     """A conversation's messages as a client holds them: failed exchanges left out."""
     rows = list(
-        Message.objects.filter(conversation_id=conversation_id, replaced_at__isnull=True)
+        shown_messages()
+        .filter(conversation_id=conversation_id)
         .order_by("id")
         .values_list("role", "content", "status")
     )

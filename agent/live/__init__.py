@@ -10,10 +10,9 @@ runs, their event ids, buffer and followers), mirror.py (the Redis copy that oth
 
 from agent.live.attach import attach, attach_held, attach_open, conversation_check
 from agent.live.run import turn_run
-from agent.live.turns import LiveTurn, live_turn
+from agent.live.turns import live_turn
 
 __all__ = [
-    "LiveTurn",
     "attach",
     "attach_held",
     "attach_open",

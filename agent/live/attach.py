@@ -36,10 +36,9 @@ from agent.activity import shown_activity
 from agent.live import mirror
 from agent.live.slots import Slots, slots_held, slots_release, slots_take
 from agent.live.turns import Event, event_id, live_turn, parse_event_id
-from agent.models import Conversation, Message
+from agent.models import Message
 from agent.runner.db import connection_give_back, db
 from agent.services import INTERRUPTED
-from talorys.lib.errors import NotFound
 from talorys.lib.markdown import render_markdown_async
 
 POLL_SECONDS = 0.5
@@ -56,9 +55,7 @@ class _Stored:
 
 
 def _stored(conversation_id: int) -> _Stored:
-    conversation = Conversation.objects.live().filter(pk=conversation_id).first()
-    if conversation is None:
-        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    conversation = selectors.conversation_get(conversation_id=conversation_id)
     reply = (
         selectors.shown_messages()
         .filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT)
@@ -157,34 +154,31 @@ def _saved(conversation_id: int) -> Callable[[], Awaitable[bool]]:
 
 
 async def _snapshot(stored: _Stored) -> Event:
+    empty: Event = {
+        "type": "snapshot",
+        "id": "",
+        "conversation_id": stored.conversation_id,
+        "message_id": None,
+        "user_message_id": None,
+        "status": None,
+        "error_message": "",
+        "text": "",
+        "html": "",
+        "activity": [],
+        "title": stored.title,
+    }
     reply = stored.reply
     if reply is None:
-        return {
-            "type": "snapshot",
-            "id": "",
-            "conversation_id": stored.conversation_id,
-            "message_id": None,
-            "user_message_id": None,
-            "status": None,
-            "error_message": "",
-            "text": "",
-            "html": "",
-            "activity": [],
-            "title": stored.title,
-        }
+        return empty
     status, error_message = reply.status, reply.error_message
     if status == Message.Status.STREAMING:  # its lease expired: its process is gone
         status, error_message = Message.Status.ERROR, INTERRUPTED
-    return {
-        "type": "snapshot",
+    return empty | {
         "id": event_id(reply.pk, 0),
-        "conversation_id": stored.conversation_id,
         "message_id": reply.pk,
-        "user_message_id": None,
         "status": status,
         "error_message": error_message,
         "text": reply.content,
         "html": await render_markdown_async(reply.content) if reply.content.strip() else "",
         "activity": [shown_activity(a) for a in reply.tool_activity or []],
-        "title": stored.title,
     }

@@ -98,7 +98,7 @@ class _Writer:
         except asyncio.QueueFull:
             self.stop("Redis falls behind the turn")
 
-    def stop(self, why: str) -> None:
+    def stop(self, why: object) -> None:
         if not self.stopped:
             log.warning(
                 "Conversation %s: not copied to Redis any more: %s", self.turn.conversation_id, why
@@ -118,32 +118,21 @@ class _Writer:
                 await self.write(batch, events, snapshot)
                 if batch[-1] is _END:
                     return
-        except asyncio.CancelledError:
-            raise
         except (RedisError, OSError) as error:
-            self.stopped = True
-            log.warning(
-                "Conversation %s: not copied to Redis any more: %s",
-                self.turn.conversation_id,
-                error,
-            )
+            self.stop(error)
 
     async def write(self, batch: list[Event], events: str, snapshot: str) -> None:
         ending = batch[-1] is _END
         pipe = _client().pipeline(transaction=False)
         for event in batch:
-            if event is _END:
-                entry = f"{self.turn.seq + 1}-0"
-                pipe.xadd(events, {"e": json.dumps(_END)}, id=entry)
-            else:
-                entry = f"{seq_of(event)}-0"
-                pipe.xadd(
-                    events,
-                    {"e": json.dumps(event, default=str)},
-                    id=entry,
-                    maxlen=STREAM_EVENTS,
-                    approximate=True,
-                )
+            seq = self.turn.seq + 1 if event is _END else seq_of(event)
+            pipe.xadd(
+                events,
+                {"e": json.dumps(event, default=str)},
+                id=f"{seq}-0",
+                maxlen=STREAM_EVENTS,
+                approximate=True,
+            )
         now = time.monotonic()
         # Taken now, with no await since the batch was drained: it covers exactly the batch.
         # Also when half the stream has gone by since the last one: trimmed past its snapshot,

@@ -1,10 +1,8 @@
 """The turns this process runs, each independent of the connections that follow it.
 
-``turn_run`` (run.py) starts a claimed turn as a task of the process (not of the request or
-socket that asked for it) and registers it here by conversation. Each event it yields gets an id
-(``<reply id>.<seq>``), goes into a short ring buffer, and out to every ``Follower``. Closing a
-page, reloading or losing the network only drops a follower: the turn runs to ``done``, its
-error or the owner's cancel (the lease's cancel flag, from any page or process), as before.
+``turn_run`` (run.py) registers each turn it starts here by conversation. Each event the turn
+yields gets an id (``<reply id>.<seq>``), goes into a short ring buffer, and out to every
+``Follower``. Closing a page, reloading or losing the network only drops a follower.
 
 A follower that attaches late, or whose ``Last-Event-ID`` the buffer no longer covers, gets one
 ``snapshot`` (the reply so far) and then the live events after it; one that falls behind (its
@@ -191,10 +189,8 @@ class LiveTurn:
         sent twice and nothing is missed."""
         follower = Follower()
         backlog = self.backlog(after)
-        if self.finished:
-            for event in backlog:
-                yield event
-            return
+        if self.finished:  # the backlog, then the end
+            follower.queue.put_nowait(_END)
         self.followers.add(follower)
         try:
             for event in backlog:

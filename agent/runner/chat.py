@@ -18,7 +18,7 @@ from agent.models import Message, Origin
 from agent.rerun import Rerun
 from agent.runner import reindex
 from agent.runner.db import db
-from agent.runner.events import TextEvent, TitleEvent, ToolEvent, TurnEvent, TurnState, error_event
+from agent.runner.events import TextEvent, ToolEvent, TurnEvent, TurnState, error_event
 from agent.runner.inputs import TurnInputs, read_chat_inputs
 from agent.runner.lease import TurnCancelled, TurnLease
 from agent.runner.messages import turn_messages
@@ -40,15 +40,18 @@ logger = logging.getLogger(__name__)
 SAVE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 
 
-def _save_outcome(start: services.TurnStart, state: TurnState) -> Message.Status:
+def _save_outcome(
+    start: services.TurnStart, state: TurnState, *, error_only: bool = False
+) -> Message.Status:
     """Save the reply and give the lease back; the status it was saved with. A failure's reason
-    goes in ``error_message``: ``content`` is only ever what the model said."""
+    goes in ``error_message``: ``content`` is only ever what the model said. ``error_only``
+    keeps the text saved while the reply streamed (TurnLease.keep) and drops the activity."""
     return turn_saves.turn_finish(
         conversation_id=start.conversation_id,
         turn_id=start.turn_id,
         message_id=start.assistant_message_id,
-        content=state.text,
-        tool_activity=state.tool_activity,
+        content=None if error_only else state.text,
+        tool_activity=[] if error_only else state.tool_activity,
         status=state.status,
         error_code=state.error_code,
         error_message=state.error_message,
@@ -85,18 +88,8 @@ async def _finish(start: services.TurnStart, state: TurnState) -> None:
         state.fail(failure.code, failure.message)
         state.text = ""  # not saved, so not shown either (the done event's html)
         try:
-            # Only the error: what streamed may be what the database refused. The text saved
-            # while it streamed (TurnLease.keep) stays.
-            await db(turn_saves.turn_finish)(
-                conversation_id=start.conversation_id,
-                turn_id=start.turn_id,
-                message_id=start.assistant_message_id,
-                content=None,
-                tool_activity=[],
-                status=Message.Status.ERROR,
-                error_code=state.error_code,
-                error_message=state.error_message,
-            )
+            # Only the error: what streamed may be what the database refused.
+            await db(_save_outcome)(start, state, error_only=True)
         except Exception:
             logger.exception("Conversation %s: could not save the error", start.conversation_id)
             # The lease at least: the next turn closes the reply left streaming (turn_begin).
@@ -165,7 +158,6 @@ async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, N
         "Turn started: conversation %s, reply %s", conversation_id, start.assistant_message_id
     )
     try:
-        # The lease renewed and the text so far saved, beside the turn, until its end is saved.
         async with lease.kept():
             for event in _opening_events(start):
                 yield event
@@ -316,7 +308,15 @@ async def _closing_events(
         "usage": state.usage(),
     }
     if state.status == Message.Status.COMPLETE and inputs is not None:
-        titled = await _title_event(start, inputs)
+        try:
+            titled = await generated_title(
+                inputs.provider,
+                conversation_id=conversation_id,
+                message_id=start.assistant_message_id,
+            )
+        except Exception:  # the reply is out and saved; the first words stay the title
+            logger.exception("Conversation %s: title not generated", conversation_id)
+            titled = None
         if titled is not None:
             yield titled
     # After the answer is out: index this turn's messages (and embed them, when an embedder is
@@ -327,18 +327,6 @@ async def _closing_events(
         await reindex.after_reply()
     except Exception:
         logger.exception("Conversation %s: recall index not updated", conversation_id)
-
-
-async def _title_event(start: services.TurnStart, inputs: TurnInputs) -> TitleEvent | None:
-    try:
-        return await generated_title(
-            inputs.provider,
-            conversation_id=start.conversation_id,
-            message_id=start.assistant_message_id,
-        )
-    except Exception:  # the reply is out and saved; the first words stay the title
-        logger.exception("Conversation %s: title not generated", start.conversation_id)
-        return None
 
 
 async def run_turn(**begin: Any) -> AsyncGenerator[TurnEvent, None]:

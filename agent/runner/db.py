@@ -27,13 +27,12 @@ def db(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     connections. Closing hands a pooled connection back to the pool (DATABASES' "pool" option,
     config/settings.py). Inside an atomic block (a test's transaction) it must stay open.
 
-    The trips run on threads of their own (``TALORYS_TURN_DB_THREADS``), not on the one thread
-    that also runs every synchronous view and socket check, so turns and requests stop queueing
-    behind each other (benchmarks/load.py: time to first text 12.4 s -> 3.4 s under 50 turns).
-    Each trip is a unit of work that takes a connection and gives it back, so nothing has to
-    follow it to the next trip's thread; what a trip writes is committed when it ends, and the
-    next trip, on another thread and connection, sees only committed rows (so do the tests: they
-    run the same pool, tests/agent/test_turn_db.py). ``0`` keeps them on that one thread.
+    The trips run on threads of their own (``TALORYS_TURN_DB_THREADS``; ``0``: on the one thread
+    that also runs every synchronous view and socket check), so turns and requests stop queueing
+    behind each other (benchmarks/load.py: time to first text 12.4 s -> 3.4 s under 50 turns, and
+    a burst of 200 turns all connected). A trip takes a connection and gives it back, so what it
+    writes is committed when it ends, and the next trip, on another thread and connection, sees
+    only committed rows (so do the tests: they run the same pool, tests/agent/test_turn_db.py).
 
     It relies on asgiref's ``sync_to_async(thread_sensitive=False, executor=...)`` running the
     call on the given executor, and on Django's connections being per thread, opened on first use

@@ -162,7 +162,7 @@ def _replies(entries: list[context.HistoryEntry]) -> set[int]:
 
 
 async def read_chat_inputs(
-    start: services.TurnStart, lease: TurnLease, phases: Phases | None = None
+    start: services.TurnStart, lease: TurnLease, phases: Phases
 ) -> TurnInputs:
     """``read_inputs`` plus the conversation: its summary, history, window and outcome notes;
     and the first model step passes its gate (pass ``first_step_gated`` to model_loop).
@@ -171,7 +171,6 @@ async def read_chat_inputs(
     needs none of it: recall is the longer, so the conversation costs the turn nothing before
     its first token. (Where the trips share one thread, the suite's settings, they run one
     after the other.)"""
-    phases = phases or Phases()
     conversation, inputs = await together(
         phases.waited("conversation", db(_read_conversation)(start)),
         _read_owner_inputs(start, lease, phases),

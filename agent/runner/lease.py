@@ -61,7 +61,7 @@ class TurnLease:
     """The turn's view of its row: polls for a cancel; its keeper renews the lease and saves
     the text so far (``kept``)."""
 
-    def __init__(self, start: services.TurnStart, text: Callable[[], str] = str) -> None:
+    def __init__(self, start: services.TurnStart, text: Callable[[], str]) -> None:
         self.start = start
         self.text = text  # what the reply has said so far
         self.polled_at = self.confirmed_at = self.renewed_at = self.saved_at = time.monotonic()

@@ -11,8 +11,8 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator
-from contextlib import aclosing, suppress
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,13 +83,10 @@ async def stream_step(
     """
     # Events, then None at the end, or the exception the provider raised.
     queue: asyncio.Queue[ProviderEvent | Exception | None] = asyncio.Queue()
-    request = {
-        "messages": messages,
-        "tools": tools,
-        "max_tokens": max_tokens,
-        "tool_choice": tool_choice,
-    }
-    reader = asyncio.create_task(_pump(provider, request, queue))
+    events = provider.stream(
+        messages=messages, tools=tools, max_tokens=max_tokens, tool_choice=tool_choice
+    )
+    reader = asyncio.create_task(_pump(events, queue))  # iterated, so opened, there only
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.TALORYS_MODEL_STEP_DEADLINE
     try:
@@ -115,12 +112,10 @@ async def stream_step(
 
 
 async def _pump(
-    provider: Provider,
-    request: dict[str, Any],
-    queue: asyncio.Queue[ProviderEvent | Exception | None],
+    events: AsyncIterator[ProviderEvent], queue: asyncio.Queue[ProviderEvent | Exception | None]
 ) -> None:
     try:
-        async for event in provider.stream(**request):
+        async for event in events:
             queue.put_nowait(event)
         queue.put_nowait(None)
     except Exception as error:
@@ -156,12 +151,7 @@ def reserve_step(kinds: tuple[str, ...], owner_settings: OwnerSettings | None = 
     """Reserve one request of each kind, all or none (``owner_settings``: read already). One
     kind is one conditional UPDATE, atomic by itself: no transaction around it (two round trips
     fewer on every step). No kinds (the demo): nothing to reserve."""
-    if not kinds:
-        return
-    if len(kinds) == 1:
-        usage_reserve(kind=kinds[0], owner_settings=owner_settings)
-        return
-    with transaction.atomic():
+    with transaction.atomic() if len(kinds) > 1 else nullcontext():
         for kind in kinds:
             usage_reserve(kind=kind, owner_settings=owner_settings)
 
@@ -211,7 +201,6 @@ async def model_loop(
     for step in range(1, max_steps + 1):
         # Out of steps or tool budget: ask for an answer in words from what is known so far.
         final = step == max_steps or executor.budget_left <= 0
-        # A cancel accepted since the last poll stops the turn before another model call.
         if step > 1 or not first_step_gated:
             await step_gate(lease, budgets)
         state.requests += 1
@@ -263,7 +252,11 @@ async def _step_deltas(
                     state.text += delta[:room]
                     if room > 0:
                         yield delta[:room]
-                    raise _reply_too_long(max_reply_chars)
+                    raise ProviderError(
+                        "too_long",
+                        f"The model's reply passed {max_reply_chars:,} characters "
+                        "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
+                    )
                 reply.text += event.text
                 state.text += delta
                 state.phases.first_text()
@@ -274,14 +267,6 @@ async def _step_deltas(
                 reply.reported_usage = True
                 state.input_tokens += event.input_tokens
                 state.output_tokens += event.output_tokens
-
-
-def _reply_too_long(max_reply_chars: int) -> ProviderError:
-    return ProviderError(
-        "too_long",
-        f"The model's reply passed {max_reply_chars:,} characters "
-        "(TALORYS_MAX_REPLY_CHARS); it was cut there.",
-    )
 
 
 async def _tool_calls_run(

@@ -99,5 +99,4 @@ def claimed(start: object, began: float) -> None:
 
 def turn_phases(start: object) -> Phases:
     """The phases of the turn ``start`` began, its claim included when begin_turn timed it."""
-    phases = _claims.pop(start, None)
-    return phases if phases is not None else Phases()
+    return _claims.pop(start, None) or Phases()

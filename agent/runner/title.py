@@ -54,9 +54,7 @@ def clean_title(answer: object) -> str:
     """The model's title, held to TITLE_WORDS words and services.TITLE_CHARS characters; "" when
     it gave none."""
     title = answer.get("title") if isinstance(answer, dict) else None
-    if not isinstance(title, str):
-        return ""
-    return _held(title)
+    return _held(title) if isinstance(title, str) else ""
 
 
 def clean_plain_title(answer: str) -> str:

@@ -38,7 +38,7 @@ from talorys.accounts.counters import counter_hit, counter_retry_after
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
 from talorys.lib.errors import RateLimited
-from talorys.lib.tools import Mode, Tool, ToolContext, tools_for
+from talorys.lib.tools import Mode, ToolContext, tools_for
 from talorys.providers.base import ToolCall
 
 # Who is asking, set by the transport from the request's token (config/mcp/http.py) or by the
@@ -77,15 +77,6 @@ def caller_for(raw: str) -> Caller | None:
     return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
 
 
-def caller_refresh(caller: Caller) -> Caller | None:
-    """The caller as its token stands now (revoked: None; its scope changed in the admin: the
-    new scope), for a transport that checked the secret once, at its start (stdio)."""
-    token = ApiToken.objects.filter(pk=caller.token_id, revoked_at__isnull=True).first()
-    if token is None:
-        return None
-    return Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
-
-
 def request_admit(caller: Caller) -> None:
     """Count one request of this token against its minute, or raise RateLimited (counted even
     then: a client that keeps asking stays refused until its minute is over)."""
@@ -108,16 +99,15 @@ def caller_admit(raw: str) -> Caller | None:
 
 
 def caller_readmit(caller: Caller) -> Caller | None:
-    """The stdio bridge's caller at each request (``caller_refresh``), its request counted."""
-    refreshed = caller_refresh(caller)
-    if refreshed is not None:
-        request_admit(refreshed)
+    """The stdio bridge's caller at each request, its request counted: the secret was checked
+    once, at its start, so the token is read as it stands now (revoked: None; its scope changed
+    in the admin: the new scope)."""
+    token = ApiToken.objects.filter(pk=caller.token_id, revoked_at__isnull=True).first()
+    if token is None:
+        return None
+    refreshed = Caller(token_id=token.pk, prefix=token.prefix, scope=token.scope)
+    request_admit(refreshed)
     return refreshed
-
-
-def offered_tools(caller: Caller) -> list[Tool]:
-    """The tools this token's client sees in tools/list, by scope."""
-    return tools_for(caller.mode)
 
 
 @dataclass
@@ -172,7 +162,7 @@ _call_ids = itertools.count(1)
 def tool_call(caller: Caller, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
     """Run one tool call for the client and return what it reads: the executor's result, with
     a pending approval spelled out (the tool did not run; the owner decides on /approvals/)."""
-    if name not in {tool.name for tool in offered_tools(caller)}:
+    if name not in {tool.name for tool in tools_for(caller.mode)}:
         # The executor refuses it too (the read mode has no such tool); this says why.
         message = f"The tool {name!r} is not offered to this token"
         if caller.mode == "read":

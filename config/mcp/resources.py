@@ -4,13 +4,15 @@ memories (one document) and each live note. Any token may read them: both scopes
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import mcp.types as types
 
 from memory.selectors import current_memories
 from talorys.workspace.models import Note
 
 MEMORIES_URI = "talorys://memories"
 NOTE_URI = "talorys://notes/{id}"
+MIME_TYPE = "text/markdown"
 NOTES_LISTED = 200  # the newest notes listed; any live note can be read by its URI
 MEMORIES_SHOWN = 1000  # the newest current memories in the memories document
 # A note's URI: its id in ASCII digits, at most a row id's 19 (str.isdigit also takes "²" and
@@ -19,32 +21,23 @@ _NOTE_URI = re.compile(r"talorys://notes/([1-9][0-9]{0,18})")
 _ID_MAX = 2**63 - 1
 
 
-@dataclass(frozen=True)
-class ResourceInfo:
-    uri: str
-    name: str
-    description: str
-    mime_type: str = "text/markdown"
-
-
-def resources_list() -> list[ResourceInfo]:
+def resources_list() -> list[types.Resource]:
     """The memories document, then the newest live notes."""
-    listed = [
-        ResourceInfo(
-            uri=MEMORIES_URI,
-            name="Memories",
-            description="What Talorys currently remembers about the owner, one fact a line.",
+    memories = types.Resource(
+        uri=MEMORIES_URI,
+        name="Memories",
+        description="What Talorys currently remembers about the owner, one fact a line.",
+        mime_type=MIME_TYPE,
+    )
+    return [memories] + [
+        types.Resource(
+            uri=NOTE_URI.format(id=note.pk),
+            name=note.title,
+            description=f"Note {note.pk}, updated {note.updated_at:%Y-%m-%d}.",
+            mime_type=MIME_TYPE,
         )
+        for note in Note.objects.live().order_by("-updated_at", "-id")[:NOTES_LISTED]
     ]
-    for note in Note.objects.live().order_by("-updated_at", "-id")[:NOTES_LISTED]:
-        listed.append(
-            ResourceInfo(
-                uri=NOTE_URI.format(id=note.pk),
-                name=note.title,
-                description=f"Note {note.pk}, updated {note.updated_at:%Y-%m-%d}.",
-            )
-        )
-    return listed
 
 
 def resource_read(uri: str) -> str | None:

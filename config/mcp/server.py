@@ -22,11 +22,11 @@ from channels.db import database_sync_to_async
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from config.mcp.access import Caller, caller_readmit, current_caller, offered_tools, tool_call
+from config.mcp.access import Caller, caller_readmit, current_caller, tool_call
 from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_error_data
-from config.mcp.resources import resource_read, resources_list
+from config.mcp.resources import MIME_TYPE, resource_read, resources_list
 from talorys.lib.errors import AppError, InternalError, classify_failure
-from talorys.lib.tools import Permission, Tool
+from talorys.lib.tools import Permission, Tool, tools_for
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,8 @@ def _mcp_tool(tool: Tool) -> types.Tool:
 async def _list_tools(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[_mcp_tool(t) for t in offered_tools(await _caller())])
+    caller = await _caller()  # tools/list shows the tools of the token's scope
+    return types.ListToolsResult(tools=[_mcp_tool(t) for t in tools_for(caller.mode)])
 
 
 async def _call_tool(
@@ -119,13 +120,7 @@ async def _list_resources(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
     await _caller()
-    listed = await database_sync_to_async(resources_list)()
-    return types.ListResourcesResult(
-        resources=[
-            types.Resource(uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type)
-            for r in listed
-        ]
-    )
+    return types.ListResourcesResult(resources=await database_sync_to_async(resources_list)())
 
 
 async def _read_resource(
@@ -138,7 +133,7 @@ async def _read_resource(
         shown = uri if len(uri) <= URI_SHOWN else uri[: URI_SHOWN - 1] + "…"
         raise MCPError(code=RESOURCE_NOT_FOUND, message=f"No resource {shown!r}.")
     return types.ReadResourceResult(
-        contents=[types.TextResourceContents(uri=params.uri, mime_type="text/markdown", text=text)]
+        contents=[types.TextResourceContents(uri=params.uri, mime_type=MIME_TYPE, text=text)]
     )
 
 
