@@ -42,11 +42,7 @@ api = TalorysAPI(
 
 @api.exception_handler(AppError)
 def _app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
-    response = api.create_response(request, exc.envelope(), status=exc.status)
-    retry_after = getattr(exc, "retry_after", None)
-    if retry_after:
-        response["Retry-After"] = str(retry_after)
-    return response
+    return exc.retry_after_header(api.create_response(request, exc.envelope(), status=exc.status))
 
 
 @api.exception_handler(DatabaseError)

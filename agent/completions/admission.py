@@ -62,10 +62,6 @@ class NewConversationsSpent(RateLimited):
 class BudgetSpent(BudgetExhausted):
     """The day's budget, spent: with the seconds until the owner's day ends (``Retry-After``)."""
 
-    def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
 
 @dataclass(frozen=True)
 class Admission:

@@ -28,7 +28,7 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
 from agent.completions import replies
-from agent.completions.admission import BudgetSpent, completion_begin, seconds_to_tomorrow
+from agent.completions.admission import completion_begin, seconds_to_tomorrow
 from agent.completions.history import conversation_discard
 from agent.completions.replay import (
     IdempotencyKeyReused,
@@ -97,19 +97,12 @@ def _error(status: int, message: str, **fields: Any) -> JsonResponse:
 def _app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
     if isinstance(exc, BudgetExhausted):  # refused before the turn: as the turn would say it
         status, body = replies.error_answer(exc.code, exc.message)
-        response = JsonResponse(body, status=status)
-        if isinstance(exc, BudgetSpent):
-            response["Retry-After"] = str(exc.retry_after)
-        return response
+        return exc.retry_after_header(JsonResponse(body, status=status))
     # OpenAI answers every request it cannot take as it is 400, a check of the services too;
     # an Idempotency-Key sent again with another body is 422, as the header's draft says.
     reused = isinstance(exc, IdempotencyKeyReused)
     status = 400 if exc.status == 422 and not reused else exc.status
-    response = _error(status, exc.message, code=exc.code.lower())
-    retry_after = getattr(exc, "retry_after", None)
-    if retry_after:
-        response["Retry-After"] = str(retry_after)
-    return response
+    return exc.retry_after_header(_error(status, exc.message, code=exc.code.lower()))
 
 
 @v1_api.exception_handler(NinjaValidationError)

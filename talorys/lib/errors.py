@@ -18,18 +18,36 @@ class AppError(Exception):
     ``code`` is the class's unless the instance is given its own (tools and providers name their
     failures more finely: ``NOT_UNDOABLE``, ``PROVIDER_TIMEOUT``...). A refusal of one input names
     it in ``details["field"]`` (``field_refused``): API clients and the admin's forms
-    (talorys/web/service_admin.py) read the field there, never out of the message.
+    (talorys/web/service_admin.py) read the field there, never out of the message. A refusal
+    that passes with time says when in ``retry_after`` (seconds): every transport that answers
+    it sends the ``Retry-After`` header (``retry_after_header``).
     """
 
     code: str = "ERROR"
     status: int = 400
+    retry_after: int | None = None
 
-    def __init__(self, message: str, *, code: str | None = None, details: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        details: Any = None,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
         if code is not None:
             self.code = code
+        if retry_after is not None:
+            self.retry_after = retry_after
+
+    def retry_after_header(self, response: Any) -> Any:
+        """``response`` with ``Retry-After`` set when this refusal passes with time."""
+        if self.retry_after:
+            response["Retry-After"] = str(self.retry_after)
+        return response
 
     def envelope(self) -> dict[str, Any]:
         return error_body(self.code, self.message, self.details)
@@ -78,10 +96,7 @@ class UnsupportedMediaType(AppError):
 class RateLimited(AppError):
     code = "RATE_LIMITED"
     status = 429
-
-    def __init__(self, message: str, *, retry_after: int = 60, details: Any = None) -> None:
-        super().__init__(message, details=details)
-        self.retry_after = retry_after
+    retry_after = 60
 
 
 class BudgetExhausted(AppError):
@@ -92,10 +107,7 @@ class BudgetExhausted(AppError):
 class ServiceUnavailable(AppError):
     code = "SERVICE_UNAVAILABLE"
     status = 503
-
-    def __init__(self, message: str, *, retry_after: int = 5, details: Any = None) -> None:
-        super().__init__(message, details=details)
-        self.retry_after = retry_after
+    retry_after = 5
 
 
 class InternalError(AppError):

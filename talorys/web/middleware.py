@@ -61,8 +61,7 @@ def unavailable_response(request: HttpRequest, error: ServiceUnavailable) -> Htt
         response: HttpResponse = _error_response(request, error.status, error.message)
     else:
         response = HttpResponse(error.message, status=error.status, content_type="text/plain")
-    response["Retry-After"] = str(error.retry_after)
-    return response
+    return error.retry_after_header(response)
 
 
 class ApiErrorEnvelopeMiddleware:
