@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from agent.activity import ShownActivity, shown_activity
 from agent.models import Conversation, Message, Origin
@@ -42,7 +42,18 @@ class ChatCancelOut(Schema):
 
 
 class ConversationPatch(In):
-    title: str = Field(min_length=1, max_length=Conversation.TITLE_MAX)
+    """A new title, a model (null or "" for the default), or both."""
+
+    title: str | None = Field(None, min_length=1, max_length=Conversation.TITLE_MAX)
+    model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
+
+    @model_validator(mode="after")
+    def _something(self) -> ConversationPatch:
+        if "title" in self.model_fields_set and self.title is None:
+            raise ValueError("title: must be text; a conversation always has a title")
+        if not self.model_fields_set:
+            raise ValueError("give a title, a model, or both")
+        return self
 
 
 class ConversationFilters(Schema):
@@ -53,6 +64,13 @@ class ConversationOut(Schema):
     id: int
     title: str
     origin: Origin
+    # The model its turns ask; null: the owner's default (GET /api/models).
+    model: str | None
+
+    @staticmethod
+    def resolve_model(conversation: Conversation) -> str | None:
+        return conversation.model or None
+
     created_at: dt.datetime
     updated_at: dt.datetime
 

@@ -27,9 +27,10 @@ from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed, field_refused
 from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_line, one_line, refuse_nul
+from talorys.owner.selectors import model_choices, owner_settings_get
 from talorys.providers.base import without_nul
 from talorys.web.live import pages_tell
 
@@ -137,6 +138,28 @@ def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNE
         )
         _tell(conversation_id, "renamed", title=title)
     return conversation
+
+
+def conversation_model_set(*, conversation_id: int, model: str | None) -> Conversation:
+    """The model the conversation's next turns ask: one the configured server lists
+    (talorys.owner.selectors.model_choices), or None or "" for the owner's default. Anything
+    else is refused on ``model``, changing nothing. A turn already running keeps its model."""
+    model = (model or "").strip()
+    if model:
+        choices = model_choices(owner_settings=owner_settings_get())
+        if model not in choices.models:
+            listed = (
+                "" if choices.available else f" (the list could not be read: {choices.problem})"
+            )
+            raise field_refused(
+                f"The model server does not list the model {model[:100]!r}{listed}.",
+                field="model",
+            )
+    updated = Conversation.objects.live().filter(pk=conversation_id).update(model=model)
+    if not updated:
+        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    _tell(conversation_id, "model", model=model)
+    return conversation_get(conversation_id=conversation_id)
 
 
 def conversation_title_generated(*, conversation_id: int, title: str) -> bool:

@@ -118,9 +118,13 @@ def completion_admit(*, messages: list[CompletionMessage], token: ApiToken) -> A
     return Admission(chat=chat, conversation_id=matched)
 
 
-def completion_claim(*, admission: Admission, token: ApiToken) -> services.TurnStart:
+def completion_claim(
+    *, admission: Admission, token: ApiToken, model: str = ""
+) -> services.TurnStart:
     """The admitted request's conversation (made when new) and its turn, claimed in one
-    transaction: a refusal of the claim leaves nothing behind."""
+    transaction: a refusal of the claim leaves nothing behind. The conversation asks ``model``
+    from now on (a listed one, checked by the caller; "" for the default): the client's
+    choice of the moment, as the header's picker is the owner's."""
     with transaction.atomic():
         conversation_id = admission.conversation_id
         if conversation_id is None:
@@ -129,13 +133,14 @@ def completion_claim(*, admission: Admission, token: ApiToken) -> services.TurnS
             list(ApiToken.objects.select_for_update().filter(pk=token.pk).values_list("pk"))
             new_conversations_check(token=token, owner=owner_settings_get())
             conversation_id = conversation_new(chat=admission.chat, token=token)
+        Conversation.objects.filter(pk=conversation_id).update(model=model)
         return services.turn_begin(
             conversation_id=conversation_id, text=admission.chat.text, origin=Origin.API
         )
 
 
 async def completion_begin(
-    *, messages: list[CompletionMessage], token: ApiToken
+    *, messages: list[CompletionMessage], token: ApiToken, model: str = ""
 ) -> services.TurnStart:
     """Admit the request, then make its conversation and claim its turn, as the runner's
     ``begin_turn`` does for the chat (follow it with ``turn_run``). A ``read`` token's turn
@@ -146,7 +151,7 @@ async def completion_begin(
     # The question's vector, made while the turn is claimed (memory/embeddings.py); only for
     # an admitted request: a refused one costs the embedder nothing.
     embeddings.query_prefetch(admission.chat.text)
-    start = await sync_to_async(completion_claim)(admission=admission, token=token)
+    start = await sync_to_async(completion_claim)(admission=admission, token=token, model=model)
     if token.scope != ApiToken.Scope.WRITE:
         start = dataclasses.replace(start, tool_mode="read")
     claimed(start, began)  # keyed by the start the turn runs
