@@ -31,6 +31,9 @@ class ChatIn(In):
     # With regenerate, optional: the reply regenerated, refused unless it is the last one. With
     # edit: the owner message edited (any on the branch shown; without it, the last one).
     message_id: Id | None = None
+    # A new conversation's model (one GET /api/models lists; null: the default). An existing
+    # conversation's is changed by PATCH /api/conversations/{id}.
+    model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
 
 
 class ChatCancelIn(In):
@@ -132,6 +135,7 @@ class SendFrame(_Frame):
     regenerate: bool = False
     edit: bool = False
     message_id: Id | None = None
+    model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
 
 
 class CancelFrame(_Frame):
@@ -159,6 +163,7 @@ def turn_request(body: ChatIn | SendFrame) -> dict[str, Any]:
         "text": body.text,
         "rerun": rerun_chosen(retry=body.retry, regenerate=body.regenerate, edit=body.edit),
         "message_id": body.message_id,
+        "model": body.model,
     }
 
 

@@ -140,21 +140,26 @@ def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNE
     return conversation
 
 
-def conversation_model_set(*, conversation_id: int, model: str | None) -> Conversation:
-    """The model the conversation's next turns ask: one the configured server lists
-    (talorys.owner.selectors.model_choices), or None or "" for the owner's default. Anything
-    else is refused on ``model``, changing nothing. A turn already running keeps its model."""
+def model_checked(model: str | None) -> str:
+    """``model`` as a conversation stores it: one the configured server lists
+    (talorys.owner.selectors.model_choices), or "" (from None or "") for the owner's default.
+    Anything else is refused on ``model``."""
     model = (model or "").strip()
-    if model:
-        choices = model_choices(owner_settings=owner_settings_get())
-        if model not in choices.models:
-            listed = (
-                "" if choices.available else f" (the list could not be read: {choices.problem})"
-            )
-            raise field_refused(
-                f"The model server does not list the model {model[:100]!r}{listed}.",
-                field="model",
-            )
+    if not model:
+        return ""
+    choices = model_choices(owner_settings=owner_settings_get())
+    if model not in choices.models:
+        listed = "" if choices.available else f" (the list could not be read: {choices.problem})"
+        raise field_refused(
+            f"The model server does not list the model {model[:100]!r}{listed}.", field="model"
+        )
+    return model
+
+
+def conversation_model_set(*, conversation_id: int, model: str | None) -> Conversation:
+    """The model the conversation's next turns ask (``model_checked``); a refusal changes
+    nothing. A turn already running keeps its model."""
+    model = model_checked(model)
     updated = Conversation.objects.live().filter(pk=conversation_id).update(model=model)
     if not updated:
         raise NotFound(f"Conversation {conversation_id} does not exist.")
@@ -246,9 +251,12 @@ def turn_begin(
     rerun: Rerun | None = None,
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
+    model: str | None = None,
 ) -> TurnStart:
-    """Claim the conversation (making it, of ``origin``, when new), save the owner's message
-    and allocate the assistant's. Raises ValidationFailed, NotFound or Conflict, keeping nothing.
+    """Claim the conversation (making it, of ``origin``, when new, asking ``model``: see
+    ``model_checked``; an existing one's is changed by ``conversation_model_set``), save the
+    owner's message and allocate the assistant's. Raises ValidationFailed, NotFound or
+    Conflict, keeping nothing.
 
     A retry re-runs the last owner message after dropping a non-complete final reply. A
     regenerate re-runs it when the last reply is complete, and an edit runs ``text`` in place of
@@ -261,7 +269,15 @@ def turn_begin(
     if rerun not in ("retry", "regenerate"):
         text = _clean_owner_text(text)
     if conversation_id is None:
-        return _turn_begin_new(text=text, turn_id=turn_id, origin=origin)
+        return _turn_begin_new(
+            text=text, turn_id=turn_id, origin=origin, model=model_checked(model)
+        )
+    if model is not None:
+        raise field_refused(
+            "A model goes with a new conversation's first message; change an existing "
+            "conversation's with PATCH /api/conversations/{id}.",
+            field="model",
+        )
     turn_claim(conversation_id=conversation_id, turn_id=turn_id)
     try:
         with transaction.atomic():
@@ -280,12 +296,12 @@ def turn_begin(
         raise
 
 
-def _turn_begin_new(*, text: str, turn_id: str, origin: Origin) -> TurnStart:
+def _turn_begin_new(*, text: str, turn_id: str, origin: Origin, model: str) -> TurnStart:
     """``turn_begin`` in a new conversation, made with the turn's lease already held."""
     title = conversation_title(text=text)
     with transaction.atomic():
         conversation = Conversation.objects.create(
-            title=title, turn_id=turn_id, turn_lease_until=_lease_end(), origin=origin
+            title=title, turn_id=turn_id, turn_lease_until=_lease_end(), origin=origin, model=model
         )
         owner_message = Message.objects.create(
             conversation=conversation, role=Message.Role.USER, content=text

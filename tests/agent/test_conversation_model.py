@@ -197,3 +197,30 @@ def test_a_v1_client_may_name_any_listed_model(live_server_url, owner, fake_open
         ai.chat.completions.create(model="gpt-9", messages=said)
     assert unknown.value.code == "model_not_found"
     assert Conversation.objects.count() == 1
+
+
+def test_a_new_conversation_may_begin_with_a_chosen_model(api, fake_openai):
+    use_fake(fake_openai)
+    fake_openai.script(text("Large here."))
+
+    stream = read_events(api.stream("/api/chat", {"text": "hello", "model": "fake-model-large"}))
+
+    assert stream[-1][1]["status"] == "complete"
+    assert Conversation.objects.get().model == "fake-model-large"
+    assert fake_openai.requests[-1]["model"] == "fake-model-large"
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["unlisted", "existing conversation"])
+def test_a_chat_with_a_model_it_cannot_take_changes_nothing(api, fake_openai, existing):
+    use_fake(fake_openai)
+    conversation = conversation_with(("user", "hi"), ("assistant", "Hello!")) if existing else None
+    body = {"text": "hello", "model": "fake-model-large" if existing else "gpt-9"}
+    if conversation is not None:
+        body["conversation_id"] = conversation.pk
+
+    answer = api.stream("/api/chat", body)
+
+    assert answer.status_code == 422
+    assert answer.json()["error"]["details"]["field"] == "model"
+    assert Conversation.objects.count() == (1 if existing else 0)
+    assert fake_openai.requests == []

@@ -23,26 +23,33 @@ def test_picking_a_model_in_the_head_answers_the_next_reply_with_it(
 
     page = signed_in
     use_fake_model(fake_openai)
-    conversation = conversation_with(("user", "hi"), ("assistant", "Hello!"))
-    page.goto(f"{live_server_url}/c/{conversation.pk}/")
+    page.reload()  # the new chat, now with a server that lists two models
 
+    # A new chat: the choice goes with the first message.
     picker = page.get_by_label("Model for this conversation")
-    expect(picker).to_be_visible()
     expect(picker).to_have_value("")
     expect(picker.locator("option")).to_have_text(["Default (fake-model)", "fake-model-large"])
     picker.select_option("fake-model-large")
-
-    row = page.locator(f'#conversation-list a[data-id="{conversation.pk}"]')
-    expect(row.locator(".model-badge")).to_have_text("fake-model-large")
-    assert Conversation.objects.get(pk=conversation.pk).model == "fake-model-large"
-
     fake_openai.script(text("The large one speaks."))
     say(page, "who are you?")
     expect(page.locator("#messages li").last).to_contain_text("The large one speaks.")
     assert fake_openai.requests[-1]["model"] == "fake-model-large"
+    conversation = Conversation.objects.get()
+    assert conversation.model == "fake-model-large"
+    row = page.locator(f'#conversation-list a[data-id="{conversation.pk}"]')
+    expect(row.locator(".model-badge")).to_have_text("fake-model-large")
 
-    page.reload()  # the choice is the conversation's, not the page's
-    expect(page.get_by_label("Model for this conversation")).to_have_value("fake-model-large")
+    # An open conversation: the choice is saved at once, and kept over a reload.
+    page.reload()
+    picker = page.get_by_label("Model for this conversation")
+    expect(picker).to_have_value("fake-model-large")
+    picker.select_option("")
+    expect(row.locator(".model-badge")).to_have_count(0)
+    assert Conversation.objects.get().model == ""
+    fake_openai.script(text("The default speaks."))
+    say(page, "and now?")
+    expect(page.locator("#messages li").last).to_contain_text("The default speaks.")
+    assert fake_openai.requests[-1]["model"] == "fake-model"
     assert page.csp_violations == []
 
 

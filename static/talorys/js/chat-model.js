@@ -1,6 +1,7 @@
 // The model picker in the chat's head: the models GET /api/models lists (read once per page),
-// "Default (…)" first; choosing one PATCHes the conversation, whose next replies ask it. Shown
-// only when there is a choice; model names go in with textContent.
+// "Default (…)" first. In an open conversation, choosing one PATCHes it and its next replies ask
+// it; in a new chat, the choice goes with the first message (chat.js: `chosen()`). Shown only
+// when there is a choice; model names go in with textContent.
 import { api, el } from "../common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -8,8 +9,8 @@ const box = $("model-pick");
 const select = $("model-select");
 const status = $("status");
 let listing = null; // the promise of /api/models' answer
-let id = null;
-let model = ""; // the open conversation's ("" for the default)
+let id = null; // the open conversation (null: a new chat)
+let model = ""; // its model, or a new chat's choice ("" for the default)
 let onChanged = () => {};
 
 function choices() {
@@ -20,8 +21,8 @@ function choices() {
 async function show() {
   const shown = id;
   const listed = await choices();
-  if (shown !== id) return;
-  if (!id || !listed) { box.hidden = true; return; }
+  if (shown !== id || id === undefined) return;
+  if (!listed) { box.hidden = true; return; }
   const others = listed.models.filter((name) => name !== listed.default);
   if (model && !others.includes(model)) others.push(model); // no longer listed: still shown
   const fallback = el("option", "", `Default (${listed.default})`);
@@ -37,13 +38,21 @@ async function show() {
   box.hidden = options.length === 0;
 }
 
+// A conversation and its model; `set(null)` is a new chat, on the default.
 function set(nextId, nextModel) {
   id = nextId;
   model = nextModel || "";
   show();
 }
 
+// While a conversation loads: nothing to choose for yet.
+function hide() {
+  id = undefined;
+  box.hidden = true;
+}
+
 select.addEventListener("change", async () => {
+  if (id === null) { model = select.value; show(); return; } // sent with the first message
   const chosen = id;
   try {
     const saved = await api(`/api/conversations/${chosen}`, { method: "PATCH", body: { model: select.value || null } });
@@ -59,4 +68,6 @@ select.addEventListener("change", async () => {
 export const picker = {
   init(options) { onChanged = options.onChanged; },
   set,
+  hide,
+  chosen: () => model || null,
 };

@@ -148,7 +148,7 @@ async function open(id, { push = true } = {}) {
   list.setActive(id);
   if (push && location.pathname !== `/c/${id}/`) history.pushState({ id }, "", `/c/${id}/`);
   head.set(id, "");
-  picker.set(null);
+  picker.hide();
   thread.replaceChildren();
   greeting.hidden = true;
   refreshComposer();
@@ -267,6 +267,7 @@ function send(text, mode = {}) {
   const frame = { type: "send", text, conversation_id: conversationId };
   for (const flag of ["retry", "regenerate", "edit"]) if (mode[flag]) frame[flag] = true;
   if (target && target.dataset.id) frame.message_id = Number(target.dataset.id);
+  if (conversationId === null && picker.chosen()) frame.model = turn.model = picker.chosen(); // a new chat's
   live.socket.send(JSON.stringify(frame));
   status.textContent = "";
   showGreeting();
@@ -304,7 +305,7 @@ function adopt(turn, id) {
     history.pushState({ id }, "", `/c/${id}/`);
     list.setActive(id);
     head.set(id, "");
-    picker.set(id, null);
+    picker.set(id, turn.model);
   }
   if (turn.stopWanted) live.socket.send(JSON.stringify({ type: "cancel", conversation_id: id }));
   list.refresh();
