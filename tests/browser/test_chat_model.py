@@ -1,6 +1,6 @@
 """The model picker in the chat's head, in a real browser against the fake model server (which
 lists two models): picking one saves it, the next reply asks it, the list shows it; on a phone
-the head stays one row with a long model name."""
+the head stays one row with a long model name, and axe finds nothing serious in it."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from agent.models import Conversation
 from tests.agent.fake_openai import text
 from tests.agent.test_runner import conversation_with
+from tests.browser.test_accessibility import axe_source, violations
 from tests.browser.test_chat_page import say, use_fake_model
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -74,3 +75,4 @@ def test_the_phone_head_stays_one_row_with_a_long_model_name(
     assert picker.bounding_box()["x"] + picker.bounding_box()["width"] <= rename["x"]
     assert title["width"] > 0
     assert head["width"] <= 390
+    assert violations(page, axe_source()) == []  # the picker labelled, readable, in reach
