@@ -15,7 +15,7 @@ from agent.services import MAX_MESSAGE_CHARS
 from talorys.history.schemas import ChangeOut
 from talorys.lib.markdown import render_markdown
 from talorys.lib.search import QUERY_MAX
-from talorys.web.schemas import Id, In, QueryText
+from talorys.web.schemas import NOT_NULL, Id, In, QueryText
 
 
 class ChatIn(In):
@@ -44,14 +44,27 @@ class ChatCancelOut(Schema):
     cancelled: bool
 
 
+def _one_at_least(schema: dict[str, Any]) -> None:
+    """In's schema, with at least one property: an edit that changes nothing is refused."""
+    texts = In.model_config.get("json_schema_extra")
+    if callable(texts):
+        texts(schema)  # type: ignore[call-arg]
+    schema["minProperties"] = 1
+
+
 class ConversationPatch(In):
     """A new title, a model (null or "" for the default), or both."""
 
-    title: str | None = Field(None, min_length=1, max_length=Conversation.TITLE_MAX)
+    model_config = ConfigDict(json_schema_extra=_one_at_least)
+
+    # Left out keeps it; null is refused (the schema has no null): a conversation has a title.
+    title: Annotated[str | None, NOT_NULL] = Field(
+        None, min_length=1, max_length=Conversation.TITLE_MAX
+    )
     model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
 
     @model_validator(mode="after")
-    def _something(self) -> ConversationPatch:
+    def _title_or_model(self) -> ConversationPatch:
         if "title" in self.model_fields_set and self.title is None:
             raise ValueError("title: must be text; a conversation always has a title")
         if not self.model_fields_set:
@@ -69,13 +82,12 @@ class ConversationOut(Schema):
     origin: Origin
     # The model its turns ask; null: the owner's default (GET /api/models).
     model: str | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
 
     @staticmethod
     def resolve_model(conversation: Conversation) -> str | None:
         return conversation.model or None
-
-    created_at: dt.datetime
-    updated_at: dt.datetime
 
 
 class MessageOut(Schema):

@@ -9,14 +9,16 @@ import dataclasses
 import datetime as dt
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from talorys.embedder import model_files
 from talorys.owner.models import OwnerSettings, UsageDay
@@ -232,14 +234,14 @@ def model_choices(*, owner_settings: OwnerSettings) -> ModelChoices:
     key = (
         "model-list:" + hashlib.sha256(f"{config.base_url}\0{config.api_key}".encode()).hexdigest()
     )
-    kept = cache.get(key)
+    kept = _cached(lambda: cache.get(key))
     if kept is None:
         try:
             kept = {"models": listed_models(config), "problem": ""}
         except ProviderError as error:
             kept = {"models": [], "problem": f"{error.code}: {error.message}"}
         seconds = MODEL_LIST_FAILED_SECONDS if kept["problem"] else MODEL_LIST_SECONDS
-        cache.set(key, kept, seconds)
+        _cached(lambda: cache.set(key, kept, seconds))
     others = [model for model in kept["models"] if model != config.model]
     return ModelChoices(
         default=config.model,
@@ -247,6 +249,15 @@ def model_choices(*, owner_settings: OwnerSettings) -> ModelChoices:
         available=not kept["problem"],
         problem=kept["problem"],
     )
+
+
+def _cached(operation: Callable[[], Any]) -> Any:
+    """``operation`` on the cache, or None while Redis does not answer: the list is then read
+    each time, and the picker still works."""
+    try:
+        return operation()
+    except RedisError:
+        return None
 
 
 def conversation_provider(config: ProviderConfig, *, model: str) -> ProviderConfig:

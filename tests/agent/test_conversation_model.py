@@ -224,3 +224,22 @@ def test_a_chat_with_a_model_it_cannot_take_changes_nothing(api, fake_openai, ex
     assert answer.json()["error"]["details"]["field"] == "model"
     assert Conversation.objects.count() == (1 if existing else 0)
     assert fake_openai.requests == []
+
+
+def test_without_redis_the_list_is_read_each_time(fake_openai):
+    from django.test import override_settings
+
+    from talorys.owner.selectors import model_choices, owner_settings_get
+
+    use_fake(fake_openai)
+    away = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens there
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+    with override_settings(CACHES={"default": away}):
+        first = model_choices(owner_settings=owner_settings_get())
+        again = model_choices(owner_settings=owner_settings_get())
+
+    assert first.models == again.models == ["fake-model", "fake-model-large"]
+    assert fake_openai.models_asked == 2
