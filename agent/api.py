@@ -5,6 +5,7 @@ from contextlib import suppress
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
@@ -166,12 +167,22 @@ def conversation_branch(
 
 
 @router.patch("/conversations/{int:conversation_id}", response=ConversationOut)
-def conversation_rename(
+def conversation_update(
     request: HttpRequest, conversation_id: int, payload: ConversationPatch
 ) -> Conversation:
-    return services.conversation_rename(
-        conversation_id=conversation_id, title=payload.title, actor=request_actor(request)
-    )
+    """Rename the conversation, or choose the model its next turns ask (one GET /api/models
+    lists; null or "" for the default), or both: the model is checked first."""
+    conversation = selectors.conversation_get(conversation_id=conversation_id)
+    with transaction.atomic():  # a refused title leaves the model as it was, and back
+        if "model" in payload.model_fields_set:
+            conversation = services.conversation_model_set(
+                conversation_id=conversation_id, model=payload.model
+            )
+        if payload.title is not None:
+            conversation = services.conversation_rename(
+                conversation_id=conversation_id, title=payload.title, actor=request_actor(request)
+            )
+    return conversation
 
 
 @router.delete("/conversations/{int:conversation_id}", response={204: None})

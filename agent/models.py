@@ -37,6 +37,7 @@ RECORDED = frozenset({Origin.IMPORT, Origin.CLIENT})
 
 class Conversation(Binnable):
     TITLE_MAX = 200
+    MODEL_MAX = 200
 
     class TitleSource(models.TextChoices):
         """Who wrote the title: a new conversation's is its first words (the demo's short title
@@ -60,6 +61,9 @@ class Conversation(Binnable):
     turn_lease_until = models.DateTimeField(null=True, blank=True)
     turn_cancel_requested = models.BooleanField(default=False)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.LIVE)
+    # The model its turns ask, one the server lists (services.conversation_model_set); "" for
+    # the owner's default (talorys.owner.selectors.provider_config), whatever it is then.
+    model = models.CharField(max_length=MODEL_MAX, blank=True, default="")
     # The token of the /v1 client that started it (agent/completions/admission.py counts a
     # token's new conversations per day by it); None for every other conversation, and once
     # the token is deleted. Not in a backup: tokens are not exported.

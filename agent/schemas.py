@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from agent.activity import ShownActivity, shown_activity
 from agent.models import Conversation, Message, Origin
@@ -15,7 +15,7 @@ from agent.services import MAX_MESSAGE_CHARS
 from talorys.history.schemas import ChangeOut
 from talorys.lib.markdown import render_markdown
 from talorys.lib.search import QUERY_MAX
-from talorys.web.schemas import Id, In, QueryText
+from talorys.web.schemas import NOT_NULL, Id, In, QueryText
 
 
 class _TurnAsk(BaseModel):
@@ -33,6 +33,9 @@ class _TurnAsk(BaseModel):
     # With regenerate, optional: the reply regenerated, refused unless it is the last one. With
     # edit: the owner message edited (any on the branch shown; without it, the last one).
     message_id: Id | None = None
+    # A new conversation's model (one GET /api/models lists; null: the default). An existing
+    # conversation's is changed by PATCH /api/conversations/{id}.
+    model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
 
 
 class ChatIn(In, _TurnAsk):
@@ -47,8 +50,32 @@ class ChatCancelOut(Schema):
     cancelled: bool
 
 
+def _one_at_least(schema: dict[str, Any]) -> None:
+    """In's schema, with at least one property: an edit that changes nothing is refused."""
+    texts = In.model_config.get("json_schema_extra")
+    if callable(texts):
+        texts(schema)  # type: ignore[call-arg]
+    schema["minProperties"] = 1
+
+
 class ConversationPatch(In):
-    title: str = Field(min_length=1, max_length=Conversation.TITLE_MAX)
+    """A new title, a model (null or "" for the default), or both."""
+
+    model_config = ConfigDict(json_schema_extra=_one_at_least)
+
+    # Left out keeps it; null is refused (the schema has no null): a conversation has a title.
+    title: Annotated[str | None, NOT_NULL] = Field(
+        None, min_length=1, max_length=Conversation.TITLE_MAX
+    )
+    model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
+
+    @model_validator(mode="after")
+    def _title_or_model(self) -> ConversationPatch:
+        if "title" in self.model_fields_set and self.title is None:
+            raise ValueError("title: must be text; a conversation always has a title")
+        if not self.model_fields_set:
+            raise ValueError("give a title, a model, or both")
+        return self
 
 
 class ConversationFilters(Schema):
@@ -59,8 +86,14 @@ class ConversationOut(Schema):
     id: int
     title: str
     origin: Origin
+    # The model its turns ask; null: the owner's default (GET /api/models).
+    model: str | None
     created_at: dt.datetime
     updated_at: dt.datetime
+
+    @staticmethod
+    def resolve_model(conversation: Conversation) -> str | None:
+        return conversation.model or None
 
 
 class MessageOut(Schema):
@@ -140,6 +173,7 @@ def turn_request(body: _TurnAsk) -> dict[str, Any]:
         "text": body.text,
         "rerun": rerun_chosen(retry=body.retry, regenerate=body.regenerate, edit=body.edit),
         "message_id": body.message_id,
+        "model": body.model,
     }
 
 

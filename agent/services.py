@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -28,10 +27,10 @@ from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
-from talorys.lib.errors import Conflict, NotFound, ValidationFailed
+from talorys.lib.errors import Conflict, NotFound, ValidationFailed, field_refused
 from talorys.lib.tools import Mode
 from talorys.lib.validation import clean_line, one_line, refuse_nul
-from talorys.owner.selectors import owner_settings_get, provider_config
+from talorys.owner.selectors import model_choices, owner_settings_get, provider_config
 from talorys.providers.base import without_nul
 from talorys.providers.demo.titles import demo_title
 from talorys.web.live import pages_tell
@@ -153,6 +152,33 @@ def conversation_rename(*, conversation_id: int, title: str, actor: Actor = OWNE
     return conversation
 
 
+def model_checked(model: str | None) -> str:
+    """``model`` as a conversation stores it: one the configured server lists
+    (talorys.owner.selectors.model_choices), or "" (from None or "") for the owner's default.
+    Anything else is refused on ``model``."""
+    model = (model or "").strip()
+    if not model:
+        return ""
+    choices = model_choices(owner_settings=owner_settings_get())
+    if model not in choices.models:
+        listed = "" if choices.available else f" (the list could not be read: {choices.problem})"
+        raise field_refused(
+            f"The model server does not list the model {model[:100]!r}{listed}.", field="model"
+        )
+    return model
+
+
+def conversation_model_set(*, conversation_id: int, model: str | None) -> Conversation:
+    """The model the conversation's next turns ask (``model_checked``); a refusal changes
+    nothing. A turn already running keeps its model."""
+    model = model_checked(model)
+    updated = Conversation.objects.live().filter(pk=conversation_id).update(model=model)
+    if not updated:
+        raise NotFound(f"Conversation {conversation_id} does not exist.")
+    _tell(conversation_id, "model", model=model)
+    return conversation_get(conversation_id=conversation_id)
+
+
 def conversation_title_generated(*, conversation_id: int, title: str) -> bool:
     """Store the model's title for a conversation that still has its first-words title; False
     when the owner renamed it meanwhile (or binned it). One conditional UPDATE, so a rename
@@ -196,35 +222,6 @@ CONVERSATION = ItemKind(
 register_kind(CONVERSATION)
 
 
-def conversation_from_automation(
-    *, title: str, prompt: str, reply: str, tool_activity: list[Any]
-) -> Conversation:
-    """A scheduled prompt's run as a conversation (``Origin.AUTOMATION``): its stored prompt,
-    then the model's answer with the tools it called. Titled by the run (``MODEL``: no turn
-    retitles it); the owner continues it like any chat. Call inside the run's transaction."""
-    conversation = Conversation.objects.create(
-        title=one_line(without_nul(title))[: Conversation.TITLE_MAX] or "Scheduled prompt",
-        title_source=Conversation.TitleSource.MODEL,
-        origin=Origin.AUTOMATION,
-    )
-    prompt_message = Message.objects.create(
-        conversation=conversation,
-        role=Message.Role.USER,
-        content=without_nul(prompt),
-        origin=Origin.AUTOMATION,
-    )
-    Message.objects.create(
-        conversation=conversation,
-        role=Message.Role.ASSISTANT,
-        content=without_nul(reply),
-        origin=Origin.AUTOMATION,
-        tool_activity=without_nul(tool_activity),
-        parent=prompt_message,
-    )
-    _tell(conversation.pk, "turn")  # open chat lists show it (sent on commit)
-    return conversation
-
-
 def conversation_summary_store(*, conversation_id: int, summary: str, summary_upto: int) -> None:
     Conversation.objects.filter(pk=conversation_id).update(
         summary=without_nul(summary), summary_upto=summary_upto
@@ -264,9 +261,12 @@ def turn_begin(
     rerun: Rerun | None = None,
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
+    model: str | None = None,
 ) -> TurnStart:
-    """Claim the conversation (making it, of ``origin``, when new), save the owner's message
-    and allocate the assistant's. Raises ValidationFailed, NotFound or Conflict, keeping nothing.
+    """Claim the conversation (making it, of ``origin``, when new, asking ``model``: see
+    ``model_checked``; an existing one's is changed by ``conversation_model_set``), save the
+    owner's message and allocate the assistant's. Raises ValidationFailed, NotFound or
+    Conflict, keeping nothing.
 
     A retry, a regenerate or an edit (``rerun``) re-runs an owner message (agent/rerun.py); a
     regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
@@ -276,7 +276,15 @@ def turn_begin(
     if rerun not in ("retry", "regenerate"):
         text = _clean_owner_text(text)
     if conversation_id is None:
-        return _turn_begin_new(text=text, turn_id=turn_id, origin=origin)
+        return _turn_begin_new(
+            text=text, turn_id=turn_id, origin=origin, model=model_checked(model)
+        )
+    if model is not None:
+        raise field_refused(
+            "A model goes with a new conversation's first message; change an existing "
+            "conversation's with PATCH /api/conversations/{id}.",
+            field="model",
+        )
     turn_claim(conversation_id=conversation_id, turn_id=turn_id)
     try:
         with transaction.atomic():
@@ -295,12 +303,12 @@ def turn_begin(
         raise
 
 
-def _turn_begin_new(*, text: str, turn_id: str, origin: Origin) -> TurnStart:
+def _turn_begin_new(*, text: str, turn_id: str, origin: Origin, model: str) -> TurnStart:
     """``turn_begin`` in a new conversation, made with the turn's lease already held."""
     title = first_title(text=text)
     with transaction.atomic():
         conversation = Conversation.objects.create(
-            title=title, turn_id=turn_id, turn_lease_until=_lease_end(), origin=origin
+            title=title, turn_id=turn_id, turn_lease_until=_lease_end(), origin=origin, model=model
         )
         owner_message = Message.objects.create(
             conversation=conversation, role=Message.Role.USER, content=text

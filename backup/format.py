@@ -173,7 +173,8 @@ KINDS: tuple[KindSpec, ...] = (
         "conversations",
         Conversation,
         ConversationRow,
-        kept=("summary", "summary_upto", "origin"),
+        # The model, as the settings' model_name: another install's server may not list it.
+        kept=("summary", "summary_upto", "origin", "model"),
         item="conversation",
     ),
     KindSpec(

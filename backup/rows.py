@@ -231,6 +231,8 @@ class ConversationRow(BinnableRow):
     summary: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS), LONG_TEXT] = ""
     summary_upto: Ref = None
     origin: Annotated[str, one_of(Origin)]
+    # Exported for the record; an import never installs it (format.py), as the settings' model.
+    model: Annotated[str, Field(max_length=Conversation.MODEL_MAX), ONE_LINE] = ""
 
 
 class MessageRow(Row):

@@ -27,7 +27,7 @@ from talorys.lib.errors import (
 )
 from talorys.notifications.api import channels_router, notifications_router, push_router
 from talorys.ops.api import anyone, health_router
-from talorys.owner.api import settings_router, usage_router
+from talorys.owner.api import models_router, settings_router, usage_router
 from talorys.workspace.api import notes_router, projects_router, tasks_router
 
 api = TalorysAPI(
@@ -92,6 +92,7 @@ api.add_router("/notes", notes_router)
 api.add_router("/notifications", notifications_router)
 api.add_router("/settings", settings_router)
 api.add_router("/usage", usage_router)
+api.add_router("/models", models_router)
 api.add_router("/search", search_router)
 api.add_router("/memories", memory_router)
 api.add_router("/", agent_router)

@@ -129,11 +129,13 @@ def completion_admit(*, messages: list[CompletionMessage], token: ApiToken) -> A
 
 
 def completion_claim(
-    *, admission: Admission, token: ApiToken, replay_id: int | None = None
+    *, admission: Admission, token: ApiToken, replay_id: int | None = None, model: str = ""
 ) -> services.TurnStart:
     """The admitted request's conversation (made when new) and its turn, claimed in one
     transaction: a refusal of the claim leaves nothing behind. The request's replay row
-    (replay.py), when given, is tied to the reply in it."""
+    (replay.py), when given, is tied to the reply in it. The conversation asks ``model`` from
+    now on (a listed one, checked by the caller; "" for the default): the client's choice of
+    the moment, as the header's picker is the owner's."""
     with transaction.atomic():
         conversation_id = admission.conversation_id
         if conversation_id is None:
@@ -142,6 +144,7 @@ def completion_claim(
             list(ApiToken.objects.select_for_update().filter(pk=token.pk).values_list("pk"))
             new_conversations_check(token=token, owner=owner_settings_get())
             conversation_id = conversation_new(chat=admission.chat, token=token)
+        Conversation.objects.filter(pk=conversation_id).update(model=model)
         start = services.turn_begin(
             conversation_id=conversation_id, text=admission.chat.text, origin=Origin.API
         )
@@ -153,7 +156,11 @@ def completion_claim(
 
 
 async def completion_begin(
-    *, messages: list[CompletionMessage], token: ApiToken, replay_id: int | None = None
+    *,
+    messages: list[CompletionMessage],
+    token: ApiToken,
+    replay_id: int | None = None,
+    model: str = "",
 ) -> tuple[services.TurnStart, bool]:
     """Admit the request, then make its conversation and claim its turn, as the runner's
     ``begin_turn`` does for the chat (follow it with ``turn_run``); and whether the
@@ -165,7 +172,7 @@ async def completion_begin(
     # an admitted request: a refused one costs the embedder nothing.
     embeddings.query_prefetch(admission.chat.text)
     start = await sync_to_async(completion_claim)(
-        admission=admission, token=token, replay_id=replay_id
+        admission=admission, token=token, replay_id=replay_id, model=model
     )
     if token.scope != ApiToken.Scope.WRITE:
         start = dataclasses.replace(start, tool_mode="read")

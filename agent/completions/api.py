@@ -57,6 +57,7 @@ from agent.runner.db import db, give_back_request_connection
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_authenticate
 from talorys.lib.errors import AppError, BudgetExhausted, NotFound, database_unavailable
+from talorys.owner.selectors import model_choices, owner_settings_get, provider_config
 from talorys.web.openai_errors import openai_error
 
 BAD_TOKEN = "Incorrect API key provided: send a Talorys API token as 'Authorization: Bearer tal_…'."
@@ -81,7 +82,10 @@ def token_auth(request: HttpRequest) -> ApiToken | None:
 v1_api = NinjaAPI(
     title="Talorys, OpenAI-compatible",
     version="1",
-    description="Chat completions with Talorys as the model `talorys`. `Authorization: Bearer <token>`.",
+    description=(
+        "Chat completions with Talorys as the model `talorys` (the owner's default model), or "
+        "any model GET /v1/models lists. `Authorization: Bearer <token>`."
+    ),
     auth=token_auth,
     urls_namespace="v1",
     openapi_url=None,  # its schema is OpenAI's; tests read it from get_openapi_schema()
@@ -147,27 +151,41 @@ _STREAM_DOC = {
 }
 
 
-def _model() -> dict[str, Any]:
-    return {"id": MODEL_ID, "object": "model", "created": MODEL_CREATED, "owned_by": "talorys"}
+def _model(model: str = MODEL_ID) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": MODEL_CREATED, "owned_by": "talorys"}
+
+
+def _listed() -> list[str]:
+    """``talorys`` (Talorys with the owner's default model), then every model the configured
+    server lists (talorys.owner.selectors.model_choices); the demo has no other."""
+    owner = owner_settings_get()
+    if provider_config(owner).is_demo:
+        return [MODEL_ID]
+    return [MODEL_ID, *model_choices(owner_settings=owner).models]
 
 
 @v1_api.get("/models", response={200: ModelListOut, frozenset({401, 503}): OpenAIErrorOut})
 def models(request: HttpRequest) -> dict[str, Any]:
-    return {"object": "list", "data": [_model()]}
+    return {"object": "list", "data": [_model(model) for model in _listed()]}
 
 
 @v1_api.get("/models/{model}", response={200: ModelOut, frozenset({401, 404}): OpenAIErrorOut})
 def model_get(request: HttpRequest, model: str) -> dict[str, Any]:
     _check_model(model)
-    return _model()
+    return _model(model)
 
 
-def _check_model(model: str) -> None:
-    if model != MODEL_ID:
+def _check_model(model: str) -> str:
+    """The model a conversation stores for ``model`` ("" for ``talorys``: the default); NotFound
+    for one the server does not list."""
+    if model == MODEL_ID:
+        return ""
+    if model not in _listed():
         raise NotFound(
-            f"The model `{model[:100]}` does not exist: this server has one, `{MODEL_ID}`.",
+            f"The model `{model[:100]}` does not exist: GET /v1/models lists those there are.",
             code="MODEL_NOT_FOUND",
         )
+    return model
 
 
 @v1_api.post(
@@ -178,7 +196,7 @@ def _check_model(model: str) -> None:
 async def chat_completions(
     request: HttpRequest, payload: CompletionIn
 ) -> HttpResponse | StreamingHttpResponse:
-    _check_model(payload.model)
+    model = await sync_to_async(_check_model)(payload.model)
     refused = payload.unsupported()
     if refused is not None:
         return _error(400, refused[1], param=refused[0], code="unsupported_parameter")
@@ -192,7 +210,7 @@ async def chat_completions(
             token=token, key=key, digest=digest, seconds=seconds
         )
         if taken.made:
-            return await _answer(payload, token, taken, approvals_url)
+            return await _answer(payload, token, taken, approvals_url, model)
         replayed = await replay_wait(taken.row_id, approvals_url)
         if replayed is not None:
             return _replayed(replayed, payload)
@@ -200,7 +218,7 @@ async def chat_completions(
 
 
 async def _answer(
-    payload: CompletionIn, token: ApiToken, taken: Taken, approvals_url: str
+    payload: CompletionIn, token: ApiToken, taken: Taken, approvals_url: str, model: str
 ) -> HttpResponse | StreamingHttpResponse:
     """Run the request's turn and answer with it, whole or streamed."""
     row_id = taken.row_id
@@ -208,7 +226,7 @@ async def _answer(
         # Every refusal before anything is written (admission.py), then the conversation and
         # the claim, which ties the replay row to the reply.
         start, new = await completion_begin(
-            messages=payload.messages, token=token, replay_id=row_id
+            messages=payload.messages, token=token, replay_id=row_id, model=model
         )
     except Exception:
         await sync_to_async(replay_forget)(row_id)

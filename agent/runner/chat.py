@@ -113,10 +113,11 @@ async def begin_turn(
     rerun: Rerun | None = None,
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
+    model: str | None = None,
 ) -> services.TurnStart:
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
-    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. ``rerun`` and
-    ``origin`` (a new conversation's) are services.turn_begin's."""
+    NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. ``rerun``,
+    ``origin`` and ``model`` (a new conversation's) are services.turn_begin's."""
     # Not db(): the request's response phase (its session save) reuses this connection on the
     # request's thread, where a pool found empty would be a 500; the chat API's stream gives it
     # back as its first step (give_back_request_connection).
@@ -131,6 +132,7 @@ async def begin_turn(
         rerun=rerun,
         message_id=message_id,
         origin=origin,
+        model=model,
     )
     claimed(start, began)
     embeddings.query_prefetch(start.text)

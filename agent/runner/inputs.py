@@ -25,7 +25,12 @@ from agent.runner.opening import Opening, summary_upto
 from agent.runner.phases import Phases
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
-from talorys.owner.selectors import owner_settings_current, owner_settings_get, provider_config
+from talorys.owner.selectors import (
+    conversation_provider,
+    owner_settings_current,
+    owner_settings_get,
+    provider_config,
+)
 from talorys.providers.base import ProviderConfig
 
 # Enough for the notes (at most selectors.outcome_notes_outside's limit) to settle.
@@ -91,17 +96,17 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
 
 def _owner_and_recall_pass(
     text: str, opening: Opening
-) -> tuple[OwnerSettings, memory_selectors.RecallPass, str]:
+) -> tuple[OwnerSettings, memory_selectors.RecallPass, Opening]:
     """The settings (this process's copy, when the version the opening read is its own), the
     first model step's reservation (its limit is in them) and the index's lazy pass, in the
-    opening read's trip; and the summary it read."""
+    opening read's trip; and what it read (the summary, the conversation's model)."""
     owner = owner_settings_current(version=opening.settings_version)
     if not provider_config(owner).is_demo:  # the demo's replies cost nothing (model_loop)
         reserve_step(CHAT_BUDGETS, owner_settings=owner)
     recall = memory_selectors.recall_pass(
         text=text, owner_settings=owner, clock=opening.index_clock
     )
-    return owner, recall, opening.summary
+    return owner, recall, opening
 
 
 async def _read_owner_inputs(
@@ -110,7 +115,7 @@ async def _read_owner_inputs(
     """The first model step's gate (the lease, the budget: model_loop's ``step_gate``) with the
     summary, the settings and the index's lazy pass, then the memories and the related items,
     each in a trip of its own at the same time."""
-    owner, recall, summary = await phases.waited(
+    owner, recall, opening = await phases.waited(
         "gate", lease.opening_gate(functools.partial(_owner_and_recall_pass, start.text))
     )
     memories, related = await phases.waited(
@@ -123,7 +128,8 @@ async def _read_owner_inputs(
         ),
     )
     inputs = _inputs(owner, memories=memories, related=related)
-    inputs.summary = summary
+    inputs.summary = opening.summary
+    inputs.provider = conversation_provider(inputs.provider, model=opening.model)
     return inputs
 
 

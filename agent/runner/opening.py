@@ -1,5 +1,5 @@
-"""The first model step's heartbeat as a read: what the turn needs of its conversation's row, the
-settings' version and the recall index's clock come back with the check itself, one statement
+"""The first model step's heartbeat as a read: what the turn needs of its conversation's row (its
+summary and model), the settings' version and the recall index's clock come back with the check itself, one statement
 instead of four."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from talorys.owner.models import OwnerSettings
 @dataclass(frozen=True)
 class Opening:
     summary: str
+    # The model the conversation asks ("" for the default: services.conversation_model_set).
+    model: str
     # None: no settings row yet (talorys.owner.selectors.owner_settings_current).
     settings_version: int | None
     # The recall index's clock, for recall's lazy pass (None: no index yet).
@@ -41,8 +43,9 @@ def opening_read(*, conversation_id: int, turn_id: str) -> Opening | None:
         return None
     return Opening(
         summary=row[0],
-        settings_version=row[1],
-        index_clock=memory_selectors.recall_clock_of(row[2:]),
+        model=row[1],
+        settings_version=row[2],
+        index_clock=memory_selectors.recall_clock_of(row[3:]),
     )
 
 
@@ -61,7 +64,8 @@ def _opening_sql() -> str:
         f"{quote(OwnerSettings._meta.db_table)} s WHERE s.{column(OwnerSettings, 'id')} = 1)"
     )
     return (
-        f"SELECT c.{column(Conversation, 'summary')}, {version}, {', '.join(clock)} "
+        f"SELECT c.{column(Conversation, 'summary')}, c.{column(Conversation, 'model')}, "
+        f"{version}, {', '.join(clock)} "
         f"FROM {quote(Conversation._meta.db_table)} c {join} "
         f"WHERE c.{column(Conversation, 'id')} = %s AND c.{column(Conversation, 'turn_id')} = %s "
         f"AND NOT c.{column(Conversation, 'turn_cancel_requested')}"

@@ -23,7 +23,7 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from agent.services import conversation_from_automation
+from agent.automation_conversations import conversation_from_automation
 from automations.models import Automation, AutomationRun
 from automations.selectors import task_digest_text
 from automations.services.dispatch import CATCH_UP_WINDOW, missed_notify

@@ -1,5 +1,5 @@
 """The owner's settings (/api/settings, with the connection test) and the day's usage
-(/api/usage) over the API. Provider settings and the connection test: the owner's session only
+(/api/usage) over the API, and the models a conversation may ask (/api/models). Provider settings and the connection test: the owner's session only
 (talorys/owner/services/settings.py says which). The calendar feed's URL is shown to the session
 only and rotated by it (talorys/owner/services/calendar.py)."""
 
@@ -14,13 +14,16 @@ from talorys.owner.schemas import (
     CalendarOut,
     ConnectionTestIn,
     ConnectionTestOut,
+    ModelsOut,
     SettingsOut,
     SettingsPatch,
     UsageOut,
 )
 from talorys.owner.selectors import (
+    ModelChoices,
     UsageReport,
     embeddings_provider_kind,
+    model_choices,
     model_provider_kind,
     owner_settings_get,
     recall_mode,
@@ -33,6 +36,7 @@ from talorys.web.schemas import ErrorOut
 
 settings_router = Router(tags=["settings"])
 usage_router = Router(tags=["usage"])
+models_router = Router(tags=["models"])
 
 
 def _settings_out(request: HttpRequest, row: OwnerSettings) -> SettingsOut:
@@ -86,3 +90,11 @@ def settings_calendar_rotate(request: HttpRequest) -> CalendarOut:
 @usage_router.get("", response=UsageOut)
 def usage_get(request: HttpRequest) -> UsageReport:
     return usage_report(owner_settings=owner_settings_get())
+
+
+@models_router.get("", response=ModelsOut)
+def models_list(request: HttpRequest) -> ModelChoices:
+    """The models the configured server lists (read again after a few minutes), the default
+    first; the demo's one model without a server. A server that cannot say answers the
+    default alone with ``available`` false, not an error."""
+    return model_choices(owner_settings=owner_settings_get())

@@ -1,4 +1,4 @@
-"""The owner's settings, the connection test and the usage report over the API."""
+"""The owner's settings, the connection test, the usage report and the models over the API."""
 
 from __future__ import annotations
 
@@ -146,3 +146,15 @@ class UsageOut(Schema):
     limits: UsageCountersOut
     remaining: UsageCountersOut
     days: list[UsageDayOut]
+
+
+class ModelsOut(Schema):
+    """The models a conversation may ask (PATCH /api/conversations/{id} ``model``)."""
+
+    # The owner's default (settings, else the environment): the first of ``models``.
+    default: str
+    models: list[str]
+    # False when the server's list could not be read: then ``models`` is the default alone,
+    # and ``problem`` says why.
+    available: bool
+    problem: str

@@ -5,19 +5,25 @@ environment, field by field), what recall is now, and the day's usage report."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
+import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from talorys.embedder import model_files
 from talorys.owner.models import OwnerSettings, UsageDay
-from talorys.providers.base import ProviderConfig
+from talorys.providers.base import ProviderConfig, ProviderError
+from talorys.providers.model_list import listed_models
 
 
 def owner_settings_get() -> OwnerSettings:
@@ -196,3 +202,67 @@ def usage_remaining(*, kind: str, owner_settings: OwnerSettings | None = None) -
     column, _limit_field = USAGE_KINDS[kind]
     owner_settings = owner_settings or owner_settings_get()
     return usage_report(owner_settings=owner_settings, days=1)["remaining"][column]
+
+
+# --- the models to choose from -----------------------------------------------------------------
+
+# How long the server's list is kept, and a failure to read it (shorter: it may come back soon).
+MODEL_LIST_SECONDS = 300
+MODEL_LIST_FAILED_SECONDS = 30
+DEMO_MODEL = "demo"
+
+
+@dataclass(frozen=True)
+class ModelChoices:
+    """The models a conversation may ask: the default first, then the rest the server lists.
+    ``available`` is False when the list could not be read (``problem`` says why): then the
+    default alone is offered."""
+
+    default: str
+    models: list[str]
+    available: bool = True
+    problem: str = ""
+
+
+def model_choices(*, owner_settings: OwnerSettings) -> ModelChoices:
+    """The models the configured server lists (its ``/models``), kept in the cache for
+    MODEL_LIST_SECONDS per server and key; the demo lists its one model. Never raises: a
+    server that cannot say leaves the default alone, kept for MODEL_LIST_FAILED_SECONDS."""
+    config = provider_config(owner_settings)
+    if config.is_demo:
+        return ModelChoices(default=DEMO_MODEL, models=[DEMO_MODEL])
+    key = (
+        "model-list:" + hashlib.sha256(f"{config.base_url}\0{config.api_key}".encode()).hexdigest()
+    )
+    kept = _cached(lambda: cache.get(key))
+    if kept is None:
+        try:
+            kept = {"models": listed_models(config), "problem": ""}
+        except ProviderError as error:
+            kept = {"models": [], "problem": f"{error.code}: {error.message}"}
+        seconds = MODEL_LIST_FAILED_SECONDS if kept["problem"] else MODEL_LIST_SECONDS
+        _cached(lambda: cache.set(key, kept, seconds))
+    others = [model for model in kept["models"] if model != config.model]
+    return ModelChoices(
+        default=config.model,
+        models=[config.model, *others],
+        available=not kept["problem"],
+        problem=kept["problem"],
+    )
+
+
+def _cached(operation: Callable[[], Any]) -> Any:
+    """``operation`` on the cache, or None while Redis does not answer: the list is then read
+    each time, and the picker still works."""
+    try:
+        return operation()
+    except RedisError:
+        return None
+
+
+def conversation_provider(config: ProviderConfig, *, model: str) -> ProviderConfig:
+    """``config`` asking ``model`` (a conversation's choice; "" keeps the default). The demo
+    answers every conversation alike."""
+    if config.is_demo or not model:
+        return config
+    return dataclasses.replace(config, model=model)

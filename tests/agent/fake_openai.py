@@ -7,7 +7,9 @@ short confirmation after a tool result, an echo otherwise. Another process can u
 
     python -m tests.agent.fake_openai --port 8765   # base URL http://127.0.0.1:8765/v1
 
-``POST /v1/embeddings`` has its own script and record, apart from the chat's:
+``GET /v1/models`` lists ``server.models`` (two: ``fake-model``, the one tests configure, and
+``fake-model-large``), or answers ``server.models_reply`` when set; ``server.models_asked``
+counts its requests. ``POST /v1/embeddings`` has its own script and record, apart from the chat's:
 ``server.script_embeddings(reply, ...)`` and ``server.embedding_requests`` (each JSON body) and
 ``server.embedding_headers``. Its default answers every input with ``bag_of_words(text)``: a
 hashed bag of words of ``embedding_dimension`` (16) numbers, normalised, so texts that share
@@ -271,6 +273,11 @@ class FakeOpenAI:
         self.embedding_dimension = embedding_dimension
         self.embedding_requests: list[dict[str, Any]] = []
         self.embedding_headers: list[dict[str, str]] = []
+        # What ``GET /v1/models`` lists; ``models_reply``, when set, is answered instead (an
+        # error, a malformed body). ``models_asked`` counts the requests.
+        self.models = ["fake-model", "fake-model-large"]
+        self.models_reply: Reply | None = None
+        self.models_asked = 0
         # Set when a client hangs up before its reply was fully sent.
         self.disconnected = threading.Event()
         # TCP connections accepted: a client that keeps its connection alive makes one.
@@ -380,6 +387,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
+        if self.path.rstrip("/") != "/v1/models":
+            self.send_error(404)
+            return
+        with fake._lock:
+            fake.models_asked += 1
+            listed = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]
+            reply = fake.models_reply or json_reply({"object": "list", "data": listed})
+        self._send(reply)
 
     def do_POST(self) -> None:
         fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]

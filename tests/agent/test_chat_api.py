@@ -175,7 +175,7 @@ def test_conversations_are_listed_newest_first_with_a_count(api):
 
     assert page["count"] == 2
     assert [item["id"] for item in page["items"]] == [newer.pk]
-    assert set(page["items"][0]) == {"id", "title", "origin", "created_at", "updated_at"}
+    assert set(page["items"][0]) == {"id", "title", "origin", "model", "created_at", "updated_at"}
 
 
 def test_deleting_a_conversation_removes_its_messages(api):

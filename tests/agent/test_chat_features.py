@@ -50,7 +50,7 @@ def test_the_owner_renames_a_conversation_and_the_change_log_keeps_it(api):
 
     assert response.status_code == 200
     assert response.json()["title"] == "Trip plans"
-    assert set(response.json()) == {"id", "title", "origin", "created_at", "updated_at"}
+    assert set(response.json()) == {"id", "title", "origin", "model", "created_at", "updated_at"}
     conversation.refresh_from_db()
     assert (conversation.title, conversation.title_source) == ("Trip plans", "owner")
     assert conversation.updated_at == updated_at  # a rename does not move it up the list

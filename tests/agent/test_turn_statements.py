@@ -141,9 +141,11 @@ def test_the_turn_log_line_carries_the_time_of_each_phase(needs_postgres, fake_o
 
 
 def test_the_opening_read_is_the_heartbeat_check_with_what_the_turn_reads_anyway():
-    conversation = Conversation.objects.create(title="Weekend", summary="Earlier.", turn_id="t1")
+    conversation = Conversation.objects.create(
+        title="Weekend", summary="Earlier.", turn_id="t1", model="big-model"
+    )
     assert opening_read(conversation_id=conversation.pk, turn_id="t1") == Opening(
-        summary="Earlier.", settings_version=None, index_clock=None
+        summary="Earlier.", model="big-model", settings_version=None, index_clock=None
     )  # no settings row, no index yet
     version = owner_settings_get().version
     reindex_recent()
@@ -151,7 +153,9 @@ def test_the_opening_read_is_the_heartbeat_check_with_what_the_turn_reads_anyway
 
     opened = opening_read(conversation_id=conversation.pk, turn_id="t1")
 
-    assert opened == Opening(summary="Earlier.", settings_version=version, index_clock=clock)
+    assert opened == Opening(
+        summary="Earlier.", model="big-model", settings_version=version, index_clock=clock
+    )
     assert opening_read(conversation_id=conversation.pk, turn_id="t2") is None  # another's turn
     Conversation.objects.filter(pk=conversation.pk).update(turn_cancel_requested=True)
     assert opening_read(conversation_id=conversation.pk, turn_id="t1") is None  # cancelled

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.services import conversation_from_automation
+from agent.automation_conversations import conversation_from_automation
 from talorys.notifications import services as notify
 from tests.agent.fake_openai import text
 from tests.browser.test_chat_page import say, use_fake_model

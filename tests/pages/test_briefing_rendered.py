@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from agent.services import conversation_from_automation
+from agent.automation_conversations import conversation_from_automation
 from automations.models import AutomationRun
 from automations.services.crud import automation_create
 from talorys.notifications import services

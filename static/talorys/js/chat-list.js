@@ -48,6 +48,7 @@ function link(c) {
     tag.title = badge[1];
     a.prepend(tag, " ");
   }
+  if (c.model) a.append(el("small", "model-badge", c.model)); // not the default model
   if (c.id === active) a.setAttribute("aria-current", "page");
   a.addEventListener("click", (e) => {
     if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return; // a new tab

@@ -4,11 +4,12 @@
 // does: a page that shows one streaming (after a reload, in a second tab, after the socket came
 // back) attaches to it and goes on from the text so far. What another page changes arrives as
 // "talorys:sync" (notifications.js) and the thread and the list look again. The bubbles are chat-messages.js, the list
-// chat-list.js, the title chat-head.js. Model and owner text go in with textContent only.
+// chat-list.js, the title chat-head.js, the model chat-model.js. Model and owner text go in with textContent only.
 import { api } from "../common.js";
 import * as bubbles from "./chat-messages.js";
 import { lengthGuard } from "./chat-composer.js";
 import { head } from "./chat-head.js";
+import { picker } from "./chat-model.js";
 import { list } from "./chat-list.js";
 import { reconnectingSocket, showSessionEnded } from "./socket.js";
 import { plainMessage } from "./wording.js";
@@ -106,6 +107,7 @@ function refreshActions() {
 
 function render(convo) {
   head.set(convo.id, convo.title);
+  picker.set(convo.id, convo.model);
   const items = (convo.messages || []).map((m) => {
     const li = bubbles.fromApi(m);
     bubbles.setBranches(li, m.siblings, showBranch);
@@ -146,6 +148,7 @@ async function open(id, { push = true } = {}) {
   list.setActive(id);
   if (push && location.pathname !== `/c/${id}/`) history.pushState({ id }, "", `/c/${id}/`);
   head.set(id, "");
+  picker.hide();
   thread.replaceChildren();
   greeting.hidden = true;
   refreshComposer();
@@ -178,6 +181,7 @@ function newChat({ push = true } = {}) {
   if (push && location.pathname !== "/") history.pushState({}, "", "/");
   list.setActive(null);
   head.set(null, "");
+  picker.set(null);
   const turn = turns.get("new");
   thread.replaceChildren(...(turn ? [turn.userLi, turn.li] : []));
   showGreeting();
@@ -263,6 +267,7 @@ function send(text, mode = {}) {
   const frame = { type: "send", text, conversation_id: conversationId };
   for (const flag of ["retry", "regenerate", "edit"]) if (mode[flag]) frame[flag] = true;
   if (target && target.dataset.id) frame.message_id = Number(target.dataset.id);
+  if (conversationId === null && picker.chosen()) frame.model = turn.model = picker.chosen(); // a new chat's
   live.socket.send(JSON.stringify(frame));
   status.textContent = "";
   showGreeting();
@@ -300,6 +305,7 @@ function adopt(turn, id) {
     history.pushState({ id }, "", `/c/${id}/`);
     list.setActive(id);
     head.set(id, "");
+    picker.set(id, turn.model);
   }
   if (turn.stopWanted) live.socket.send(JSON.stringify({ type: "cancel", conversation_id: id }));
   list.refresh();
@@ -482,6 +488,7 @@ window.addEventListener("talorys:sync", ({ detail }) => {
   list.refresh();
   if (detail.conversation_id !== conversationId) return;
   if (detail.change === "renamed") head.set(conversationId, detail.title);
+  else if (detail.change === "model") picker.set(conversationId, detail.model);
   else if (detail.change === "deleted" && !busy()) {
     leaveDeleted();
     status.textContent = "That conversation was moved to the bin (in another window).";
@@ -508,6 +515,7 @@ api("/api/settings")
   .then((s) => ($("demo-banner").hidden = s.provider !== "demo" || demoDismissed()))
   .catch(() => {});
 list.init({ onOpen: (id) => open(id), active: conversationId });
+picker.init({ onChanged: () => list.refresh() });
 head.init({
   onRenamed: () => list.refresh(),
   onDeleted: (id) => {
