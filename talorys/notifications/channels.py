@@ -121,8 +121,14 @@ def apprise_send(url: str, *, title: str, body: str, kind: str) -> str:
     notify_type = types.get(kind, apprise.NotifyType.INFO)
     try:
         with apprise.LogCapture(level=logging.WARNING) as captured:
+            # The text is plain (body_format): a plugin that writes HTML escapes it and keeps its
+            # line breaks, an email is text/plain. A message with no body (a reminder without a
+            # text) keeps its name as the title, an email's subject, and as its body.
             sent = plugin.notify(
-                title=title if body else "", body=body or title, notify_type=notify_type
+                title=title,
+                body=body or title,
+                notify_type=notify_type,
+                body_format=apprise.NotifyFormat.TEXT,
             )
             log_text = captured.getvalue()
     except Exception as exc:  # a plugin's own bug: recorded on the delivery, never raised
