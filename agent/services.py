@@ -62,6 +62,7 @@ class TurnStart:
     # What a regenerate or an edit took out of the conversation (kept, marked replaced).
     replaced_message_ids: tuple[int, ...] = ()
     tool_mode: Mode = "chat"  # its tools (talorys/lib/tools.py): "read" under a read token
+    proposer: str = ""  # a /v1 turn: its client by name, on the approvals it proposes
 
 
 def conversation_title(*, text: str) -> str:

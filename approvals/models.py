@@ -37,6 +37,9 @@ class PendingAction(models.Model):
     result = models.JSONField(
         default=dict, blank=True, help_text="What the commit did; undo reads it"
     )
+    # Who proposed it, in words: "the chat", "the automation “Weekly review”", "the MCP client
+    # “Laptop”", "the /v1 client “Open WebUI”" (services._proposed_by).
+    proposed_by = models.CharField(max_length=200, blank=True, default="")
     conversation_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     message_id = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -33,6 +33,10 @@ class PendingActionOut(Schema):
     preview: str
     status: str
     error: str
+    proposed_by: str = Field(
+        description="Who proposed it, in words: the chat, an automation, an MCP client or a "
+        "/v1 client by its token's name."
+    )
     conversation_id: int | None
     message_id: int | None
     created_at: dt.datetime

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from approvals.models import ApprovalEvent, DecisionCapability, PendingAction
 from approvals.telling import EXPIRY_MINUTES, tell_outcomes, tell_pages, tell_proposed
+from talorys.accounts.models import ApiToken
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import AppError, Conflict, NotFound
 from talorys.lib.tools import (
@@ -146,6 +147,7 @@ def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
         payload=proposal.payload,
         summary=one_line(proposal.summary)[: PendingAction.SUMMARY_MAX],
         preview=proposal.preview,
+        proposed_by=_proposed_by(ctx),
         conversation_id=ctx.conversation_id,
         message_id=ctx.message_id,
         expires_at=timezone.now() + EXPIRY,
@@ -168,6 +170,23 @@ def _proposer(ctx: ToolContext) -> str:
     """Who asked, on the audit trail: "model" for a chat turn, else its source (an automation,
     an MCP client's token)."""
     return "model" if ctx.source == "chat" else ctx.source
+
+
+def _proposed_by(ctx: ToolContext) -> str:
+    """Who proposes, in the owner's words: the caller's own (a /v1 client, an automation, which
+    know their names), else from the source (an MCP client or API token by its name)."""
+    if ctx.proposer:
+        return ctx.proposer[:200]
+    if ctx.source == "chat":
+        return "the chat"
+    kind, _, prefix = ctx.source.partition(":")
+    if kind in ("mcp", "token"):
+        token = ApiToken.objects.filter(prefix=prefix).order_by("-id").first()
+        client = "the MCP client" if kind == "mcp" else "the API token"
+        return f"{client} “{token.name}”"[:200] if token else client
+    if kind == "automation":
+        return "an automation"
+    return ctx.source[:200]
 
 
 def _propose_again(action: PendingAction, ctx: ToolContext) -> PendingAction:

@@ -44,7 +44,8 @@ def tell_proposed(action: PendingAction) -> None:
     """
     notify.notification_send(
         title=_clip(f"Waiting for your approval: {_summary(action)}"),
-        body=f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
+        body=(f"Proposed by {action.proposed_by}. " if action.proposed_by else "")
+        + f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
         kind=Notification.Kind.APPROVAL,
         source=notification_source(action),
     )

@@ -2,7 +2,8 @@
 of the enabled automations, as iCalendar (RFC 5545) that a phone or desktop calendar subscribes
 to once.
 
-Times are written in the owner's zone (a TZID with its VTIMEZONE), so a calendar shows a routine
+Times are written in the owner's zone (a TZID with its VTIMEZONE, as yearly rules:
+automations/vtimezone.py), so a calendar shows a routine
 at its wall-clock time across daylight-saving changes. A schedule that RRULE can say (daily,
 weekly, monthly) is one event from its next run with that rule; RFC 5545 reads a local time in a
 gap as shifted by the gap and a repeated one as its first occurrence, which is what
@@ -33,6 +34,7 @@ from automations.schedules import (
     schedule_parse,
     upcoming,
 )
+from automations.vtimezone import vtimezone
 from talorys.lib.errors import ValidationFailed
 from talorys.workspace.models import Task
 
@@ -139,12 +141,15 @@ def calendar_feed(*, zone: ZoneInfo, details: bool = False) -> bytes:
     calendar.add("calscale", "GREGORIAN")
     calendar.add("x-wr-calname", "Talorys")
     calendar.add("x-wr-timezone", zone.key)
-    tasks = Task.objects.filter(status=Task.Status.OPEN, due_at__isnull=False).order_by(
-        "due_at", "id"
-    )
+    # Binned rows (deleted_at set) are out: the bin is not the calendar.
+    tasks = Task.objects.filter(
+        status=Task.Status.OPEN, due_at__isnull=False, deleted_at__isnull=True
+    ).order_by("due_at", "id")
     for task in tasks[:MAX_TASKS]:
         calendar.add_component(_task_event(task, zone, now, details))
-    automations = Automation.objects.filter(enabled=True, next_run_at__isnull=False)
+    automations = Automation.objects.filter(
+        enabled=True, next_run_at__isnull=False, deleted_at__isnull=True
+    )
     for automation in automations.order_by("next_run_at", "id")[:MAX_AUTOMATIONS]:
         try:
             schedule = schedule_parse(automation.schedule)
@@ -152,5 +157,8 @@ def calendar_feed(*, zone: ZoneInfo, details: bool = False) -> bytes:
             continue
         for event in _automation_events(automation, schedule, zone, now, details):
             calendar.add_component(event)
-    calendar.add_missing_timezones()
+    ruled = vtimezone(zone.key)
+    if ruled is not None and zone.key in calendar.get_used_tzids():
+        calendar.add_component(ruled)
+    calendar.add_missing_timezones()  # a zone vtimezone() cannot say by rules: icalendar's
     return calendar.to_ical()

@@ -15,7 +15,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from automations import selectors
 from automations.calendar import calendar_feed as build_calendar_feed
@@ -189,10 +189,11 @@ def schedule_preview(request: OwnerRequest) -> JsonResponse:
     )
 
 
-@require_GET
+@require_safe
 def calendar_feed(request: HttpRequest, secret: str) -> HttpResponse:
     """The calendar feed (automations/calendar.py): no session, the secret in the URL is the
-    capability. A wrong one is a plain 404, the same as any path that does not exist."""
+    capability. A wrong one is a plain 404, the same as any path that does not exist. HEAD
+    answers as GET does (its headers and length) without the body."""
     if not calendar_secret_matches(secret):
         raise Http404
     owner = owner_settings_get()
@@ -202,4 +203,7 @@ def calendar_feed(request: HttpRequest, secret: str) -> HttpResponse:
     # The URL is a secret: no shared cache may keep the feed, nor a referrer carry it on.
     response["Cache-Control"] = "private, no-store"
     response["Referrer-Policy"] = "no-referrer"
+    if request.method == "HEAD":
+        response["Content-Length"] = str(len(body))
+        response.content = b""
     return response

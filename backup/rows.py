@@ -261,6 +261,9 @@ class PendingActionRow(Row):
     preview: Annotated[str, Field(max_length=Note.CONTENT_MAX), LONG_TEXT] = ""
     status: Annotated[str, one_of(PendingAction.Status)]
     error: Annotated[str, Field(max_length=Notification.BODY_MAX), LONG_TEXT] = ""
+    proposed_by: Annotated[
+        str, Field(max_length=_width(PendingAction, "proposed_by")), ONE_LINE
+    ] = ""
     conversation_id: Ref = None
     message_id: Ref = None
     created_at: BoundedDatetime

@@ -244,11 +244,10 @@ TALORYS_VAPID_SUBJECT = env_str("TALORYS_VAPID_SUBJECT", "mailto:owner@talorys.i
 TALORYS_PUSH_ALLOWED_HOSTS = env_list("TALORYS_PUSH_ALLOWED_HOSTS", [])
 # Where the owner opens Talorys, for links in messages sent to channels (ntfy, email, ...):
 # TALORYS_PUBLIC_URL, else the first CSRF trusted origin, else this machine's address.
-TALORYS_PUBLIC_URL = (
-    env_str("TALORYS_PUBLIC_URL")
-    or (CSRF_TRUSTED_ORIGINS[0] if CSRF_TRUSTED_ORIGINS else "")
-    or f"http://127.0.0.1:{env_int('PORT', 8000)}"
-).rstrip("/")
+_PUBLIC = env_str("TALORYS_PUBLIC_URL") or (CSRF_TRUSTED_ORIGINS or [""])[0]
+TALORYS_PUBLIC_URL = (_PUBLIC or f"http://127.0.0.1:{env_int('PORT', 8000)}").rstrip("/")
+# Given, not guessed: only then do MCP tool results carry absolute links (config/mcp/access.py).
+TALORYS_PUBLIC_URL_GIVEN = bool(_PUBLIC)
 
 # Auth and sessions.
 AUTH_PASSWORD_VALIDATORS = [

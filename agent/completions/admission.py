@@ -174,6 +174,8 @@ async def completion_begin(
     start = await sync_to_async(completion_claim)(
         admission=admission, token=token, replay_id=replay_id, model=model
     )
+    # What an approval it proposes says of who asked (approvals/services._proposed_by).
+    start = dataclasses.replace(start, proposer=f"the /v1 client “{token.name}”")
     if token.scope != ApiToken.Scope.WRITE:
         start = dataclasses.replace(start, tool_mode="read")
     claimed(start, began)  # keyed by the start the turn runs

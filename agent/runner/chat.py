@@ -219,6 +219,7 @@ async def _reply_events(
             conversation_id=start.conversation_id,
             message_id=start.assistant_message_id,
             source="chat",
+            proposer=start.proposer,
         ),
         max_tool_calls=read.max_tool_calls,
     )

@@ -67,6 +67,12 @@ class Caller:
         return f"mcp:{self.prefix}"
 
 
+def public_link(path: str) -> str:
+    """A link in a tool's result: absolute on TALORYS_PUBLIC_URL when the operator set it (a
+    client has no page to resolve a path against), else the path (docs/configuration.md)."""
+    return f"{settings.TALORYS_PUBLIC_URL}{path}" if settings.TALORYS_PUBLIC_URL_GIVEN else path
+
+
 def caller_for(raw: str) -> Caller | None:
     """The caller a raw ``tal_…`` secret stands for, or None (unknown, revoked, not the
     owner's). The token services compare hashes, so the check takes the same time whatever
@@ -181,9 +187,10 @@ def tool_call(caller: Caller, name: str, arguments: dict[str, Any] | None) -> di
             "for this minute. Wait a minute and try again.",
         }
     if result.get("status") == "awaiting_owner_approval":
-        result["approval_url"] = APPROVALS_PATH
+        link = public_link(APPROVALS_PATH)
+        result["approval_url"] = link
         result["message"] = (
             f"Waiting for the owner's approval (#{result['action_id']}): nothing has changed "
-            f"yet. The owner decides at {APPROVALS_PATH}."
+            f"yet. The owner decides at {link}."
         )
     return result

@@ -35,7 +35,12 @@ from config.mcp.errors import (
 from talorys.lib.errors import RateLimited, Unauthorized, code_for_status, error_body
 from talorys.web.origins import origin_trusted, own_origin, scope_header
 
-UNAUTHORIZED = "Send an API token: Authorization: Bearer tal_… (make one on /settings/)."
+# No OAuth here: the 401 says what to do in words, and its WWW-Authenticate names no
+# resource_metadata, which would send a client looking for an authorization server.
+UNAUTHORIZED = (
+    "This MCP server takes a Talorys API token, not OAuth: create one in Settings (/settings/, "
+    "API tokens) and send it as Authorization: Bearer tal_…."
+)
 BAD_HOST = "The Host header names a host this server does not serve (ALLOWED_HOSTS)."
 FOREIGN_ORIGIN = "Requests from another site's pages are refused (the Origin header)."
 POST_ONLY = (

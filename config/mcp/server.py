@@ -27,6 +27,7 @@ from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_e
 from config.mcp.resources import MIME_TYPE, resource_read, resources_list
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.tools import Permission, Tool, tools_for
+from talorys.ops.selectors import app_version
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def server_build() -> Server[Any]:
     """A server with Talorys's handlers; every transport makes its own."""
     return Server(
         "talorys",
+        version=app_version(),
         instructions=INSTRUCTIONS,
         on_list_tools=_answered(_list_tools),
         on_call_tool=_answered(_call_tool),

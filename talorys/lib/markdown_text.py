@@ -4,7 +4,7 @@ takes plain text, a push's system notification), instead of raw ``##``, ``**`` a
 The text is rendered by talorys/lib/markdown.py (bounded, sanitised, cached), then its HTML is
 read back as text: headings and paragraphs are lines with a blank line between them, list items
 start with "- " (or their number), a task's checkbox is "[ ]" or "[x]", table cells are joined
-by " | " one row a line, code keeps its lines, and a link keeps its address after its words
+by " | " one row a line, code and paragraphs keep their lines, and a link keeps its address after its words
 when they differ. Entities are decoded: the result is text, never HTML.
 """
 
@@ -75,8 +75,8 @@ class _Text(HTMLParser):
         if self.pre:
             self.out.append(data)
         elif not (data.isspace() and "\n" in data):  # not the line ends between block tags
-            text = data.replace("\n", " ")
-            self.out.append(text.lstrip() if self.out and self.out[-1].endswith("\n") else text)
+            # A line break the writer typed stays one (an email's, a reminder's lines).
+            self.out.append(data.lstrip() if self.out and self.out[-1].endswith("\n") else data)
 
     def _line(self, *, blank: bool = False) -> None:
         text = "".join(self.out)

@@ -83,6 +83,9 @@ class ToolContext:
     message_id: int | None = None
     # Who acts, recorded on changes and notifications: "chat", "automation:<id>", "mcp:<prefix>".
     source: str = "chat"
+    # Who proposes, in words, on an approval card and its notification ("the /v1 client “X”",
+    # "the automation “Y”"); empty: approvals words it from ``source``.
+    proposer: str = ""
 
     @property
     def actor(self) -> Actor:

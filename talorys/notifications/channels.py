@@ -124,8 +124,8 @@ def apprise_send(url: str, *, title: str, body: str, kind: str, link: str = "") 
         Kind.APPROVAL: apprise.NotifyType.WARNING,
     }
     notify_type = types.get(kind, apprise.NotifyType.INFO)
-    if not body and not link:  # the title alone: sent as the body (some services need one)
-        title, body = "", title
+    if not body and not link:  # the title alone: kept (an email's subject) and sent as the body
+        body = title
     title, body, body_format = flavoured(plugin, title=title, body=body, link=link)
     try:
         with apprise.LogCapture(level=logging.WARNING) as captured:
@@ -146,13 +146,17 @@ def flavoured(plugin: Any, *, title: str, body: str, link: str) -> tuple[str, st
     (``NotifyFormat``), passed as ``body_format`` so that Apprise converts nothing itself.
 
     The format is the service's own for a Markdown body (``resolve_format``: Markdown where it
-    renders it, else its first format, or the URL's ``?format=``): Markdown goes as written;
-    HTML (email) is talorys/lib/markdown.py's rendering, so the body's own HTML arrives escaped,
+    renders it, else its first format, or the URL's ``?format=``; an email is always plain text):
+    Markdown goes as written;
+    HTML is talorys/lib/markdown.py's rendering, so the body's own HTML arrives escaped,
     never live, with the title escaped where it is blended into the body; plain text is the
     Markdown stripped to readable text (talorys/lib/markdown_text.py)."""
     from apprise import NotifyFormat
 
     body_format = plugin.resolve_format(NotifyFormat.MARKDOWN)
+    if body_format == NotifyFormat.HTML and plugin.protocol == "mailto":
+        # An email is text/plain: nothing in it is live, and its line breaks stay.
+        body_format = NotifyFormat.TEXT
     if body_format == NotifyFormat.HTML:
         opens = f'<p>Open in Talorys: <a href="{escape(link)}">{escape(link)}</a></p>'
         blended = plugin.title_maxlen <= 0

@@ -102,7 +102,8 @@ def test_a_destructive_request_waits_for_approval_in_talorys(live_server_url, ow
     content, _ = streamed(ai, [{"role": "user", "content": "delete the task buy oat milk"}])
 
     assert "approve it in Talorys: http://" in content and "/approvals/" in content
-    assert PendingAction.objects.filter(status="pending").count() == 1
+    (action,) = PendingAction.objects.filter(status="pending")
+    assert action.proposed_by == "the /v1 client “client write”"
     assert Task.objects.filter(title="Buy oat milk").exists()  # nothing deleted
 
 

@@ -53,6 +53,8 @@ def test_a_proposed_delete_sends_one_approval_notification_and_a_push(
     assert notification.kind == "approval"
     assert notification.title == "Waiting for your approval: Delete the task “Old errand”"
     assert notification.source == f"approval:{action.pk}"
+    assert action.proposed_by == "the chat"
+    assert notification.body.startswith("Proposed by the chat. Approve or reject it")
     assert SECRET not in notification.title + notification.body
     listed = api.get("/api/notifications").json()["items"]
     assert [(n["id"], n["kind"]) for n in listed] == [(notification.pk, "approval")]

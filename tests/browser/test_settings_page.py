@@ -86,3 +86,21 @@ def test_the_first_run_takes_the_browser_s_zone(new_page, live_server_url):
     page.goto(f"{live_server_url}/settings/")
     expect(page.locator("#current-zone")).to_have_text("America/Chicago")
     assert page.csp_violations == []
+
+
+def test_the_client_addresses_are_copied_to_the_clipboard(signed_in, live_server_url):
+    from playwright.sync_api import expect
+
+    page = signed_in
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server_url)
+    page.goto(f"{live_server_url}/settings/#tokens")
+    for label, path in (
+        ("Copy the MCP server URL", "/mcp"),
+        ("Copy the OpenAI-compatible base URL", "/v1"),
+    ):
+        button = page.get_by_role("button", name=label)
+        assert button.get_attribute("data-copy") == f"{live_server_url}{path}"
+        button.click()
+        expect(button).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == f"{live_server_url}{path}"
+    assert page.csp_violations == []

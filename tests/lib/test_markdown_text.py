@@ -17,7 +17,7 @@ def test_a_briefing_reads_as_plain_text():
         "Today\n\nYou have three big things:\n\n- Dentist at 10:00\n"
         "- Call Sam (https://example.org/sam)\n  - bring notes\n\n1. first\n2. second\n\n"
         "task | due\nTax | Fri\n\nx = 1\ny = 2\n\n- [ ] buy milk\n- [x] post\n\nquoted\n\n"
-        "A <b>tag</b> & more same line\nnew line"
+        "A <b>tag</b> & more\nsame line\nnew line"
     )
 
 

@@ -92,7 +92,14 @@ def test_a_write_token_creates_finds_and_proposes_a_delete(live_server_url, owne
     # Proposed by this token, and the owner is told, as for any approval.
     proposed = ApprovalEvent.objects.get(action=action, kind=ApprovalEvent.Kind.PROPOSED)
     assert proposed.actor == f"mcp:{prefix}"
-    assert Notification.objects.filter(kind=Notification.Kind.APPROVAL).count() == 1
+    # The card, the API and the notification say which client asked, by its token's name.
+    assert action.proposed_by == "the MCP client “mcp write”"
+    (told,) = Notification.objects.filter(kind=Notification.Kind.APPROVAL)
+    assert told.body.startswith("Proposed by the MCP client “mcp write”.")
+    (listed_action,) = api.get("/api/approvals").json()["items"]
+    assert listed_action["proposed_by"] == "the MCP client “mcp write”"
+    page = api.get("/approvals/").content.decode()
+    assert "proposed by the MCP client “mcp write”" in page
     # The change made over MCP is in the change log with the token's actor.
     change = Change.objects.get(kind="task", object_id=made["task"]["id"], action="create")
     assert change.source == f"mcp:{prefix}"

@@ -381,4 +381,8 @@ def test_test_connection_takes_the_session_only(owner, fake_openai):
 def test_the_tokens_section_shows_the_mcp_url(signed_in):
     body = signed_in.get("/settings/").content.decode()
     assert "<code>http://testserver/mcp</code>" in body
+    # Both client addresses, each with its copy button.
+    assert 'data-copy="http://testserver/mcp"' in body
+    assert 'data-copy="http://testserver/v1"' in body
+    assert '<code id="v1-url-value">http://testserver/v1</code>' in body
     assert "talorys_mcp" in body and "TALORYS_MCP_TOKEN" in body

@@ -109,6 +109,9 @@ if (pushButton && pushStatus) {
   }
 }
 
-// --- a new token, shown once ------------------------------------------------------------------
+// --- a new token, shown once; the MCP and /v1 addresses (their buttons' data-copy) -----------
 const copy = $("copy-token");
 if (copy) copy.addEventListener("click", () => copyText($("new-token-secret").textContent, copy));
+document.querySelectorAll("button[data-copy]").forEach((button) => {
+  button.addEventListener("click", () => copyText(button.dataset.copy, button));
+});

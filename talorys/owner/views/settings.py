@@ -222,6 +222,8 @@ def settings_page(request: OwnerRequest) -> HttpResponse:
             "tokens": page_of(request, api_token_list(user=request.user)),  # type: ignore[arg-type]
             # Where MCP clients connect with a token (config/mcp/, docs/clients.md).
             "mcp_url": request.build_absolute_uri("/mcp"),
+            # The OpenAI-compatible API's base URL (agent/completions/, docs/clients.md).
+            "v1_url": request.build_absolute_uri("/v1"),
             "calendar_url": request.build_absolute_uri(calendar_path(row.calendar_secret)),
             "scopes": ApiToken.Scope.choices,
             "new_token": request.session.pop(NEW_TOKEN_KEY, None),
