@@ -311,6 +311,23 @@ def test_resuming_a_past_once_says_why_and_stays_paused(signed_in):
     assert not Automation.objects.get(pk=once.pk).enabled
 
 
+def test_a_finished_once_says_it_is_finished_not_paused(signed_in):
+    once = automation_create(
+        name="Call mum",
+        kind="reminder",
+        schedule={"type": "once", "at": (timezone.now() + dt.timedelta(hours=1)).isoformat()},
+    )
+    automation_pause(automation_id=once.pk)
+    Automation.objects.filter(pk=once.pk).update(
+        schedule={"type": "once", "at": "2020-01-01T09:00:00+00:00"}
+    )
+
+    page = signed_in.get(f"/automations/{once.pk}/").content.decode()
+
+    assert "Its one time has passed: it will not run again." in page
+    assert "Next runs once resumed" not in page
+
+
 # --- the run history ---------------------------------------------------------------------------------
 
 
