@@ -328,6 +328,17 @@ def test_a_finished_once_says_it_is_finished_not_paused(signed_in):
     assert "Next runs once resumed" not in page
 
 
+def test_an_empty_form_says_what_each_field_needs(signed_in):
+    response = signed_in.post("/automations/new/", {"name": "", "message": ""})
+
+    page = response.content.decode()
+    assert "This field is required." not in page
+    assert "Give it a name, e.g. Water the plants." in page
+    assert "Choose what it does: a reminder, a prompt or a task digest." in page
+    assert "Choose how often it runs." in page
+    assert not Automation.objects.exists()
+
+
 # --- the run history ---------------------------------------------------------------------------------
 
 
