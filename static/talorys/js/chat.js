@@ -71,11 +71,15 @@ function showGreeting() {
   greeting.hidden = thread.childElementCount > 0;
 }
 
+// What Enter says while a reply streams (nothing is sent then: the text stays in the box).
+const WAIT_HINT = "A reply is still coming: wait for it, or press Stop (Esc) to send yours now.";
+
 function refreshComposer() {
   const running = busy();
   sendButton.hidden = running;
   stopButton.hidden = !running;
   sendButton.disabled = !socketOpen();
+  if (!running && status.textContent === WAIT_HINT) status.textContent = "";
   refreshActions();
 }
 
@@ -443,6 +447,10 @@ form.addEventListener("submit", (e) => {
   e.preventDefault();
   const text = input.value.trim();
   if (!text) return;
+  if (busy()) {
+    status.textContent = WAIT_HINT;
+    return;
+  }
   if (send(text)) {
     input.value = "";
     length.show();
