@@ -396,3 +396,21 @@ def test_at_360_px_the_page_has_no_horizontal_scroll(new_page, live_server_url):
     page.locator(".msg.assistant .msg-actions button").first.wait_for()
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     assert page.csp_violations == []
+
+
+def test_the_demo_notice_is_one_compact_line_that_scrolls_with_the_thread(
+    signed_in, live_server_url
+):
+    from playwright.sync_api import expect
+
+    page = signed_in
+    banner = page.locator("#demo-banner")
+    expect(banner).to_be_visible()
+    assert banner.bounding_box()["height"] <= 40  # one line, not 90 px
+    expect(banner.get_by_role("link", name="Set a model server in the settings")).to_be_visible()
+    # Not pinned above the thread: it is part of what scrolls.
+    assert page.locator("#scroller #demo-banner").count() == 1
+    assert page.evaluate("getComputedStyle(document.getElementById('demo-banner')).position") in (
+        "static",
+        "relative",
+    )

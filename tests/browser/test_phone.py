@@ -53,8 +53,15 @@ def test_the_demo_notice_is_one_line_and_dismissed_for_the_session(
     page = signed_in_phone
     banner = page.locator("#demo-banner")
     expect(banner).to_be_visible()
-    expect(banner.get_by_role("link", name="Set a model server")).to_be_visible()
+    link = banner.get_by_role("link", name="Set a model server")
+    expect(link).to_be_visible()
     assert banner.bounding_box()["height"] <= 40  # one line, not ~210 px of the thread
+    # The text gives way, never the link: all of it inside the banner and the screen.
+    assert link.evaluate("a => a.scrollWidth <= a.clientWidth + 1")
+    edge = link.bounding_box()
+    assert edge["x"] + edge["width"] <= min(
+        banner.bounding_box()["x"] + banner.bounding_box()["width"], 390
+    )
     banner.get_by_role("button", name="Dismiss the demo notice").click()
     expect(banner).to_be_hidden()
     page.reload()
