@@ -414,3 +414,30 @@ def test_the_demo_notice_is_one_compact_line_that_scrolls_with_the_thread(
         "static",
         "relative",
     )
+
+
+def test_a_finished_thread_opens_at_its_end_and_offers_jump_to_latest_when_scrolled_up(
+    signed_in, live_server_url
+):
+    from playwright.sync_api import expect
+
+    from agent.models import Conversation, Message
+
+    convo = Conversation.objects.create(title="Long talk")
+    for n in range(12):
+        Message.objects.create(conversation=convo, role="user", content=f"question {n}")
+        body = "\n\n".join(f"Paragraph {k} of answer {n}." for k in range(6))
+        Message.objects.create(conversation=convo, role="assistant", content=body)
+    page = signed_in
+    page.goto(f"{live_server_url}/c/{convo.pk}/")
+    last = page.locator(".msg.assistant").last
+    expect(last).to_contain_text("Paragraph 5 of answer 11.")
+    expect(last.get_by_text("Paragraph 5 of answer 11.")).to_be_in_viewport()
+    jump = page.get_by_role("button", name="Jump to latest")
+    expect(jump).to_be_hidden()
+
+    page.locator("#scroller").evaluate("s => s.scrollTo(0, 0)")
+    expect(jump).to_be_visible()  # no reply running, and still offered
+    jump.click()
+    expect(last.get_by_text("Paragraph 5 of answer 11.")).to_be_in_viewport()
+    expect(jump).to_be_hidden()

@@ -52,15 +52,22 @@ function toBottom() {
   scroller.scrollTop = scroller.scrollHeight;
   jump.hidden = true;
 }
+// Only the owner scrolling up lets go of the bottom: a scroll that the thread's own growth
+// causes (a reply rendered at once, a card) keeps following it to the end. Away from the
+// bottom, reply or not, the jump is offered.
+let lastTop = 0;
 scroller.addEventListener("scroll", () => {
-  stick = nearBottom();
-  if (stick) jump.hidden = true;
+  const up = scroller.scrollTop < lastTop - 2;
+  lastTop = scroller.scrollTop;
+  if (nearBottom()) stick = true;
+  else if (up) stick = false;
+  jump.hidden = stick;
 });
 // Whatever grows the thread (a delta, a card, the rendered reply) or shrinks the view (the
 // phone's keyboard): follow it if the owner is at the bottom, else offer the jump.
 new ResizeObserver(() => {
   if (stick) scroller.scrollTop = scroller.scrollHeight;
-  else if (busy()) jump.hidden = false;
+  else jump.hidden = nearBottom();
 }).observe(thread);
 new ResizeObserver(() => stick && (scroller.scrollTop = scroller.scrollHeight)).observe(scroller);
 jump.addEventListener("click", () => { toBottom(); input.focus(); });
