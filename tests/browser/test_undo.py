@@ -119,6 +119,11 @@ def test_deleting_the_open_conversation_leaves_its_url_and_undo_brings_it_back(
     # A whole sentence and the button, no dash left hanging at the end of the line.
     expect(toast.locator("span")).to_have_text("Conversation moved to the bin.")
     assert "—" not in toast.inner_text()
+    # At the thread's top, clear of the composer (and the last message above it).
+    composer = page.locator("#composer").bounding_box()
+    where = toast.bounding_box()
+    assert where["y"] + where["height"] < composer["y"]
+    assert where["y"] <= page.locator("#scroller").bounding_box()["y"] + 20
     convo.refresh_from_db()
     assert convo.deleted_at is not None
 

@@ -71,6 +71,12 @@ new ResizeObserver(() => {
 }).observe(thread);
 new ResizeObserver(() => stick && (scroller.scrollTop = scroller.scrollHeight)).observe(scroller);
 jump.addEventListener("click", () => { toBottom(); input.focus(); });
+// Toasts show at the top of the thread here (chat.css), clear of the composer and the last
+// message: the thread's top moves with the header and the thread's head.
+const placeToasts = () => document.body.style.setProperty("--thread-top", `${Math.round(scroller.getBoundingClientRect().top)}px`);
+const placer = new ResizeObserver(placeToasts);
+document.querySelectorAll("header.top, .thread-head").forEach((box) => placer.observe(box));
+window.addEventListener("resize", placeToasts);
 
 // --- the page's state ------------------------------------------------------------------------
 
