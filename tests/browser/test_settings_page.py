@@ -91,3 +91,23 @@ def test_the_first_run_takes_the_browser_s_zone(new_page, live_server_url):
     page.goto(f"{live_server_url}/settings/")
     expect(page.locator("#current-zone")).to_have_text("America/Chicago")
     assert page.csp_violations == []
+
+
+def test_a_new_calendar_address_is_made_only_once_confirmed(signed_in, live_server_url):
+    from playwright.sync_api import expect
+
+    page = signed_in
+    page.goto(f"{live_server_url}/settings/#calendar")
+    url = page.locator("#calendar-url").inner_text()
+    subscribe = page.get_by_role("link", name="Subscribe in a calendar app")
+    expect(subscribe).to_have_attribute("href", "webcal://" + url.split("://", 1)[1])
+
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Make a new address").click()
+    page.wait_for_timeout(500)
+    expect(page.locator("#calendar-url")).to_have_text(url)  # kept: the old one still works
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Make a new address").click()
+    expect(page.locator("#calendar-url")).not_to_have_text(url)
+    assert page.csp_violations == []

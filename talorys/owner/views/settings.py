@@ -222,7 +222,11 @@ def settings_page(request: OwnerRequest) -> HttpResponse:
             "tokens": page_of(request, api_token_list(user=request.user)),  # type: ignore[arg-type]
             # Where MCP clients connect with a token (config/mcp/, docs/clients.md).
             "mcp_url": request.build_absolute_uri("/mcp"),
-            "calendar_url": request.build_absolute_uri(calendar_path(row.calendar_secret)),
+            "calendar_url": (
+                feed := request.build_absolute_uri(calendar_path(row.calendar_secret))
+            ),
+            # The same feed for "Subscribe": calendar apps open webcal:// addresses.
+            "calendar_webcal": "webcal://" + feed.split("://", 1)[1],
             "scopes": ApiToken.Scope.choices,
             "new_token": request.session.pop(NEW_TOKEN_KEY, None),
         },
