@@ -83,7 +83,12 @@ def schedule_initial(schedule: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]
 class ScheduleForm(forms.Form):
     """The schedule's fields; ``cleaned_data["schedule"]`` is the validated spec."""
 
-    schedule_type = forms.ChoiceField(label="Repeats", choices=SCHEDULE_TYPES, initial="daily")
+    schedule_type = forms.ChoiceField(
+        label="Repeats",
+        choices=SCHEDULE_TYPES,
+        initial="daily",
+        error_messages={"required": "Choose how often it runs."},
+    )
     schedule_date = forms.DateField(
         label="Date", required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
@@ -173,9 +178,16 @@ class ScheduleForm(forms.Form):
 class AutomationForm(ScheduleForm):
     """The owner's page form: what the automation does, and when."""
 
-    name = forms.CharField(label="Name", max_length=Automation.NAME_MAX)
+    name = forms.CharField(
+        label="Name",
+        max_length=Automation.NAME_MAX,
+        error_messages={"required": "Give it a name, e.g. Water the plants."},
+    )
     kind = forms.ChoiceField(
-        label="What it does", choices=list(KIND_LABELS.items()), widget=forms.RadioSelect
+        label="What it does",
+        choices=list(KIND_LABELS.items()),
+        widget=forms.RadioSelect,
+        error_messages={"required": "Choose what it does: a reminder, a prompt or a task digest."},
     )
     message = forms.CharField(
         label="Text or prompt",

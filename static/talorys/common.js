@@ -69,16 +69,16 @@ export function addCopyButtons(root) {
 
 // --- Undo where the action happens ----------------------------------------------------------
 
-export const UNDO_MS = 10000; // how long "Moved to the bin — Undo" stays
+export const UNDO_MS = 10000; // how long "Conversation moved to the bin. [Undo]" stays
 
-// A toast "<text> — Undo" for an item a script moved to the bin: Undo restores it through
+// A toast "<text>." and an Undo button (no dash: the toast sets them apart) for an item a script moved to the bin: Undo restores it through
 // /api/bin/<kind>/<id>/restore (the bin's own restore), then calls ``onRestored``.
 export function undoToast(text, { kind, id, onRestored = () => {} }) {
   const box = document.getElementById("toasts");
   if (!box) return null;
   const toast = el("div", "toast undo-toast");
   toast.setAttribute("role", "status");
-  const said = el("span", "", `${text} — `);
+  const said = el("span", "", /[.!?]$/.test(text) ? text : `${text}.`);
   const undo = el("button", "secondary small", "Undo");
   undo.type = "button";
   undo.addEventListener("click", async () => {
@@ -88,7 +88,7 @@ export function undoToast(text, { kind, id, onRestored = () => {} }) {
       toast.remove();
       onRestored();
     } catch (err) {
-      said.textContent = `${err.message} `;
+      said.textContent = err.message;
       undo.disabled = false;
     }
   });

@@ -1,13 +1,14 @@
-"""The Web Push service worker and the manifest, served at the site's root; the owner's
-notifications page."""
+"""The Web Push service worker, the manifest and /favicon.ico, served at the site's root; the
+owner's notifications page."""
 
 from __future__ import annotations
 
 import json
 
 from django.contrib.staticfiles import finders
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET
 
 from talorys.notifications import selectors, services
@@ -63,6 +64,15 @@ def manifest(request: HttpRequest) -> HttpResponse:
         json.dumps(MANIFEST), content_type="application/manifest+json; charset=utf-8"
     )
     response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers and feed readers ask for whatever the page's <link rel=icon>
+    says: a redirect to the app's icon (public, like the icon itself)."""
+    response = HttpResponseRedirect(static("talorys/icons/icon-192.png"))
+    response["Cache-Control"] = "public, max-age=86400"
     return response
 
 

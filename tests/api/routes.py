@@ -32,7 +32,7 @@ PUBLIC_API = {
 # /sw.js is the Web Push service worker: one static script with no data in it, which the browser
 # re-fetches for updates whether or not the session is still alive (talorys/notifications/views.py).
 # /manifest.webmanifest names the app and its icons for installing it; the browser fetches it
-# without cookies, and it holds nothing of the owner's.
+# without cookies, and it holds nothing of the owner's. /favicon.ico redirects to the app's icon.
 # /calendar/<secret>.ics is the calendar feed, fetched by calendar apps without a session: the
 # secret in the path is the capability (tests/automations/test_calendar.py: a wrong one is a 404).
 PUBLIC_PAGES = {
@@ -40,6 +40,7 @@ PUBLIC_PAGES = {
     "/admin/login/",
     "/sw.js",
     "/manifest.webmanifest",
+    "/favicon.ico",
     "/calendar/1.ics",
 }
 # PUBLIC_API as the URLs a visitor requests (a path's parameters filled in).

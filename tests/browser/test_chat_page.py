@@ -396,3 +396,48 @@ def test_at_360_px_the_page_has_no_horizontal_scroll(new_page, live_server_url):
     page.locator(".msg.assistant .msg-actions button").first.wait_for()
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     assert page.csp_violations == []
+
+
+def test_the_demo_notice_is_one_compact_line_that_scrolls_with_the_thread(
+    signed_in, live_server_url
+):
+    from playwright.sync_api import expect
+
+    page = signed_in
+    banner = page.locator("#demo-banner")
+    expect(banner).to_be_visible()
+    assert banner.bounding_box()["height"] <= 40  # one line, not 90 px
+    expect(banner.get_by_role("link", name="Set a model server in the settings")).to_be_visible()
+    # Not pinned above the thread: it is part of what scrolls.
+    assert page.locator("#scroller #demo-banner").count() == 1
+    assert page.evaluate("getComputedStyle(document.getElementById('demo-banner')).position") in (
+        "static",
+        "relative",
+    )
+
+
+def test_a_finished_thread_opens_at_its_end_and_offers_jump_to_latest_when_scrolled_up(
+    signed_in, live_server_url
+):
+    from playwright.sync_api import expect
+
+    from agent.models import Conversation, Message
+
+    convo = Conversation.objects.create(title="Long talk")
+    for n in range(12):
+        Message.objects.create(conversation=convo, role="user", content=f"question {n}")
+        body = "\n\n".join(f"Paragraph {k} of answer {n}." for k in range(6))
+        Message.objects.create(conversation=convo, role="assistant", content=body)
+    page = signed_in
+    page.goto(f"{live_server_url}/c/{convo.pk}/")
+    last = page.locator(".msg.assistant").last
+    expect(last).to_contain_text("Paragraph 5 of answer 11.")
+    expect(last.get_by_text("Paragraph 5 of answer 11.")).to_be_in_viewport()
+    jump = page.get_by_role("button", name="Jump to latest")
+    expect(jump).to_be_hidden()
+
+    page.locator("#scroller").evaluate("s => s.scrollTo(0, 0)")
+    expect(jump).to_be_visible()  # no reply running, and still offered
+    jump.click()
+    expect(last.get_by_text("Paragraph 5 of answer 11.")).to_be_in_viewport()
+    expect(jump).to_be_hidden()

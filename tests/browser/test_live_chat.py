@@ -75,6 +75,33 @@ def test_a_reload_mid_reply_can_still_stop_it(signed_in, fake_openai):
     gate.opened.set()
 
 
+def test_enter_while_a_reply_streams_says_to_wait_or_stop_and_keeps_the_text(
+    signed_in, fake_openai
+):
+    from playwright.sync_api import expect
+
+    use_fake_model(fake_openai)
+    gate = Gate()
+    fake_openai.script(events(chunk({"role": "assistant", "content": "Thinking"}), gate))
+    fake_openai.script(text("Here you are."))
+    page = signed_in
+    page.reload()
+    say(page, "first question")
+    expect(page.locator(".msg.assistant").last).to_contain_text("Thinking")
+
+    box = page.get_by_label("Message")
+    box.fill("second question")
+    box.press("Enter")
+    expect(page.locator("#status")).to_have_text(re.compile(r"wait for it, or press Stop"))
+    expect(box).to_have_value("second question")  # nothing lost, nothing sent
+    gate.opened.set()
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    expect(page.locator("#status")).to_have_text("")
+    box.press("Enter")
+    expect(page.locator(".msg.user").last).to_have_text(re.compile("second question"))
+    assert page.csp_violations == []
+
+
 def test_a_message_sent_in_one_tab_appears_in_the_other(signed_in, fake_openai):
     from playwright.sync_api import expect
 

@@ -93,3 +93,20 @@ def test_the_owner_ticks_a_task_list_box_and_a_stale_tick_is_refused(signed_in, 
     expect(page.get_by_role("checkbox", name="eggs")).not_to_be_checked()
     expect(page.locator("#revisions .revision")).to_have_count(3)
     assert page.csp_violations == []
+
+
+def test_a_task_list_box_sits_on_its_item_s_line(signed_in, live_server_url):
+    """The box is a small square at the start of its item's one line (a form label's grid had
+    put it on a full-width row of its own, above the text)."""
+    from playwright.sync_api import expect
+
+    note = make_note(live_server_url, "Shopping\n\n- [ ] cheese\n- [x] milk and bread")
+    page = signed_in
+    page.goto(f"{live_server_url}/notes/{note}/")
+    cheese = page.get_by_role("checkbox", name="cheese")
+    expect(cheese).to_be_visible()
+    box = cheese.bounding_box()
+    label = page.locator("#note-body li.task-item label").first.bounding_box()
+    assert box["width"] < 30
+    assert label["height"] < 2 * box["height"] + 10  # one line, not the box above the text
+    assert label["x"] - 30 < box["x"] <= label["x"] + 5  # at the start of its item

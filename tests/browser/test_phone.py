@@ -53,8 +53,15 @@ def test_the_demo_notice_is_one_line_and_dismissed_for_the_session(
     page = signed_in_phone
     banner = page.locator("#demo-banner")
     expect(banner).to_be_visible()
-    expect(banner.get_by_role("link", name="Set a model server")).to_be_visible()
+    link = banner.get_by_role("link", name="Set a model server")
+    expect(link).to_be_visible()
     assert banner.bounding_box()["height"] <= 40  # one line, not ~210 px of the thread
+    # The text gives way, never the link: all of it inside the banner and the screen.
+    assert link.evaluate("a => a.scrollWidth <= a.clientWidth + 1")
+    edge = link.bounding_box()
+    assert edge["x"] + edge["width"] <= min(
+        banner.bounding_box()["x"] + banner.bounding_box()["width"], 390
+    )
     banner.get_by_role("button", name="Dismiss the demo notice").click()
     expect(banner).to_be_hidden()
     page.reload()
@@ -120,3 +127,31 @@ def test_settings_and_the_api_docs_fit_a_phone(signed_in_phone, live_server_url)
     assert page.evaluate(NO_SIDEWAYS)
     assert page.evaluate("document.querySelector('meta[name=viewport]') !== null")
     assert page.csp_violations == []
+
+
+def test_the_header_keeps_one_row_with_a_long_model_name_and_a_count(
+    signed_in_phone, live_server_url
+):
+    from playwright.sync_api import expect
+
+    from talorys.notifications.models import Notification
+    from talorys.owner.selectors import owner_settings_get
+
+    row = owner_settings_get()
+    row.model_base_url, row.model_name = "http://127.0.0.1:9/v1", "llama-3.1-70b-instruct-q4_K_M"
+    row.save()
+    for n in range(12):
+        Notification.objects.create(title=f"Reminder {n}", body="")
+    page = signed_in_phone
+    page.goto(f"{live_server_url}/tasks/")
+    expect(page.locator("#notif-count")).to_have_text("12")
+    expect(page.locator("#model-badge")).to_have_text("llama-3.1-70b-instruct-q4_K_M")
+    header = page.locator("header.top").bounding_box()
+    assert header["height"] < 64, header  # one row
+    tops = [
+        page.locator(selector).bounding_box()
+        for selector in (".brand", "#model-badge", "#notif-button", "#theme-toggle", "#menu-button")
+    ]
+    assert max(b["y"] for b in tops) - min(b["y"] for b in tops) < 20, tops
+    assert max(b["x"] + b["width"] for b in tops) <= 390
+    assert page.evaluate(NO_SIDEWAYS)

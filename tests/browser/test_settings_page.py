@@ -32,8 +32,13 @@ def test_the_browser_s_zone_is_chosen_saved_and_followed(new_page, live_server_u
     # first-run.js): once it has, so that its reload cannot land on the form below.
     expect(page.locator("body")).to_have_attribute("data-time-zone-confirmed", "true")
     page.goto(f"{live_server_url}/settings/")
+    # Already the browser's zone: no button that would change nothing, a line saying so.
+    use_zone = page.get_by_role("button", name="Use this browser's zone")
+    expect(use_zone).to_be_hidden()
+    expect(page.locator("#browser-zone-status")).to_have_text("This is this browser's zone.")
 
-    page.get_by_role("button", name="Use this browser's zone").click()
+    page.get_by_role("combobox", name="Time zone").select_option("Europe/Lisbon")
+    use_zone.click()
     expect(page.get_by_role("combobox", name="Time zone")).to_have_value("Pacific/Auckland")
     page.get_by_role("button", name="Save time zone").click()
 
@@ -88,19 +93,41 @@ def test_the_first_run_takes_the_browser_s_zone(new_page, live_server_url):
     assert page.csp_violations == []
 
 
-def test_the_client_addresses_are_copied_to_the_clipboard(signed_in, live_server_url):
+def test_the_client_and_calendar_addresses_are_copied_to_the_clipboard(signed_in, live_server_url):
     from playwright.sync_api import expect
 
     page = signed_in
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server_url)
     page.goto(f"{live_server_url}/settings/#tokens")
-    for label, path in (
-        ("Copy the MCP server URL", "/mcp"),
-        ("Copy the OpenAI-compatible base URL", "/v1"),
+    calendar = page.locator("#calendar-url").inner_text()
+    for label, url in (
+        ("Copy the MCP server URL", f"{live_server_url}/mcp"),
+        ("Copy the OpenAI-compatible base URL", f"{live_server_url}/v1"),
+        ("Copy the calendar feed's address", calendar),
     ):
         button = page.get_by_role("button", name=label)
-        assert button.get_attribute("data-copy") == f"{live_server_url}{path}"
+        assert button.get_attribute("data-copy") == url
         button.click()
         expect(button).to_have_text("Copied")
-        assert page.evaluate("navigator.clipboard.readText()") == f"{live_server_url}{path}"
+        assert page.evaluate("navigator.clipboard.readText()") == url
+    assert page.csp_violations == []
+
+
+def test_a_new_calendar_address_is_made_only_once_confirmed(signed_in, live_server_url):
+    from playwright.sync_api import expect
+
+    page = signed_in
+    page.goto(f"{live_server_url}/settings/#calendar")
+    url = page.locator("#calendar-url").inner_text()
+    subscribe = page.get_by_role("link", name="Subscribe in a calendar app")
+    expect(subscribe).to_have_attribute("href", "webcal://" + url.split("://", 1)[1])
+
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Make a new address").click()
+    page.wait_for_timeout(500)
+    expect(page.locator("#calendar-url")).to_have_text(url)  # kept: the old one still works
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Make a new address").click()
+    expect(page.locator("#calendar-url")).not_to_have_text(url)
     assert page.csp_violations == []

@@ -116,7 +116,14 @@ def test_deleting_the_open_conversation_leaves_its_url_and_undo_brings_it_back(
     expect(page.get_by_role("heading", level=1)).to_have_text("New chat")
     assert page.evaluate("history.length") == depth  # replaced: Back does not reopen it
     toast = page.locator(".toast.undo-toast")
-    expect(toast).to_contain_text("Moved to the bin")
+    # A whole sentence and the button, no dash left hanging at the end of the line.
+    expect(toast.locator("span")).to_have_text("Conversation moved to the bin.")
+    assert "—" not in toast.inner_text()
+    # At the thread's top, clear of the composer (and the last message above it).
+    composer = page.locator("#composer").bounding_box()
+    where = toast.bounding_box()
+    assert where["y"] + where["height"] < composer["y"]
+    assert where["y"] <= page.locator("#scroller").bounding_box()["y"] + 20
     convo.refresh_from_db()
     assert convo.deleted_at is not None
 

@@ -170,3 +170,17 @@ def test_pages_read_a_fixed_number_of_queries_with_many_approvals(
         # The session, the owner, their settings; the expiry sweep (3); the count and the page.
         with django_assert_max_num_queries(8):
             assert signed_in.get(path).status_code == 200
+
+
+def test_a_card_says_what_it_would_do_in_words_not_a_tool_and_an_id(signed_in):
+    task = workspace.task_create(title="Book the dentist")
+    tool = get_tool("delete_task")
+    assert tool is not None
+    ctx = ToolContext(mode="chat", conversation_id=None)
+    proposal = tool.prepare(tool.args(task_id=task.pk), ctx)
+    services.pending_action_propose(tool=tool, proposal=proposal, ctx=ctx)
+
+    page = signed_in.get("/approvals/").content.decode()
+
+    assert "Delete the task “Book the dentist”" in page
+    assert "delete_task" not in page and f"target #{task.pk}" not in page

@@ -311,6 +311,34 @@ def test_resuming_a_past_once_says_why_and_stays_paused(signed_in):
     assert not Automation.objects.get(pk=once.pk).enabled
 
 
+def test_a_finished_once_says_it_is_finished_not_paused(signed_in):
+    once = automation_create(
+        name="Call mum",
+        kind="reminder",
+        schedule={"type": "once", "at": (timezone.now() + dt.timedelta(hours=1)).isoformat()},
+    )
+    automation_pause(automation_id=once.pk)
+    Automation.objects.filter(pk=once.pk).update(
+        schedule={"type": "once", "at": "2020-01-01T09:00:00+00:00"}
+    )
+
+    page = signed_in.get(f"/automations/{once.pk}/").content.decode()
+
+    assert "Its one time has passed: it will not run again." in page
+    assert "Next runs once resumed" not in page
+
+
+def test_an_empty_form_says_what_each_field_needs(signed_in):
+    response = signed_in.post("/automations/new/", {"name": "", "message": ""})
+
+    page = response.content.decode()
+    assert "This field is required." not in page
+    assert "Give it a name, e.g. Water the plants." in page
+    assert "Choose what it does: a reminder, a prompt or a task digest." in page
+    assert "Choose how often it runs." in page
+    assert not Automation.objects.exists()
+
+
 # --- the run history ---------------------------------------------------------------------------------
 
 

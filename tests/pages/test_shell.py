@@ -99,3 +99,14 @@ def test_the_manifest_and_icons_are_public(client):
 def test_a_signed_out_visitor_is_sent_to_the_login_page(client):
     response = client.get("/tasks/")
     assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_favicon_ico_leads_to_the_app_s_icon(client):
+    from django.contrib.staticfiles import finders
+    from django.templatetags.static import static
+
+    response = client.get("/favicon.ico")
+    assert response.status_code == 302
+    assert response["Location"] == static("talorys/icons/icon-192.png")
+    with open(finders.find("talorys/icons/icon-192.png"), "rb") as icon:
+        assert icon.read(4) == b"\x89PNG"

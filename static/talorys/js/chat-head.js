@@ -59,7 +59,7 @@ $("delete").addEventListener("click", async () => {
     await api(`/api/conversations/${deleted}`, { method: "DELETE" });
     onDeleted(deleted);
     status.textContent = "";
-    undoToast("Moved to the bin", { kind: "conversation", id: deleted, onRestored: () => onRestored(deleted) });
+    undoToast("Conversation moved to the bin", { kind: "conversation", id: deleted, onRestored: () => onRestored(deleted) });
   } catch (err) {
     status.textContent = err.message;
   }

@@ -53,18 +53,31 @@ function toBottom() {
   scroller.scrollTop = scroller.scrollHeight;
   jump.hidden = true;
 }
+// Only the owner scrolling up lets go of the bottom: a scroll that the thread's own growth
+// causes (a reply rendered at once, a card) keeps following it to the end. Away from the
+// bottom, reply or not, the jump is offered.
+let lastTop = 0;
 scroller.addEventListener("scroll", () => {
-  stick = nearBottom();
-  if (stick) jump.hidden = true;
+  const up = scroller.scrollTop < lastTop - 2;
+  lastTop = scroller.scrollTop;
+  if (nearBottom()) stick = true;
+  else if (up) stick = false;
+  jump.hidden = stick;
 });
 // Whatever grows the thread (a delta, a card, the rendered reply) or shrinks the view (the
 // phone's keyboard): follow it if the owner is at the bottom, else offer the jump.
 new ResizeObserver(() => {
   if (stick) scroller.scrollTop = scroller.scrollHeight;
-  else if (busy()) jump.hidden = false;
+  else jump.hidden = nearBottom();
 }).observe(thread);
 new ResizeObserver(() => stick && (scroller.scrollTop = scroller.scrollHeight)).observe(scroller);
 jump.addEventListener("click", () => { toBottom(); input.focus(); });
+// Toasts show at the top of the thread here (chat.css), clear of the composer and the last
+// message: the thread's top moves with the header and the thread's head.
+const placeToasts = () => document.body.style.setProperty("--thread-top", `${Math.round(scroller.getBoundingClientRect().top)}px`);
+const placer = new ResizeObserver(placeToasts);
+document.querySelectorAll("header.top, .thread-head").forEach((box) => placer.observe(box));
+window.addEventListener("resize", placeToasts);
 
 // --- the page's state ------------------------------------------------------------------------
 
@@ -72,11 +85,15 @@ function showGreeting() {
   greeting.hidden = thread.childElementCount > 0;
 }
 
+// What Enter says while a reply streams (nothing is sent then: the text stays in the box).
+const WAIT_HINT = "A reply is still coming: wait for it, or press Stop (Esc) to send yours now.";
+
 function refreshComposer() {
   const running = busy();
   sendButton.hidden = running;
   stopButton.hidden = !running;
   sendButton.disabled = !socketOpen();
+  if (!running && status.textContent === WAIT_HINT) status.textContent = "";
   refreshActions();
 }
 
@@ -449,6 +466,10 @@ form.addEventListener("submit", (e) => {
   e.preventDefault();
   const text = input.value.trim();
   if (!text) return;
+  if (busy()) {
+    status.textContent = WAIT_HINT;
+    return;
+  }
   if (send(text)) {
     input.value = "";
     length.show();

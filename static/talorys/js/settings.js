@@ -12,9 +12,18 @@ const zoneSelect = $("time-zone");
 const useZone = $("use-browser-zone");
 const zoneStatus = $("browser-zone-status");
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+// Offered only while the form holds another zone: when it already is the browser's, a line
+// says so instead of a button that would change nothing.
+function offerZone() {
+  const same = zoneSelect.value === browserZone;
+  useZone.hidden = same;
+  if (same) zoneStatus.textContent = `This is this browser's zone.`;
+  else if (zoneStatus.textContent === `This is this browser's zone.`) zoneStatus.textContent = "";
+}
 if (zoneSelect && useZone && browserZone) {
-  useZone.hidden = false;
   useZone.textContent = `Use this browser's zone (${browserZone})`;
+  offerZone();
+  zoneSelect.addEventListener("change", offerZone);
   useZone.addEventListener("click", () => {
     const known = [...zoneSelect.options].some((o) => o.value === browserZone);
     if (!known) {
@@ -22,6 +31,7 @@ if (zoneSelect && useZone && browserZone) {
       return;
     }
     zoneSelect.value = browserZone;
+    useZone.hidden = true;
     zoneStatus.textContent = `${browserZone} chosen: save to keep it.`;
     zoneSelect.focus();
   });

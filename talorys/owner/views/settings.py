@@ -224,7 +224,11 @@ def settings_page(request: OwnerRequest) -> HttpResponse:
             "mcp_url": request.build_absolute_uri("/mcp"),
             # The OpenAI-compatible API's base URL (agent/completions/, docs/clients.md).
             "v1_url": request.build_absolute_uri("/v1"),
-            "calendar_url": request.build_absolute_uri(calendar_path(row.calendar_secret)),
+            "calendar_url": (
+                feed := request.build_absolute_uri(calendar_path(row.calendar_secret))
+            ),
+            # The same feed for "Subscribe": calendar apps open webcal:// addresses.
+            "calendar_webcal": "webcal://" + feed.split("://", 1)[1],
             "scopes": ApiToken.Scope.choices,
             "new_token": request.session.pop(NEW_TOKEN_KEY, None),
         },
