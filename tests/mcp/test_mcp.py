@@ -99,7 +99,7 @@ def test_a_write_token_creates_finds_and_proposes_a_delete(live_server_url, owne
     (listed_action,) = api.get("/api/approvals").json()["items"]
     assert listed_action["proposed_by"] == "the MCP client “mcp write”"
     page = api.get("/approvals/").content.decode()
-    assert "proposed by the MCP client “mcp write”" in page
+    assert "Proposed by the MCP client “mcp write”" in page
     # The change made over MCP is in the change log with the token's actor.
     change = Change.objects.get(kind="task", object_id=made["task"]["id"], action="create")
     assert change.source == f"mcp:{prefix}"
