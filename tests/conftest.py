@@ -301,13 +301,44 @@ def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveSe
         wait_for(lambda: _answers(server.url), "daphne to start", alive=daphne, log=server.log)
         yield LiveServer(server.url, server.log, server.access_log, daphne.pid)
     finally:
-        daphne.terminate()
-        try:
-            daphne.wait(HANG_SECONDS)  # a loaded machine takes seconds to shut it down
-        except subprocess.TimeoutExpired:
-            daphne.kill()
-            daphne.wait()
+        daphne_stop(daphne, port)
         log.close()
+
+
+# From the moment a stopping daphne closes its port to its exit, at most (unless it is stuck).
+EXIT_SECONDS = 5.0
+
+
+def listens(port: int) -> bool:
+    """Whether a socket listens on 127.0.0.1:``port``, from Linux's /proc/net/tcp, which asks
+    nothing of the server (a connection would: daphne's shutdown counts it); True elsewhere."""
+    try:
+        table = Path("/proc/net/tcp").read_text()
+    except OSError:
+        return True
+    local = f"0100007F:{port:04X}"
+    rows = (line.split() for line in table.splitlines()[1:])
+    return any(row[1] == local and row[3] == "0A" for row in rows)  # 0A: LISTEN
+
+
+def daphne_stop(daphne: subprocess.Popen, port: int) -> None:
+    """SIGTERM, and wait for the exit: seconds, on a loaded machine. SIGKILL after HANG_SECONDS,
+    or EXIT_SECONDS after it closed its port: its shutdown is over by then, but a request whose
+    client left (Django drops it, its thread goes on) can leave that thread waiting forever on the
+    stopped event loop (a sync middleware's async_to_sync), and Python's exit waits for it
+    (tests/faults/test_daphne_stop.py)."""
+    daphne.terminate()
+    deadline = time.monotonic() + HANG_SECONDS
+    closed = 0.0
+    while daphne.poll() is None and time.monotonic() < deadline:
+        if not closed and not listens(port):
+            closed = time.monotonic()
+        if closed and time.monotonic() - closed > EXIT_SECONDS:
+            break
+        time.sleep(0.1)
+    if daphne.poll() is None:
+        daphne.kill()
+        daphne.wait()
 
 
 def _live_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
