@@ -18,7 +18,7 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, connections
 from django.test import AsyncClient, Client
 
 from tests.services import chromium_path, redis_url, require_services
@@ -96,6 +96,18 @@ def _fresh_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _usable_connections():
+    """After a test, a connection of this process that its database ended is closed, so the next
+    test connects again: a test that ends the other connections to its database (a PostgreSQL
+    restart, tests/faults/test_turn_crash.py ``backends_end``) can end this process's own too,
+    and every later test of the worker would fail on it."""
+    yield
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is not None and not conn.in_atomic_block and not conn.is_usable():
+            conn.close()
 
 
 @pytest.fixture
