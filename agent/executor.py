@@ -33,6 +33,7 @@ from talorys.lib.tools import (
     get_tool,
     tools_for,
 )
+from talorys.lib.validation import clip
 from talorys.providers.base import ToolCall
 
 logger = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ class ToolExecutor:
         if call.arguments is None:
             raise ToolError(
                 'The arguments must be a JSON object, e.g. {"task_id": 3}; '
-                f"got {_clip(call.raw_arguments or '(nothing)')}.",
+                f"got {clip(call.raw_arguments or '(nothing)', ACTIVITY_TEXT)}.",
                 code="INVALID_ARGUMENTS",
             )
         try:
@@ -212,13 +213,9 @@ def _explain(exc: ValidationError) -> str:
     return "Invalid arguments: " + "; ".join(problems) + "."
 
 
-def _clip(value: str, width: int = ACTIVITY_TEXT) -> str:
-    return value if len(value) <= width else value[: width - 1] + "…"
-
-
 def _shorten(value: Any) -> Any:
     if isinstance(value, str):
-        return _clip(value)
+        return clip(value, ACTIVITY_TEXT)
     if isinstance(value, dict):
         return {str(k): _shorten(v) for k, v in list(value.items())[:20]}
     if isinstance(value, list):
@@ -227,7 +224,12 @@ def _shorten(value: Any) -> Any:
 
 
 def _activity(name: str, args: Any, status: ActivityStatus, summary: str) -> ToolActivity:
-    return {"tool": name, "args": _shorten(args), "status": status, "summary": _clip(summary)}
+    return {
+        "tool": name,
+        "args": _shorten(args),
+        "status": status,
+        "summary": clip(summary, ACTIVITY_TEXT),
+    }
 
 
 def _summary(result: dict[str, Any]) -> str:

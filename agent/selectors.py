@@ -91,21 +91,16 @@ def sibling_ids(*, conversation_id: int) -> dict[int | None, list[int]]:
     return by_parent
 
 
-def conversation_history(
-    *, conversation_id: int, after_id: int | Combinable | None
-) -> list[HistoryEntry]:
-    """The newest messages a turn may show the model, oldest first: owner messages and complete
-    replies after the running summary (``after_id``: its ``summary_upto``, or an expression of
-    it), none replaced, at most HISTORY_LIMIT of them. A reply that proposed a
-    destructive action carries a note of that action's outcome as it stands now."""
-    return turn_history(conversation_id=conversation_id, after_id=after_id)[0]
-
-
 def turn_history(
     *, conversation_id: int, after_id: int | Combinable | None
 ) -> tuple[list[HistoryEntry], bool]:
-    """``conversation_history``, and whether the conversation holds any proposal at all (read
-    in the same statement): without one it has no outcome notes to read."""
+    """The newest messages a turn may show the model, oldest first: owner messages and complete
+    replies after the running summary (``after_id``: its ``summary_upto``, or an expression of
+    it), none replaced, at most HISTORY_LIMIT of them. A reply that proposed a
+    destructive action carries a note of that action's outcome as it stands now.
+
+    And whether the conversation holds any proposal at all (read in the same statement):
+    without one it has no outcome notes to read."""
     rows = list(
         shown_messages()
         .filter(conversation_id=conversation_id, id__gt=after_id or 0)
@@ -202,7 +197,7 @@ def outcome_notes_outside(
     reply that ended in error or was cancelled, or one evicted from the window. Oldest first.
 
     The model sees the complete replies from ``shown_from_id`` on (the window keeps the newest
-    entries of ``conversation_history``; None: no entry), so they are named by a subquery, not
+    entries of ``turn_history``; None: no entry), so they are named by a subquery, not
     by a list of ids the query would have to carry."""
     actions = PendingAction.objects.filter(conversation_id=conversation_id)
     if shown_from_id is not None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from approvals.models import PendingAction
 from talorys.history.bin import BIN_RETENTION
+from talorys.lib.validation import clip
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
 from talorys.web.live import pages_tell
@@ -43,7 +44,7 @@ def tell_proposed(action: PendingAction) -> None:
     hold the item's content, which has no place on a lock screen.
     """
     notify.notification_send(
-        title=_clip(f"Waiting for your approval: {_summary(action)}"),
+        title=clip(f"Waiting for your approval: {_summary(action)}", Notification.TITLE_MAX),
         body=(f"Proposed by {action.proposed_by}. " if action.proposed_by else "")
         + f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
         kind=Notification.Kind.APPROVAL,
@@ -83,7 +84,7 @@ def outcome(action: PendingAction) -> notify.Rewrite:
         ),
     }
     head, body = words.get(Status(action.status), ("Waiting for your approval", ""))
-    return notify.Rewrite(_clip(f"{head}: {_summary(action)}"), body)
+    return notify.Rewrite(clip(f"{head}: {_summary(action)}", Notification.TITLE_MAX), body)
 
 
 def tell_outcomes(actions: Sequence[PendingAction]) -> None:
@@ -94,8 +95,3 @@ def tell_outcomes(actions: Sequence[PendingAction]) -> None:
     )
     for action in actions:
         tell_pages(action)
-
-
-def _clip(title: str) -> str:
-    width = Notification.TITLE_MAX
-    return title if len(title) <= width else f"{title[: width - 1]}…"

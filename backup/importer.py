@@ -53,6 +53,7 @@ from talorys.history.kinds import ItemKind, item_fields, item_kind
 from talorys.history.models import Change
 from talorys.lib.actors import Actor
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.validation import clip
 
 IMPORT = Actor(source="import")
 # Rows merged per batch: the memory an import holds, whatever the file's size.
@@ -73,8 +74,7 @@ def row_title(kind: str, row: dict[str, Any]) -> str:
     for column in TITLE_COLUMNS:
         value = row.get(column)
         if isinstance(value, str) and value.strip():
-            text = " ".join(value.split())
-            return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
+            return clip(" ".join(value.split()), SAMPLE_CHARS)
     return f"#{row.get('id')}"
 
 

@@ -9,6 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from talorys.lib.env import (
     env_bool,
+    env_float,
     env_int,
     env_list,
     env_str,
@@ -115,7 +116,7 @@ def database_pool_options() -> dict[str, float]:
     return {
         "min_size": env_int("TALORYS_DB_POOL_MIN_SIZE", 2),
         "max_size": env_int("TALORYS_DB_POOL_MAX_SIZE", 10),
-        "timeout": float(env_int("TALORYS_DB_POOL_TIMEOUT_SECONDS", 10)),
+        "timeout": env_float("TALORYS_DB_POOL_TIMEOUT_SECONDS", 10),
     }
 
 
@@ -210,7 +211,7 @@ CELERY_BEAT_SCHEDULE = {
     # The recall index's catch-up (memory/recall/writer.py); a turn also catches up lazily.
     "recall-reindex": {
         "task": "memory.tasks.reindex_recall",
-        "schedule": float(env_int("TALORYS_REINDEX_SECONDS", 600)),
+        "schedule": env_float("TALORYS_REINDEX_SECONDS", 600),
         "options": {"expire_seconds": 300},
     },
     # Every 2 s (was 5; half of it was the mean dispatch lag): an automation starts about this
@@ -218,7 +219,7 @@ CELERY_BEAT_SCHEDULE = {
     # waited in the queue for 30 s is dropped (workers were busy); a later tick does its work.
     "automations-dispatch": {
         "task": "automations.tasks.dispatch_due",
-        "schedule": float(env_int("TALORYS_DISPATCH_SECONDS", 2)),
+        "schedule": env_float("TALORYS_DISPATCH_SECONDS", 2),
         "options": {"expire_seconds": 30},
     },
     "automations-housekeeping": {"task": "automations.tasks.housekeeping", "schedule": 300.0},
@@ -354,13 +355,13 @@ TALORYS_EMBEDDINGS_API_KEY = env_str("TALORYS_EMBEDDINGS_API_KEY")
 # socket, or ``http://host:port`` (compose's embedder service).
 TALORYS_EMBEDDER_URL = env_str("TALORYS_EMBEDDER_URL")
 # A comment line on a chat SSE stream after this long without an event (proxies drop idle ones).
-SSE_KEEPALIVE_SECONDS = float(env_int("TALORYS_SSE_KEEPALIVE_SECONDS", 15))
+SSE_KEEPALIVE_SECONDS = env_float("TALORYS_SSE_KEEPALIVE_SECONDS", 15)
 # Attaches (GET /api/conversations/{id}/stream) API tokens may hold open at once: each token, and
 # all of them together; more answer 429 (agent/live/slots.py). The owner's session has no cap.
 ATTACHES_PER_TOKEN = env_int("TALORYS_ATTACHES_PER_TOKEN", 8)
 TOKEN_ATTACHES = env_int("TALORYS_TOKEN_ATTACHES", 32)
 # "Your reply is ready" after a reply this long that ends with no page attached (live/ready.py).
-TALORYS_REPLY_READY_SECONDS = float(env_int("TALORYS_REPLY_READY_SECONDS", 5))
+TALORYS_REPLY_READY_SECONDS = env_float("TALORYS_REPLY_READY_SECONDS", 5)
 # A /v1 request (same token and body) sent again this soon gets the first answer (replay.py).
 TALORYS_V1_REPLAY_SECONDS = env_int("TALORYS_V1_REPLAY_SECONDS", 60)
 # What one model step (text and tool-call arguments) and one reply may hold, in characters
@@ -371,7 +372,7 @@ TALORYS_MAX_REPLY_CHARS = env_int("TALORYS_MAX_REPLY_CHARS", 400_000)
 # sends meanwhile: keep-alive comments or a trickle reset the read timeout (120 s of silence),
 # not this. Past it the turn ends with PROVIDER_TIMEOUT and keeps what came. 300 s lets a slow
 # local model write a reply of max_output_tokens (1,024 by default) at 4 tokens a second.
-TALORYS_MODEL_STEP_DEADLINE = float(env_int("TALORYS_MODEL_STEP_DEADLINE", 300))
+TALORYS_MODEL_STEP_DEADLINE = env_float("TALORYS_MODEL_STEP_DEADLINE", 300)
 if TALORYS_MODEL_STEP_DEADLINE < 1:
     raise ImproperlyConfigured(
         f"TALORYS_MODEL_STEP_DEADLINE={TALORYS_MODEL_STEP_DEADLINE:g}: use 1 second or more."
@@ -380,7 +381,7 @@ if TALORYS_MODEL_STEP_DEADLINE < 1:
 # size less one; 0: on the thread of every synchronous request (agent/runner/db.py says why).
 TALORYS_TURN_DB_THREADS = env_int("TALORYS_TURN_DB_THREADS", 4)
 # The memory conflict check's one JSON-mode call (memory/conflict.py): past this, both are kept.
-TALORYS_CONFLICT_CHECK_SECONDS = float(env_int("TALORYS_CONFLICT_CHECK_SECONDS", 10))
+TALORYS_CONFLICT_CHECK_SECONDS = env_float("TALORYS_CONFLICT_CHECK_SECONDS", 10)
 
 # Plain lines, or one JSON object per line (TALORYS_LOG_JSON=1); each carries the request id and
 # the turn id (talorys/lib/logs.py).

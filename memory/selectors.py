@@ -198,12 +198,6 @@ def current_memories() -> QuerySet[Memory]:
 
 
 @dataclass(frozen=True)
-class TurnRecall:
-    memories: list[str]
-    related: list[str]
-
-
-@dataclass(frozen=True)
 class RecallPass:
     """What a turn's two recalls share: the embedder (None: keyword), the mode and the index's
     clock after the lazy pass."""
@@ -278,23 +272,6 @@ def turn_related(*, text: str, conversation_id: int, recall: RecallPass) -> list
         return []
 
 
-def recall_for_turn(
-    *, text: str, conversation_id: int | None, owner_settings: OwnerSettings
-) -> TurnRecall:
-    """What a turn's prompt recalls for the owner's message: its memories, and (for a chat
-    turn's ``conversation_id``) the related items, after one ``recall_pass``. A chat turn makes
-    the two recalls at once instead (agent/runner/inputs.py)."""
-    recall = recall_pass(text=text, owner_settings=owner_settings)
-    return TurnRecall(
-        memories=turn_memories(text=text, recall=recall),
-        related=(
-            []
-            if conversation_id is None
-            else turn_related(text=text, conversation_id=conversation_id, recall=recall)
-        ),
-    )
-
-
 def memories_for_turn(
     *,
     text: str,
@@ -303,7 +280,7 @@ def memories_for_turn(
     embedder: Embedder | None | object = embeddings.ACTIVE,
     state: dict[str, Any] | None = None,
 ) -> list[str]:
-    """(Call after the index's lazy pass: recall_for_turn makes it.) The memories the model sees
+    """(Call after the index's lazy pass: ``recall_pass``.) The memories the model sees
     with this message: the ones recall ranks best for it (hybrid, or keyword when the embedder
     is off or failing), then the most recently changed, so a few standing facts are always
     there. A memory contradicted by another says so.

@@ -55,7 +55,7 @@ from agent.live.turns import Event, LiveTurn
 from agent.models import Message
 from agent.runner.db import db, give_back_request_connection
 from talorys.accounts.models import ApiToken
-from talorys.accounts.services import api_token_authenticate
+from talorys.accounts.services import api_token_authenticate, bearer_secret
 from talorys.lib.errors import AppError, BudgetExhausted, NotFound, database_unavailable
 from talorys.owner.selectors import model_choices, owner_settings_get, provider_config
 from talorys.web.openai_errors import openai_error
@@ -73,10 +73,8 @@ log = logging.getLogger(__name__)
 
 def token_auth(request: HttpRequest) -> ApiToken | None:
     """The live token of the request's Bearer header, or None (a 401). Sessions do not count."""
-    header = request.headers.get("Authorization", "")
-    if header[:7].lower() != "bearer ":
-        return None
-    return api_token_authenticate(raw=header[7:].strip())
+    raw = bearer_secret(request.headers.get("Authorization"))
+    return api_token_authenticate(raw=raw) if raw is not None else None
 
 
 v1_api = NinjaAPI(

@@ -19,6 +19,7 @@ from agent.live import mirror
 from agent.live.turns import LiveTurn
 from agent.models import Conversation, Message
 from agent.runner.db import db
+from talorys.lib.validation import clip
 from talorys.notifications.models import Notification
 from talorys.notifications.services import notification_send
 
@@ -58,7 +59,7 @@ def _notify(conversation_id: int, status: str) -> None:
         title = f"Your reply stopped: {name}"
         body, kind = "It ended with an error. Open it to see why and retry.", "error"
     notification_send(
-        title=title[:299] + "…" if len(title) > 300 else title,
+        title=clip(title, Notification.TITLE_MAX),
         body=body,
         kind=Notification.Kind(kind),
         source=f"conversation:{conversation_id}",

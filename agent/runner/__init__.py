@@ -21,12 +21,10 @@ scheduled.py (an automation's prompt, run without a conversation; its run saves 
 """
 
 from agent.runner.chat import begin_turn, run_turn, stream_turn
-from agent.runner.scheduled import arun_scheduled_prompt, run_scheduled_prompt, run_scheduled_reply
+from agent.runner.scheduled import run_scheduled_reply
 
 __all__ = [
-    "arun_scheduled_prompt",
     "begin_turn",
-    "run_scheduled_prompt",
     "run_scheduled_reply",
     "run_turn",
     "stream_turn",

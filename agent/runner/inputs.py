@@ -72,10 +72,10 @@ def read_inputs(*, text: str) -> TurnInputs:
     Recall first catches up with what changed since the last turn (memory.selectors.
     recall_pass; messages are indexed after each reply, the catch-up task does the rest)."""
     owner = owner_settings_get()
-    recalled = memory_selectors.recall_for_turn(
-        text=text, conversation_id=None, owner_settings=owner
+    recall = memory_selectors.recall_pass(text=text, owner_settings=owner)
+    return _inputs(
+        owner, memories=memory_selectors.turn_memories(text=text, recall=recall), related=[]
     )
-    return _inputs(owner, memories=recalled.memories, related=[])
 
 
 def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) -> TurnInputs:

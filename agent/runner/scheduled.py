@@ -34,12 +34,14 @@ class ScheduledReply:
     tool_activity: list[ToolActivity]
 
 
-async def arun_scheduled_prompt(
-    *, prompt_text: str, source: str, usage: dict[str, int] | None = None
+def run_scheduled_reply(
+    *, prompt: str, source: str, usage: dict[str, int] | None = None
 ) -> ScheduledReply:
     """An automation's stored prompt, run by the model in scheduled mode: read tools plus
     notify_owner only (the executor enforces it), steps and output capped, and both the
-    scheduled and the ordinary AI budget reserved before every provider call.
+    scheduled and the ordinary AI budget reserved before every provider call. The answer comes
+    with the tools the model called: what a run's conversation keeps
+    (automations/services/runs.py, whose worker task calls this: it is synchronous).
 
     Raises ProviderError or BudgetExhausted; the automation records them on its run receipt.
     ``usage``, when given, is filled with what the run spent (requests, input_tokens,
@@ -47,38 +49,40 @@ async def arun_scheduled_prompt(
 
     Its log lines carry a turn id of its own (no conversation holds one).
     """
-    with turn_scope(secrets.token_hex(16)):
-        return await _run(prompt_text=prompt_text, source=source, usage=usage)
+    return async_to_sync(_run)(prompt_text=prompt, source=source, usage=usage)
 
 
 async def _run(*, prompt_text: str, source: str, usage: dict[str, int] | None) -> ScheduledReply:
-    started = time.monotonic()
-    logger.info("Scheduled turn started: %s", source)
-    inputs = await db(read_inputs)(text=prompt_text)
-    executor = ToolExecutor(
-        ctx=ToolContext(mode="scheduled", source=source), max_tool_calls=inputs.max_tool_calls
-    )
-    messages = [
-        ChatMessage(role="system", content=inputs.system_prompt() + "\n\n" + prompt.SCHEDULED_NOTE),
-        ChatMessage(role="user", content=prompt_text),
-    ]
-    state = TurnState()
-    # A worker's event loop lives for one run: its provider is made and closed here.
-    provider = provider_for(inputs.provider)
-    status = "error"  # until the loop ends with an answer
-    try:
-        await _steps_run(provider, executor, inputs, messages, state)
-        status = "ok"
-    except ProviderError as error:
-        logger.warning(
-            "Provider error (%s): %s", error.kind, error.message, extra={"kind": error.kind}
+    with turn_scope(secrets.token_hex(16)):
+        started = time.monotonic()
+        logger.info("Scheduled turn started: %s", source)
+        inputs = await db(read_inputs)(text=prompt_text)
+        executor = ToolExecutor(
+            ctx=ToolContext(mode="scheduled", source=source), max_tool_calls=inputs.max_tool_calls
         )
-        raise
-    finally:
-        await provider.aclose()
-        await _spent_record(state, usage)
-        _log_end(source, status, started, state)
-    return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
+        messages = [
+            ChatMessage(
+                role="system", content=inputs.system_prompt() + "\n\n" + prompt.SCHEDULED_NOTE
+            ),
+            ChatMessage(role="user", content=prompt_text),
+        ]
+        state = TurnState()
+        # A worker's event loop lives for one run: its provider is made and closed here.
+        provider = provider_for(inputs.provider)
+        status = "error"  # until the loop ends with an answer
+        try:
+            await _steps_run(provider, executor, inputs, messages, state)
+            status = "ok"
+        except ProviderError as error:
+            logger.warning(
+                "Provider error (%s): %s", error.kind, error.message, extra={"kind": error.kind}
+            )
+            raise
+        finally:
+            await provider.aclose()
+            await _spent_record(state, usage)
+            _log_end(source, status, started, state)
+        return ScheduledReply(text=state.text.strip(), tool_activity=state.tool_activity)
 
 
 async def _steps_run(
@@ -133,16 +137,3 @@ def _log_end(source: str, status: str, started: float, state: TurnState) -> None
             "tool_calls": len(state.tool_activity),
         },
     )
-
-
-def run_scheduled_prompt(*, prompt: str, source: str, usage: dict[str, int] | None = None) -> str:
-    """Synchronous entry for celery tasks: the reply's text (``usage`` as in the async one)."""
-    return run_scheduled_reply(prompt=prompt, source=source, usage=usage).text
-
-
-def run_scheduled_reply(
-    *, prompt: str, source: str, usage: dict[str, int] | None = None
-) -> ScheduledReply:
-    """``run_scheduled_prompt`` with the tools the model called: what a run's conversation
-    keeps (automations/services/runs.py)."""
-    return async_to_sync(arun_scheduled_prompt)(prompt_text=prompt, source=source, usage=usage)

@@ -32,6 +32,7 @@ from config.mcp.errors import (
     app_error_data,
     rpc_error_body,
 )
+from talorys.accounts.services import bearer_secret
 from talorys.lib.errors import RateLimited, Unauthorized, code_for_status, error_body
 from talorys.web.origins import origin_trusted, own_origin, scope_header
 
@@ -83,16 +84,9 @@ def _place_refusal(scope: dict[str, Any]) -> tuple[int, str, Headers] | None:
     return None
 
 
-def _bearer(scope: dict[str, Any]) -> str | None:
-    header = scope_header(scope, b"authorization")
-    if header is not None and header[:7].lower() == "bearer ":
-        return header[7:].strip() or None
-    return None
-
-
 async def _admitted(scope: dict[str, Any], send: Any) -> Caller | None:
     """Step 3: the caller, its request counted; None when refused (answered here)."""
-    raw = _bearer(scope)
+    raw = bearer_secret(scope_header(scope, b"authorization"))
     try:
         caller = await database_sync_to_async(caller_admit)(raw) if raw else None
     except RateLimited as exc:

@@ -27,6 +27,7 @@ from config.mcp.errors import APP_ERROR, INTERNAL_ERROR, INTERNAL_MESSAGE, app_e
 from config.mcp.resources import MIME_TYPE, resource_read, resources_list
 from talorys.lib.errors import AppError, InternalError, classify_failure
 from talorys.lib.tools import Permission, Tool, tools_for
+from talorys.lib.validation import clip
 from talorys.ops.selectors import app_version
 
 log = logging.getLogger(__name__)
@@ -130,8 +131,7 @@ async def _read_resource(
     await _caller()
     text = await database_sync_to_async(resource_read)(str(params.uri))
     if text is None:
-        uri = str(params.uri)
-        shown = uri if len(uri) <= URI_SHOWN else uri[: URI_SHOWN - 1] + "…"
+        shown = clip(str(params.uri), URI_SHOWN)
         raise MCPError(code=RESOURCE_NOT_FOUND, message=f"No resource {shown!r}.")
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=params.uri, mime_type=MIME_TYPE, text=text)]

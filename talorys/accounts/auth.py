@@ -32,7 +32,7 @@ from ninja.utils import check_csrf
 from talorys.accounts.middleware import session_expired
 from talorys.accounts.models import ApiToken
 from talorys.accounts.owner import is_the_owner
-from talorys.accounts.services import _session_store_class, api_token_authenticate
+from talorys.accounts.services import _session_store_class, api_token_authenticate, bearer_secret
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import (
     AppError,
@@ -64,11 +64,11 @@ class OwnerAuth:
         self.tokens = tokens
 
     def __call__(self, request: HttpRequest) -> User | None:
-        header = request.headers.get("Authorization", "")
-        if header[:7].lower() == "bearer ":
+        raw = bearer_secret(request.headers.get("Authorization"))
+        if raw is not None:
             if not self.tokens:
                 return None
-            token = api_token_authenticate(raw=header[7:].strip())
+            token = api_token_authenticate(raw=raw)
             if token is None:
                 return None
             if token.scope != ApiToken.Scope.WRITE and request.method not in _SAFE_METHODS:

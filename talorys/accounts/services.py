@@ -339,6 +339,15 @@ def api_token_revoke(*, user: User, token_id: int, actor: Actor = OWNER) -> ApiT
     return token
 
 
+def bearer_secret(authorization: str | None) -> str | None:
+    """The secret an ``Authorization: Bearer …`` header carries (trimmed, maybe empty), or None
+    when there is no such header. Only the reading is shared: /api, /v1 and /mcp each answer a
+    missing or wrong token in their own shape (the envelope, OpenAI's, the MCP gate's)."""
+    if authorization is None or authorization[:7].lower() != "bearer ":
+        return None
+    return authorization[7:].strip()
+
+
 def api_token_authenticate(*, raw: str) -> ApiToken | None:
     """The live token with this secret (its user loaded), or None; tokens of any account but the
     owner's are nobody's (owner.is_the_owner)."""

@@ -9,6 +9,7 @@ password at setup). The README lists them all.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import stat
@@ -38,6 +39,21 @@ def env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
+
+
+def env_float(name: str, default: float) -> float:
+    """A number such as seconds: whatever ``env_int`` takes, and decimals ("2.5"); not NaN or
+    infinity, which would make a timeout or a schedule never come."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return float(default)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan  # refused below, as NaN and infinity are
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a number, got {raw!r}")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -61,6 +61,12 @@ def long_text(value: str) -> str:
     return _TEXT_DROPPED.sub("", value)
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` within ``width`` characters for a reader: unchanged when it fits, else cut and
+    ended with "…" (within the width too), so what is shown never passes for the whole."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def clean_line(value: str, *, field: str, max_length: int, required: bool = True) -> str:
     """A one-line field as stored: NUL refused, made one line (``one_line``), trimmed, and
     within ``max_length`` (and not empty when ``required``), else ValidationFailed."""
@@ -124,7 +130,7 @@ def local_datetime(value: str, zone: ZoneInfo, *, field: str) -> dt.datetime | N
     try:
         wall = dt.datetime.fromisoformat(value)
     except ValueError:
-        shown = value if len(value) <= 40 else value[:39] + "…"
+        shown = clip(value, 40)
         raise field_refused(
             f"{field}: “{shown}” is not a date and time; write it like 2026-03-14T09:00.",
             field=field,

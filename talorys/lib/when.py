@@ -39,7 +39,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from talorys.lib.errors import field_refused
-from talorys.lib.validation import date_in_range
+from talorys.lib.validation import clip, date_in_range
 
 DEFAULT_TIME = dt.time(9, 0)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -137,7 +137,7 @@ def task_read(
     if not got.title:
         raise field_refused("Say what to do: the text is empty.", field=field)
     if got.alone:
-        typed = got.title if len(got.title) <= 40 else got.title[:39] + "…"
+        typed = clip(got.title, 40)
         when = got.said[:1].lower() + got.said[1:]
         raise field_refused(
             f"“{typed}” is only a date ({when}): say what to do too, e.g. “call Ana {typed}”.",

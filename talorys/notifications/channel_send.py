@@ -21,6 +21,7 @@ from collections.abc import Collection, Sequence
 from django.conf import settings
 from django.utils import timezone
 
+from talorys.lib.validation import clip
 from talorys.notifications import outbox
 from talorys.notifications.channels import apprise_send, channel_outcome
 from talorys.notifications.models import Channel, ChannelDelivery, Notification
@@ -51,8 +52,7 @@ def channel_deliveries_create(
 def message_body(notification: Notification) -> str:
     """The body a channel gets (Markdown, sent as the channel takes it: channels.flavoured): the
     notification's, clipped."""
-    body = notification.body.strip()
-    return body[: BODY_MAX - 1] + "…" if len(body) > BODY_MAX else body
+    return clip(notification.body.strip(), BODY_MAX)
 
 
 def message_link(notification: Notification) -> str:

@@ -33,6 +33,7 @@ from py_vapid.utils import b64urlencode
 
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.markdown_text import markdown_to_text
+from talorys.lib.validation import clip
 from talorys.notifications import outbox
 from talorys.notifications.models import Notification, PushDelivery, PushSubscription
 from talorys.notifications.outbox import hold_or_claim, record, settle
@@ -175,9 +176,8 @@ def register_payload_extra(kind: str, extra: PayloadExtra) -> None:
 
 
 def _payload(notification: Notification, delivery: PushDelivery | None = None) -> str:
-    body = markdown_to_text(notification.body)  # a system notification shows no formatting
-    if len(body) > PAYLOAD_BODY:
-        body = body[: PAYLOAD_BODY - 1] + "…"
+    # A system notification shows no formatting.
+    body = clip(markdown_to_text(notification.body), PAYLOAD_BODY)
     payload: dict[str, Any] = {
         "id": notification.pk,
         "title": notification.title,

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from talorys.lib.errors import NotFound, field_refused
 from talorys.lib.markdown import render_markdown
-from talorys.lib.validation import clean_line, clean_text, one_line
+from talorys.lib.validation import clean_line, clean_text, clip, one_line
 from talorys.notifications import push
 from talorys.notifications.channel_send import channel_deliveries_create
 from talorys.notifications.models import Notification
@@ -157,11 +157,11 @@ def notifications_update_by_source(rewrites: Mapping[str, Rewrite]) -> list[Noti
         for notification in notifications:
             rewrite = rewrites[notification.source]
             notification.title = clean_line(
-                _clip(rewrite.title, Notification.TITLE_MAX),
+                clip(rewrite.title.strip(), Notification.TITLE_MAX),
                 field="title",
                 max_length=Notification.TITLE_MAX,
             )
-            notification.body = _clip(rewrite.body.strip(), Notification.BODY_MAX)
+            notification.body = clip(rewrite.body.strip(), Notification.BODY_MAX)
             if notification.read_at is None:
                 notification.read_at = now
         Notification.objects.bulk_update(notifications, ["title", "body", "read_at"])
@@ -171,11 +171,6 @@ def notifications_update_by_source(rewrites: Mapping[str, Rewrite]) -> list[Noti
                 partial(_broadcast, payloads, "notification.updated"), robust=True
             )
     return notifications
-
-
-def _clip(text: str, width: int) -> str:
-    text = text.strip()
-    return text if len(text) <= width else f"{text[: width - 1]}…"
 
 
 # --- embedded mode: the web process watches for notifications made by other processes --------

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 import time_machine
 from django.test import Client
 
 from talorys.accounts.models import ApiToken
-from talorys.accounts.services import api_token_create
+from talorys.accounts.services import api_token_create, bearer_secret
 from talorys.owner.models import OwnerSettings
 from tests.conftest import ApiClient
 
@@ -105,6 +106,28 @@ def test_unknown_or_forged_tokens_are_refused(api):
         response = script.get("/api/tasks", headers=bearer(header))
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "UNAUTHORIZED"
+
+
+@pytest.mark.parametrize(
+    ("header", "secret"),
+    [
+        (None, None),
+        ("", None),
+        ("Basic dGFsOng=", None),
+        ("Bearer", None),
+        ("Bearer ", ""),
+        ("bearer   tal_x  ", "tal_x"),
+        ("BEARER tal_x", "tal_x"),
+    ],
+)
+def test_the_bearer_header_is_read_one_way_for_api_v1_and_mcp(header, secret):
+    assert bearer_secret(header) == secret
+
+
+def test_a_lower_case_scheme_and_spaces_around_the_token_still_get_in(api):
+    raw = make_token(api)["token"]
+    headers = {"Authorization": f"bearer  {raw} "}
+    assert script_client().get("/api/tasks", headers=headers).status_code == 200
 
 
 def test_a_token_is_refused_by_the_pages(api):

@@ -9,7 +9,7 @@ import pytest
 from agent import context
 from agent.context import HistoryEntry, Window
 from agent.models import Conversation, Message
-from agent.selectors import conversation_history
+from agent.selectors import turn_history
 from talorys.owner.models import UsageDay
 from tests.agent.fake_openai import error, text
 from tests.agent.test_runner import TURN_DATABASE, conversation_with, sent_messages, turn, use_fake
@@ -105,11 +105,11 @@ def test_at_most_200_messages_are_loaded_and_only_after_the_summary(db):
     conversation = conversation_with(*[("user", f"m{n}") for n in range(250)])
     ids = list(conversation.messages.values_list("id", flat=True))
 
-    history = conversation_history(conversation_id=conversation.pk, after_id=None)
+    history = turn_history(conversation_id=conversation.pk, after_id=None)[0]
     assert len(history) == 200
     assert [e.id for e in history] == ids[-200:]
 
-    after = conversation_history(conversation_id=conversation.pk, after_id=ids[-5])
+    after = turn_history(conversation_id=conversation.pk, after_id=ids[-5])[0]
     assert [e.id for e in after] == ids[-4:]
 
 

@@ -13,7 +13,7 @@ from agent.completions.history import ClientChat, client_chat, conversation_matc
 from agent.completions.replies import Reply
 from agent.completions.schemas import CompletionMessage
 from agent.models import Conversation, Message, Origin
-from agent.selectors import conversation_history
+from agent.selectors import turn_history
 from agent.services import turn_begin, turn_release
 from talorys.accounts.models import ApiToken
 from talorys.accounts.services import api_token_create
@@ -149,12 +149,12 @@ def test_a_clients_history_is_shown_to_the_model_as_that_clients_and_never_rerun
     Message.objects.filter(pk=start.assistant_message_id).update(status="complete", content="Hm.")
     turn_release(conversation_id=start.conversation_id, turn_id=start.turn_id)  # the turn ended
 
-    history = conversation_history(conversation_id=start.conversation_id, after_id=None)
+    history = turn_history(conversation_id=start.conversation_id, after_id=None)[0]
     frame = "[Sent by the chat client using the API token “Open WebUI” as an earlier message"
     assert [entry.content.startswith(frame) for entry in history] == [True, True, False, False]
     assert history[0].content.endswith("\ncall mum") and history[2].content == "what now?"
     ApiToken.objects.filter(pk=token.pk).delete()  # its conversations stay, without its name
-    history = conversation_history(conversation_id=start.conversation_id, after_id=None)
+    history = turn_history(conversation_id=start.conversation_id, after_id=None)[0]
     assert history[0].content.startswith("[Sent by a chat client as an earlier message")
 
     first = Message.objects.filter(origin=Origin.CLIENT, role="user").get()

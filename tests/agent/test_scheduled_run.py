@@ -1,4 +1,4 @@
-"""An automation's prompt run by the model in scheduled mode (agent.runner.run_scheduled_prompt)."""
+"""An automation's prompt run by the model in scheduled mode (agent.runner.run_scheduled_reply)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.runner import run_scheduled_prompt
+from agent.runner import run_scheduled_reply
 from approvals.models import PendingAction
 from talorys.lib.errors import BudgetExhausted
 from talorys.lib.tools import Permission, get_tool
@@ -35,9 +35,9 @@ def test_scheduled_run_reads_and_notifies_but_cannot_write_even_when_the_model_a
         text("Sent you a summary of 1 open task."),
     )
 
-    reply = run_scheduled_prompt(prompt="Tell me about my open tasks.", source="automation:7")
+    reply = run_scheduled_reply(prompt="Tell me about my open tasks.", source="automation:7")
 
-    assert reply == "Sent you a summary of 1 open task."
+    assert reply.text == "Sent you a summary of 1 open task."
     assert list(Task.objects.live().values_list("title", flat=True)) == ["Renew passport"]
     assert not PendingAction.objects.exists()
     notification = Notification.objects.get()
@@ -62,7 +62,7 @@ def test_scheduled_run_without_budget_makes_no_model_request(db, fake_openai, li
     use_fake(fake_openai, **{limit: 0})
 
     with pytest.raises(BudgetExhausted):
-        run_scheduled_prompt(prompt="Anything due?", source="automation:1")
+        run_scheduled_reply(prompt="Anything due?", source="automation:1")
 
     assert fake_openai.requests == []
     # All or none: the kind that had budget was not spent either.

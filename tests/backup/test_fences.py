@@ -9,7 +9,7 @@ import pytest
 from agent.context import IMPORTED_FRAME
 from agent.models import Conversation, Message
 from agent.rerun import edit_target, regenerate_target, retry_target
-from agent.selectors import conversation_history
+from agent.selectors import turn_history
 from approvals.models import PendingAction
 from approvals.services import pending_action_approve, pending_action_undo
 from automations.models import Automation
@@ -173,7 +173,7 @@ def test_imported_messages_are_data_never_live_input_and_summaries_are_not_insta
     # Continued, the conversation shows the model its imported messages as a record, framed
     # as data; what the owner types now is not framed.
     live = Message.objects.create(conversation=conversation, role="user", content="and now?")
-    history = conversation_history(conversation_id=conversation.pk, after_id=None)
+    history = turn_history(conversation_id=conversation.pk, after_id=None)[0]
     imported = set(Message.objects.filter(origin="import").values_list("pk", flat=True))
     framed = {entry.id for entry in history if entry.content.startswith(IMPORTED_FRAME)}
     assert imported and framed == imported

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.test import AsyncClient, Client
 from django.utils import timezone
 
-from agent.runner import run_scheduled_prompt
+from agent.runner import run_scheduled_reply
 from automations import tasks
 from automations.services.crud import automation_create
 from talorys.lib.logs import PLAIN_FORMAT, logging_config
@@ -236,7 +236,7 @@ def test_a_scheduled_provider_error_is_logged_with_its_kind(db, fake_openai, jso
     fake_openai.script(error(500, "down"))
 
     with pytest.raises(ProviderError):
-        run_scheduled_prompt(prompt="What is open?", source="automation:3")
+        run_scheduled_reply(prompt="What is open?", source="automation:3")
 
     (failure,) = lines_about(json_logs(), "Provider error")
     assert failure["kind"] == "bad_response" and failure["turn_id"]

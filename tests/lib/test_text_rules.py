@@ -10,7 +10,7 @@ from agent.models import Conversation
 from agent.services import conversation_title, conversation_title_generated
 from talorys.accounts.services import api_token_create
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.validation import long_text, one_line
+from talorys.lib.validation import clip, long_text, one_line
 from talorys.notifications.channels import channel_create
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace.services.notes import note_create
@@ -38,6 +38,15 @@ def test_one_line_makes_breaks_a_space_and_drops_the_rest(given: str, line: str)
 
 def test_long_text_keeps_line_ends_and_tabs_and_drops_the_rest():
     assert long_text("a\r\nb\rc\n\td\x1b[0m\x07\x0b\x0c\x7f\x85\x9f!") == "a\r\nb\rc\n\td[0m!"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("", ""), ("abcde", "abcde"), ("abcdef", "abcd…"), ("a b c d e f", "a b …")],
+)
+def test_clip_keeps_what_fits_and_marks_a_cut_within_the_width(text: str, shown: str):
+    assert clip(text, 5) == shown
+    assert len(clip(text * 3, 5)) <= 5
 
 
 def test_a_title_or_content_stored_by_a_service_follows_its_rule():

@@ -68,7 +68,7 @@ def variables_the_app_reads() -> set[str]:
     """Every variable read through talorys.lib.env's helpers or os.environ, anywhere in the apps.
     ``env_str`` (and ``persistent_secret``, built on it) also read ``NAME_FILE``."""
     reader = re.compile(
-        r"\b(env_str|env_bool|env_int|env_list|persistent_secret|os\.environ\.get|os\.getenv"
+        r"\b(env_str|env_bool|env_int|env_float|env_list|persistent_secret|os\.environ\.get|os\.getenv"
         r"|os\.environ\.setdefault)\(\s*[\"']([A-Z][A-Z0-9_]*)[\"']"
     )
     read = set()

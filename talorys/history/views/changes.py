@@ -23,6 +23,7 @@ from talorys.history.selectors import change_list
 from talorys.lib.diff import DiffRun, text_diff
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.timefmt import format_datetime
+from talorys.lib.validation import clip
 from talorys.web.pages import owner_page, page_of, page_problem, run_action, whole_number
 
 BACK = "/changes/"
@@ -81,9 +82,7 @@ def _item(model_field: models.ForeignKey, pk: Any) -> tuple[str, str]:
         obj = None
     if obj is None:
         return "an item since deleted for good", ""
-    title = kind.title(obj) if kind else str(obj)
-    if len(title) > TITLE_SHOWN:
-        title = title[: TITLE_SHOWN - 1] + "…"
+    title = clip(kind.title(obj) if kind else str(obj), TITLE_SHOWN)
     try:
         href = reverse(kind.name, args=[obj.pk]) if kind else ""
     except NoReverseMatch:  # a kind without a page of its own

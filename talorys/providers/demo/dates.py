@@ -10,6 +10,7 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from talorys.lib.validation import clip
 from talorys.lib.when import Understood, schedule_said, shown, understand
 from talorys.providers.base import ProviderEvent, ToolCall
 from talorys.providers.demo.events import call, say, tool_call
@@ -32,7 +33,7 @@ def read(text: str, clock: dt.datetime | None, titled: bool = True) -> Understoo
 def reminder_call(what: str, schedule: dict[str, Any] | None, number: int) -> ToolCall:
     """The create_automation call for a reminder of ``what`` (once or repeating)."""
     what = capitalised(what)
-    name = what if len(what) <= _NAME_CHARS else what[: _NAME_CHARS - 1] + "…"
+    name = clip(what, _NAME_CHARS)
     arguments = {
         "name": name,
         "kind": "reminder",

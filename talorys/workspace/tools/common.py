@@ -13,6 +13,8 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 from pydantic import Field
 
+from talorys.lib import validation
+
 EXCERPT = 160
 
 DUE_AT_HELP = (
@@ -36,8 +38,7 @@ def local_iso(value: dt.datetime | None, zone: ZoneInfo) -> str | None:
 
 
 def clip(text: str, width: int = EXCERPT) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return validation.clip(" ".join(text.split()), width)
 
 
 # The version the model read (each item it is shown carries one): an edit from an older read is

@@ -7,7 +7,7 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 from talorys.lib.errors import ValidationFailed
-from talorys.lib.validation import local_datetime
+from talorys.lib.validation import clip, local_datetime
 from talorys.lib.when import understand
 from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import form_text
@@ -31,7 +31,7 @@ def form_due_words(request: OwnerRequest, name: str, *, label: str) -> dt.dateti
     if not words:
         return None
     got = understand(words, zone=owner_zone_of(request), titled=False)
-    shown = words if len(words) <= 40 else words[:39] + "…"
+    shown = clip(words, 40)
     if got.schedule is not None:
         raise ValidationFailed(
             f"{label}: “{shown}” repeats, and a task is due once. To be reminded each time, "
