@@ -460,3 +460,23 @@ def test_the_desktop_header_says_notifications_once(signed_in):
     expect(bell).to_have_accessible_name(re.compile("Latest notifications"))
     expect(bell).to_be_visible()
     assert page.evaluate(SEEN_SAYING_NOTIFICATIONS) == ["Notifications"]
+
+
+def test_a_notification_recorded_as_seen_is_never_toasted_nor_counted(page, live_server_url):
+    """One the owner saw happen (notification_send's ``seen``: saved read, not broadcast) reaches
+    a page only through the poll, with the others: it is listed, never toasted or counted."""
+    from playwright.sync_api import expect
+
+    page.add_init_script("window.TALORYS_POLL_MS = 300")
+    log_in(page, live_server_url)
+
+    in_a_thread(notify.notification_send, title="Waiting for your approval: Delete", seen=True)
+    notification_services.notification_create(title="Stretch", body="From the worker")
+
+    toast = page.locator(".toast")
+    expect(toast).to_have_count(1)  # the poll that found "Stretch" found the seen one too
+    expect(toast).to_contain_text("Stretch")
+    expect(page.locator("#notif-count")).to_have_text("1")
+    page.locator("#notif-button").click()
+    expect(page.locator("#notif-list li")).to_have_count(2)
+    expect(page.locator("#notif-list li.read")).to_contain_text("Waiting for your approval")
