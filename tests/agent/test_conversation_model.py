@@ -207,7 +207,11 @@ def test_a_v1_answer_names_the_model_its_request_named(live_server_url, owner, f
     fake_openai.script(text("Large, whole."), text("Large, streamed."), text("Default, whole."))
     said = [{"role": "user", "content": "hello"}]
 
-    whole = ai.chat.completions.create(model="fake-model-large", messages=said)
+    key = {"Idempotency-Key": "named-1"}
+    whole = ai.chat.completions.create(model="fake-model-large", messages=said, extra_headers=key)
+    replayed = ai.chat.completions.create(
+        model="fake-model-large", messages=said, extra_headers=key
+    )
     chunks = list(
         ai.chat.completions.create(
             model="fake-model-large",
@@ -221,6 +225,7 @@ def test_a_v1_answer_names_the_model_its_request_named(live_server_url, owner, f
     )
 
     assert whole.model == "fake-model-large"
+    assert replayed.model_dump() == whole.model_dump()  # the first answer again, as named
     assert len(chunks) > 2 and {chunk.model for chunk in chunks} == {"fake-model-large"}
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
         "Large, streamed."
