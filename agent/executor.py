@@ -10,6 +10,9 @@ Destructive tools never run during a turn: they go to ``_propose``: prepare -> p
 "awaiting owner approval" (approvals/).
 
 Synchronous, with ORM access inside: the async runner calls ``execute`` through sync_to_async.
+So whether the owner is watching the turn (``watched``, asked by the runner before each call,
+``owner_watching``) is asked in async code first; a proposal made while they watch only records
+its notification (approvals/telling.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -78,9 +82,18 @@ class _Refused(AppError):
 
 class ToolExecutor:
     def __init__(
-        self, *, ctx: ToolContext, max_tool_calls: int, max_identical_calls: int = 2
+        self,
+        *,
+        ctx: ToolContext,
+        max_tool_calls: int,
+        max_identical_calls: int = 2,
+        watched: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         self.ctx = ctx
+        # Whether a page of the owner's follows the turn now (agent/live/ready.py page_follows);
+        # None: nobody of theirs can (a scheduled run, a /v1 client's turn).
+        self.watched = watched
+        self.owner_watching = False
         self.max_tool_calls = max_tool_calls
         self.max_identical_calls = max_identical_calls
         self.calls_made = 0
@@ -181,7 +194,9 @@ class ToolExecutor:
         """Where a destructive call goes instead of running: ``prepare`` resolves the exact target
         without changing anything, and the proposal waits for the owner as a pending action."""
         proposal = tool.prepare(args, ctx)
-        action = pending_action_propose(tool=tool, proposal=proposal, ctx=ctx)
+        action = pending_action_propose(
+            tool=tool, proposal=proposal, ctx=ctx, seen=self.owner_watching
+        )
         note = "Nothing has changed yet. Tell the owner it waits for their approval; never say it is done."
         if action.reused:
             note = (

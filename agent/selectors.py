@@ -55,6 +55,12 @@ def conversation_get(*, conversation_id: int) -> Conversation:
     return conversation
 
 
+def conversation_model(*, conversation_id: int) -> str:
+    """The model a conversation asks ("" for the owner's default, or when it does not exist)."""
+    found = Conversation.objects.live().filter(pk=conversation_id).values_list("model", flat=True)
+    return found.first() or ""
+
+
 def conversation_with_messages(*, conversation_id: int) -> Conversation:
     """The conversation with its shown messages (the active branch), each carrying ``changes``:
     what the model changed in that reply's turn (revertable from /api/changes/{id}/revert), and

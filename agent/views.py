@@ -2,7 +2,9 @@
 
 The page is given the API's rules it shows before asking: the longest message the API takes
 (the composer counts toward it and refuses past it, before sending), and which failed replies a
-Retry can mend."""
+Retry can mend. The header's model badge names the open conversation's own model when it has
+one (the default's name otherwise, talorys/owner/context.py); chat-model.js keeps it so when
+another conversation is opened or the picker changes."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from agent.models import Conversation
+from agent.selectors import conversation_model
 from agent.services import MAX_MESSAGE_CHARS
 from talorys.web.pages import owner_page
 
@@ -32,13 +35,13 @@ RETRYABLE_CODES = (
 
 @owner_page("GET")
 def home(request: HttpRequest, conversation_id: int | None = None) -> HttpResponse:
-    return render(
-        request,
-        "home.html",
-        {
-            "conversation_id": conversation_id,
-            "title_max": Conversation.TITLE_MAX,
-            "message_max": MAX_MESSAGE_CHARS,
-            "retryable": " ".join(RETRYABLE_CODES),
-        },
-    )
+    context = {
+        "conversation_id": conversation_id,
+        "title_max": Conversation.TITLE_MAX,
+        "message_max": MAX_MESSAGE_CHARS,
+        "retryable": " ".join(RETRYABLE_CODES),
+    }
+    model = conversation_model(conversation_id=conversation_id) if conversation_id else ""
+    if model:  # over the context processor's default (a view's context wins)
+        context["model_label"] = model
+    return render(request, "home.html", context)

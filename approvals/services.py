@@ -87,8 +87,11 @@ def _proposal(action: PendingAction) -> Proposal:
     )
 
 
-def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
-    """Store a prepared destructive call. Nothing about the target changes here.
+def pending_action_propose(
+    *, tool: Tool, proposal: Proposal, ctx: ToolContext, seen: bool = False
+) -> PendingAction:
+    """Store a prepared destructive call. Nothing about the target changes here. ``seen``: the
+    owner watches it being proposed (telling.py), so its notification is only recorded.
 
     The owner is asked once per tool and target. A regenerated, retried or edited reply that
     proposes again exactly what is already waiting (same payload, target unchanged since) gets
@@ -104,7 +107,7 @@ def pending_action_propose(*, tool: Tool, proposal: Proposal, ctx: ToolContext) 
     with transaction.atomic():
         _queue_for_target(tool.name, proposal.target_id)
         _prune_decided(now=timezone.now())
-        return _propose(tool, proposal, ctx)
+        return _propose(tool, proposal, ctx, seen=seen)
 
 
 def _queue_for_target(tool: str, target_id: int) -> None:
@@ -120,7 +123,7 @@ def _queue_for_target(tool: str, target_id: int) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(key, signed=True)])
 
 
-def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
+def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext, *, seen: bool) -> PendingAction:
     now = timezone.now()
     waiting = []
     for action in PendingAction.objects.select_for_update().filter(
@@ -162,7 +165,7 @@ def _propose(tool: Tool, proposal: Proposal, ctx: ToolContext) -> PendingAction:
         detail = f"{why}: approval #{action.pk} asks instead."
         _event(earlier, kind=ApprovalEvent.Kind.WITHDRAWN, actor=_proposer(ctx), detail=detail)
         tell_outcomes([earlier])
-    tell_proposed(action)
+    tell_proposed(action, seen=seen)
     return action
 
 

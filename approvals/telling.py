@@ -1,11 +1,19 @@
 """Telling the owner and every open page what became of an approval.
 
 A proposal is announced once, as an approval notification ("Waiting for your approval: …",
-source ``approval:<id>``). When the action is decided, undone, withdrawn or expires, that same
+source ``approval:<id>``). Not announced when the owner is watching it being proposed: a
+proposal in their own chat while a page follows the turn (agent/live/ready.py ``page_follows``)
+shows its card right there, so its notification is only recorded, already read: no toast, no
+unread count, no push, no channel (``seen``). Proposed where no page of theirs follows (a chat
+they left, a /v1 client, MCP, an automation), it is announced as before. When the action is decided, undone, withdrawn or expires, that same
 notification is rewritten to say what happened and marked read: it asked the owner to act, and
 a decided approval needs nothing more, so it must neither keep asking nor count as unread.
 Open pages receive the rewritten notification and a ``sync`` about the approval
 (talorys/web/live.py), on which every approval card on them looks at its action again.
+
+Deciding, undoing or withdrawing an approval makes no notification of its own: the owner did it
+(or, withdrawn, the model did it in the chat they follow), so only the proposal's notification
+is rewritten, read, and nothing is pushed or sent to a channel again.
 
 Everything here is sent once the caller's transaction commits: a decision that rolls back tells
 nobody anything.
@@ -36,8 +44,9 @@ def _summary(action: PendingAction) -> str:
     return action.summary.strip() or action.tool
 
 
-def tell_proposed(action: PendingAction) -> None:
-    """Tell the owner that something waits for them, wherever they are (open pages, Web Push).
+def tell_proposed(action: PendingAction, *, seen: bool = False) -> None:
+    """Tell the owner that something waits for them, wherever they are (open pages, Web Push);
+    ``seen``: they watch it being proposed, so it is only recorded (the module's docstring).
 
     Saved with the action, so a rolled-back proposal announces nothing; notification_send shows
     and pushes it only once this transaction commits. Only the summary goes out: the preview can
@@ -49,6 +58,7 @@ def tell_proposed(action: PendingAction) -> None:
         + f"Approve or reject it on the Approvals page within {EXPIRY_MINUTES} minutes.",
         kind=Notification.Kind.APPROVAL,
         source=notification_source(action),
+        seen=seen,
     )
     tell_pages(action)
 

@@ -65,6 +65,8 @@ SAMPLE_ROWS = 20
 SAMPLE_CHARS = 80
 # The column that names a row, by kind (the first one the row has); else its id.
 TITLE_COLUMNS = ("title", "name", "text", "content", "summary")
+# Columns that change with any edit: not named among the fields a changed row differs in.
+BOOKKEEPING = frozenset({"id", "created_at", "updated_at", "version"})
 
 
 def row_title(kind: str, row: dict[str, Any]) -> str:
@@ -88,10 +90,35 @@ class Counts:
     # The first SAMPLE_ROWS rows added and changed, by their titles (row_title).
     added_titles: list[str] = field(default_factory=list)
     changed_titles: list[str] = field(default_factory=list)
+    # How the changed rows differ: per column, how many differ in it (bookkeeping aside); and
+    # how many were edited later in the file than here ("newer") or earlier ("older": importing
+    # puts back an earlier version of an edit made here, which the change log keeps).
+    changed_fields: dict[str, int] = field(default_factory=dict)
+    newer: int = 0
+    older: int = 0
 
     def name(self, titles: list[str], kind: str, row: dict[str, Any]) -> None:
         if len(titles) < SAMPLE_ROWS:
             titles.append(row_title(kind, row))
+
+    def note_change(
+        self, kind: str, mine: dict[str, Any], row: dict[str, Any], compared: list[str]
+    ) -> None:
+        """A row the import changes: its title, the columns it differs in, newer or older."""
+        self.name(self.changed_titles, kind, row)
+        for column in compared:
+            if column not in BOOKKEEPING and mine[column] != row[column]:
+                self.changed_fields[column] = self.changed_fields.get(column, 0) + 1
+        here, there = mine.get("updated_at"), row.get("updated_at")
+        if here is not None and there is not None and here != there:
+            if there > here:
+                self.newer += 1
+            else:
+                self.older += 1
+
+    def how_changed(self) -> dict[str, Any]:
+        """What the preview says of the changed rows (backup/views.py words it)."""
+        return {"fields": self.changed_fields, "newer": self.newer, "older": self.older}
 
     def as_dict(self) -> dict[str, int]:
         return {key: getattr(self, key) for key in ("added", "changed", "unchanged", "kept")}
@@ -218,10 +245,10 @@ def _sort(
             counts.unchanged += 1
         elif kind.policy == "merge":
             changed.append({column: row[column] for column in compared})
-            counts.name(counts.changed_titles, kind.name, row)
+            counts.note_change(kind.name, mine, row, compared)
         elif kind.policy == "automation" and _pausable(mine) and not row["enabled"]:
             pause.append(row["id"])
-            counts.name(counts.changed_titles, kind.name, row)
+            counts.note_change(kind.name, mine, row, ["enabled"])
         else:
             counts.kept += 1
     return new, changed, pause

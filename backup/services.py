@@ -22,6 +22,9 @@ class ImportReport(TypedDict):
     kinds: dict[str, dict[str, int]]  # kind -> {added, changed, unchanged, kept}
     # kind -> {"added": [...], "changed": [...]}: the titles of the first rows of each (20).
     items: dict[str, dict[str, list[str]]]
+    # kind -> {"fields": {column: rows differing in it}, "newer": n, "older": n}: how its changed
+    # rows differ from what is here (importer.Counts.how_changed), for kinds with any changed.
+    changes: dict[str, dict[str, Any]]
 
 
 def backup_export() -> Iterator[bytes]:
@@ -48,6 +51,7 @@ def backup_import(*, source: bytes | IO[bytes], dry_run: bool = False) -> Import
             for kind, count in counts.items()
             if count.added_titles or count.changed_titles
         },
+        "changes": {kind: count.how_changed() for kind, count in counts.items() if count.changed},
     }
 
 
@@ -130,3 +134,20 @@ def report_words(report: ImportReport | dict[str, Any]) -> str:
             "rewritten, and your automations keep your version)."
         )
     return " ".join(sentences) or "The backup held nothing to import."
+
+
+def changed_words(how: dict[str, Any] | None) -> str:
+    """How a kind's changed rows differ, for the preview (importer.Counts.how_changed): "title
+    and notes differ; 2 newer in the file, 1 older", the fields most rows differ in first.
+    Empty for a preview stashed before this was kept."""
+    if not how:
+        return ""
+    fields = sorted(how.get("fields", {}).items(), key=lambda item: (-item[1], item[0]))
+    named = [column.removesuffix("_id").replace("_", " ") for column, _ in fields]
+    parts = [f"{_listed(named)} {'differs' if len(named) == 1 else 'differ'}"] if named else []
+    ages = [f"{how['newer']} newer in the file"] if how.get("newer") else []
+    if how.get("older"):
+        ages.append(f"{how['older']} older" if ages else f"{how['older']} older in the file")
+    if ages:
+        parts.append(", ".join(ages))
+    return "; ".join(parts)

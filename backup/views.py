@@ -24,7 +24,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from backup.format import KIND_NAMES
-from backup.services import ImportReport, backup_import, kind_label, origin_text, report_words
+from backup.services import (
+    ImportReport,
+    backup_import,
+    changed_words,
+    kind_label,
+    origin_text,
+    report_words,
+)
 from talorys.history.bin import BIN_RETENTION
 from talorys.lib.errors import ValidationFailed
 from talorys.web.pages import owner_page, run_action
@@ -54,14 +61,18 @@ def _drop_stash(request: HttpRequest) -> None:
 
 def _rows(report: ImportReport | dict[str, Any]) -> list[dict[str, Any]]:
     """Per kind the file holds anything of: its counts, and the titles of the first rows it
-    would add and change (a preview stashed before the titles were kept has none)."""
+    would add and change (a preview stashed before the titles were kept has none), and how the
+    changed ones differ from what is here (which fields; newer or older in the file)."""
     items = report.get("items") or {}
+    changes = report.get("changes") or {}
     return [
         {
             "kind": kind_label(kind),
             **report["kinds"][kind],
             "added_titles": items.get(kind, {}).get("added", []),
             "changed_titles": items.get(kind, {}).get("changed", []),
+            "changed_how": changed_words(changes.get(kind)),
+            "older": (changes.get(kind) or {}).get("older", 0),
         }
         for kind in KIND_NAMES
         if any(report["kinds"].get(kind, {}).values())

@@ -1,5 +1,6 @@
 """The OpenAI-compatible endpoint, /v1: any client of OpenAI's chat completions API (Open WebUI,
-LibreChat, phone apps, the official SDKs) talks to Talorys as the model ``talorys``.
+LibreChat, phone apps, the official SDKs) talks to Talorys as the model ``talorys`` (or as any
+model the server lists; an answer names the model its request named, replies.model_named).
 
 Each request runs a whole Talorys turn, as the chat page's do (agent/runner, agent/live): the
 owner's memories and recall in the prompt, the tools under the token's scope, approvals and

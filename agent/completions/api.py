@@ -246,7 +246,7 @@ async def _answer(
     if opening.done() and (first := opening.result()) is not None and first["type"] == "error":
         await events.aclose()  # type: ignore[attr-defined]
         return await _turn_failed(turn, first)
-    ids = _Ids(completion_id, created, row_id)
+    ids = _Ids(completion_id, created, row_id, replies.model_named(payload.model))
     if payload.stream:
         return StreamingHttpResponse(
             _chunks(opening, events, reply, ids, payload.include_usage()),
@@ -288,6 +288,7 @@ class _Ids:
     completion_id: str
     created: int
     row_id: int
+    model: str  # the model the answer names (replies.model_named)
 
 
 def _replayed(replayed: Replayed, payload: CompletionIn) -> HttpResponse | StreamingHttpResponse:
@@ -296,13 +297,14 @@ def _replayed(replayed: Replayed, payload: CompletionIn) -> HttpResponse | Strea
         return JsonResponse(replayed.error, status=replayed.status)
     usage = replayed.usage or replies.usage_of(0, 0)
     cid, created = replayed.completion_id, replayed.created
+    model = replies.model_named(payload.model)  # the same body: the model the first one named
     if not payload.stream:
-        return JsonResponse(replies.completion(cid, created, replayed.content, usage))
+        return JsonResponse(replies.completion(cid, created, model, replayed.content, usage))
     parts = [
-        replies.chunk(cid, created, {"role": "assistant", "content": ""}, None),
-        replies.chunk(cid, created, {"content": replayed.content}, None),
-        replies.chunk(cid, created, {}, "stop"),
-        replies.usage_chunk(cid, created, usage) if payload.include_usage() else "",
+        replies.chunk(cid, created, model, {"role": "assistant", "content": ""}, None),
+        replies.chunk(cid, created, model, {"content": replayed.content}, None),
+        replies.chunk(cid, created, model, {}, "stop"),
+        replies.usage_chunk(cid, created, model, usage) if payload.include_usage() else "",
         "data: [DONE]\n\n",
     ]
     return StreamingHttpResponse(
@@ -333,16 +335,18 @@ async def _whole(
         await events.aclose()  # type: ignore[attr-defined]
     usage = reply.usage()
     await sync_to_async(replay_done)(ids.row_id, usage)
-    return JsonResponse(replies.completion(ids.completion_id, ids.created, reply.content, usage))
+    return JsonResponse(
+        replies.completion(ids.completion_id, ids.created, ids.model, reply.content, usage)
+    )
 
 
 async def _last_chunks(reply: replies.Reply, ids: _Ids, include_usage: bool) -> list[str]:
     """The finish chunk, and the usage chunk when asked for; the usage kept for a replay."""
     usage = reply.usage()
     await sync_to_async(replay_done)(ids.row_id, usage)
-    last = [replies.chunk(ids.completion_id, ids.created, {}, "stop")]
+    last = [replies.chunk(ids.completion_id, ids.created, ids.model, {}, "stop")]
     if include_usage:
-        last.append(replies.usage_chunk(ids.completion_id, ids.created, usage))
+        last.append(replies.usage_chunk(ids.completion_id, ids.created, ids.model, usage))
     return last
 
 
@@ -357,9 +361,9 @@ async def _chunks(
     ``[DONE]``; a comment line whenever nothing came for SSE_KEEPALIVE_SECONDS. Each next event
     is awaited in a task of its own, so that a keep-alive does not cancel the following; closing
     the stream only stops it."""
-    pending, cid, created = opening, ids.completion_id, ids.created
+    pending, cid, created, model = opening, ids.completion_id, ids.created, ids.model
     try:
-        yield replies.chunk(cid, created, {"role": "assistant", "content": ""}, None)
+        yield replies.chunk(cid, created, model, {"role": "assistant", "content": ""}, None)
         while True:
             done, _ = await asyncio.wait({pending}, timeout=settings.SSE_KEEPALIVE_SECONDS)
             if not done:
@@ -371,7 +375,7 @@ async def _chunks(
                 break
             piece = reply.piece(event) if event is not None else ""
             if piece:
-                yield replies.chunk(cid, created, {"content": piece}, None)
+                yield replies.chunk(cid, created, model, {"content": piece}, None)
             if event is None or event["type"] == "done":
                 for part in await _last_chunks(reply, ids, include_usage):
                     yield part

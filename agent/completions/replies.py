@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent.completions.history import ACTIVITY_MARK
-from agent.completions.schemas import MODEL_ID
 from agent.context import estimate_tokens
 from agent.live.turns import Event
 from talorys.lib.errors import BudgetExhausted
@@ -116,19 +115,22 @@ def usage_of(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
     }
 
 
-def chunk(completion_id: str, created: int, delta: dict[str, Any], finish: str | None) -> str:
+def chunk(
+    completion_id: str, created: int, model: str, delta: dict[str, Any], finish: str | None
+) -> str:
+    """One ``chat.completion.chunk``; ``model`` is the one the request named (``model_named``)."""
     return _sse(
         {
             "id": completion_id,
             "object": "chat.completion.chunk",
             "created": created,
-            "model": MODEL_ID,
+            "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
     )
 
 
-def usage_chunk(completion_id: str, created: int, usage: dict[str, int]) -> str:
+def usage_chunk(completion_id: str, created: int, model: str, usage: dict[str, int]) -> str:
     """What ``stream_options.include_usage`` asks for, as OpenAI sends it: a last chunk with
     an empty ``choices`` and the ``usage`` of the whole reply."""
     return _sse(
@@ -136,11 +138,20 @@ def usage_chunk(completion_id: str, created: int, usage: dict[str, int]) -> str:
             "id": completion_id,
             "object": "chat.completion.chunk",
             "created": created,
-            "model": MODEL_ID,
+            "model": model,
             "choices": [],
             "usage": usage,
         }
     )
+
+
+def model_named(asked: str) -> str:
+    """The model an answer names: the one its request named, as OpenAI's clients compare it with
+    what they asked (a client that lists several shows the answer under that name). A request for
+    ``talorys`` (schemas.MODEL_ID, Talorys with the owner's default model) is answered as
+    ``talorys`` too, not as the default's id: that is the name the client chose, and the default
+    can change between two requests of one conversation."""
+    return asked
 
 
 def _sse(body: dict[str, Any]) -> str:
@@ -148,13 +159,13 @@ def _sse(body: dict[str, Any]) -> str:
 
 
 def completion(
-    completion_id: str, created: int, content: str, usage: dict[str, int]
+    completion_id: str, created: int, model: str, content: str, usage: dict[str, int]
 ) -> dict[str, Any]:
     return {
         "id": completion_id,
         "object": "chat.completion",
         "created": created,
-        "model": MODEL_ID,
+        "model": model,
         "choices": [
             {
                 "index": 0,

@@ -48,6 +48,12 @@ async def reply_ready_notice(turn: LiveTurn) -> None:
         log.exception("Conversation %s: reply-ready notice not sent", turn.conversation_id)
 
 
+async def page_follows(turn: LiveTurn) -> bool:
+    """Whether a page follows the turn now, in this process or another (through Redis): the
+    owner is watching it, so what it proposes is in front of them (approvals/telling.py)."""
+    return bool(turn.followers) or await mirror.followers_elsewhere(turn.message_id) > 0
+
+
 def _notify(conversation_id: int, status: str) -> None:
     conversation = Conversation.objects.live().filter(pk=conversation_id).first()
     if conversation is None:  # deleted meanwhile: nothing to come back to

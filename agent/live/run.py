@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
@@ -12,7 +13,7 @@ from asgiref.sync import SyncToAsync
 
 from agent import services
 from agent.live.mirror import mirror_attach
-from agent.live.ready import reply_ready_notice
+from agent.live.ready import page_follows, reply_ready_notice
 from agent.live.turns import _END, LiveTurn, register, unregister
 from agent.runner import stream_turn
 
@@ -46,8 +47,11 @@ def turn_run(
 
 
 async def _drive(turn: LiveTurn, after_end: Callable[[LiveTurn], Awaitable[None]]) -> None:
+    # The owner's own turn (not a /v1 client's, which names its proposer): whether their page
+    # follows it decides if a proposal is announced (approvals/telling.py).
+    watched = None if turn.start.proposer else functools.partial(page_follows, turn)
     try:
-        async with aclosing(stream_turn(turn.start)) as events:
+        async with aclosing(stream_turn(turn.start, watched)) as events:
             async for event in events:
                 turn.publish(dict(event))
     except Exception:  # stream_turn saves the reply whatever happens; this is a bug in a hook

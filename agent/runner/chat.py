@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from typing import Any
 
@@ -139,19 +139,24 @@ async def begin_turn(
     return start
 
 
-def stream_turn(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
+def stream_turn(
+    start: services.TurnStart, watched: Callable[[], Awaitable[bool]] | None = None
+) -> AsyncGenerator[TurnEvent, None]:
     """The events of a claimed turn. Model, budget and tool failures are ``error`` events, and
     the reply is saved whatever happens, then the lease given back. Every log line of the turn
-    carries its ``turn_id`` (talorys/lib/logs.py).
+    carries its ``turn_id`` (talorys/lib/logs.py). ``watched``: whether a page of the owner's
+    follows it now (agent/executor.py), for the owner's own turns (agent/live/run.py).
 
     Iterate it promptly after ``begin_turn``: only a started stream gives the lease back when
     it ends (a never-started one leaves the lease to expire).
     """
-    return with_turn_id(start.turn_id, _turn_events(start))
+    return with_turn_id(start.turn_id, _turn_events(start, watched))
 
 
-async def _turn_events(start: services.TurnStart) -> AsyncGenerator[TurnEvent, None]:
-    state = TurnState(phases=turn_phases(start))
+async def _turn_events(
+    start: services.TurnStart, watched: Callable[[], Awaitable[bool]] | None
+) -> AsyncGenerator[TurnEvent, None]:
+    state = TurnState(phases=turn_phases(start), watched=watched)
     started = time.monotonic()
     inputs: TurnInputs | None = None
     lease = TurnLease(start, text=lambda: state.text)
@@ -222,6 +227,7 @@ async def _reply_events(
             proposer=start.proposer,
         ),
         max_tool_calls=read.max_tool_calls,
+        watched=state.watched,
     )
     steps = model_loop(
         provider,

@@ -7,6 +7,7 @@ can follow several turns.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
@@ -100,6 +101,8 @@ class TurnState:
     error_message: str = ""
     # Where the time went before the first text (agent/runner/phases.py).
     phases: Phases = field(default_factory=Phases)
+    # Whether a page of the owner's follows the turn (stream_turn's ``watched``).
+    watched: Callable[[], Awaitable[bool]] | None = None
 
     def usage(self) -> TurnUsage:
         return {

@@ -281,6 +281,8 @@ async def _tool_calls_run(
     for call in calls:
         # Once a cancel is accepted no tool call starts (the poll above may be 0.5 s old).
         await lease.check(force=True)
+        if executor.watched is not None:  # asked here, in async code (executor.py)
+            executor.owner_watching = await executor.watched()
         outcome = await db(executor.execute)(call)
         _log_tool(outcome)
         state.tool_activity.append(outcome.activity)

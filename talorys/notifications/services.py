@@ -7,7 +7,10 @@ push delivery per subscribed browser and one receipt per channel that takes its 
 commit it shows the notification on open pages (Channels group ``owner-notifications``, see
 talorys/notifications/consumers.py) and enqueues the sends. A rolled-back caller therefore
 announces nothing, and a send whose task is lost is still a pending delivery that the flush
-task sends later. ``notifications_send`` does the same for many at once
+task sends later. A notification ``seen`` (the owner is looking at what it says, on the
+page where they made it happen: a proposal in the chat they are following, approvals/telling.py)
+is only recorded: saved already read, with no toast, no push and no channel receipt, as the
+outcome is in front of them already. ``notifications_send`` does the same for many at once
 (reminders due together): one INSERT for them, one for their deliveries, one broadcast.
 
 Embedded mode (no REDIS_URL) has no channel layer shared between processes: a worker's
@@ -67,10 +70,17 @@ def notification_payload(notification: Notification) -> dict[str, Any]:
 
 
 def notification_send(
-    *, title: str, body: str = "", kind: str = Notification.Kind.INFO, source: str = ""
+    *,
+    title: str,
+    body: str = "",
+    kind: str = Notification.Kind.INFO,
+    source: str = "",
+    seen: bool = False,
 ) -> Notification:
-    """Create a notification; on commit, broadcast it to open pages and push it to browsers."""
-    (notification,) = notifications_send([Draft(title=title, body=body, kind=kind, source=source)])
+    """Create a notification; on commit, broadcast it to open pages and push it to browsers.
+    ``seen``: only record it, read (the module's docstring says when)."""
+    draft = Draft(title=title, body=body, kind=kind, source=source, seen=seen)
+    (notification,) = notifications_send([draft])
     return notification
 
 
@@ -83,6 +93,7 @@ class Draft:
     kind: str = Notification.Kind.INFO
     source: str = ""
     by_tool: bool = False  # the notify_owner tool's (talorys/notifications/from_tools.py)
+    seen: bool = False  # the owner sees it happen: recorded read, not announced (module doc)
 
 
 def notifications_send(
@@ -91,23 +102,33 @@ def notifications_send(
     """``notification_send`` for many at once (one broadcast: each opens a connection to the
     channel layer); a draft that fails its checks fails the lot. ``skip_channels``: channels
     that get no receipt for them (ids; full for the day, from_tools.py)."""
+    now = timezone.now()
     unsaved = [_checked(d.title, d.body, d.kind, d.source, by_tool=d.by_tool) for d in drafts]
+    for draft, notification in zip(drafts, unsaved, strict=True):
+        notification.read_at = now if draft.seen else None
     with transaction.atomic():
         notifications = Notification.objects.bulk_create(unsaved)
         # Before the commit, so the watcher can never see the rows without knowing they are ours.
         with _made_here_lock:
             _made_here.extend(notification.pk for notification in notifications)
-        to_send = push.push_deliveries_create(notifications=notifications)
-        # robust: a channel layer or broker outage is logged and must not fail the caller,
-        # whose transaction has already committed by then.
-        payloads = [notification_payload(notification) for notification in notifications]
-        transaction.on_commit(partial(_broadcast, payloads, "notification.created"), robust=True)
-        for delivery_id in to_send:
-            transaction.on_commit(partial(deliver_push.delay, delivery_id), robust=True)
-        receipts = channel_deliveries_create(notifications=notifications, skip=skip_channels)
-        for delivery_id in receipts:
-            transaction.on_commit(partial(deliver_to_channel.delay, delivery_id), robust=True)
+        told = [n for d, n in zip(drafts, notifications, strict=True) if not d.seen]
+        if told:
+            _announce(told, skip_channels)
     return notifications
+
+
+def _announce(notifications: list[Notification], skip_channels: Collection[int]) -> None:
+    """On commit: show the saved notifications on open pages, push them, send them to channels."""
+    to_send = push.push_deliveries_create(notifications=notifications)
+    # robust: a channel layer or broker outage is logged and must not fail the caller,
+    # whose transaction has already committed by then.
+    payloads = [notification_payload(notification) for notification in notifications]
+    transaction.on_commit(partial(_broadcast, payloads, "notification.created"), robust=True)
+    for delivery_id in to_send:
+        transaction.on_commit(partial(deliver_push.delay, delivery_id), robust=True)
+    receipts = channel_deliveries_create(notifications=notifications, skip=skip_channels)
+    for delivery_id in receipts:
+        transaction.on_commit(partial(deliver_to_channel.delay, delivery_id), robust=True)
 
 
 def _broadcast(payloads: list[dict[str, Any]], event: str) -> None:

@@ -199,6 +199,41 @@ def test_a_v1_client_may_name_any_listed_model(live_server_url, owner, fake_open
     assert Conversation.objects.count() == 1
 
 
+def test_a_v1_answer_names_the_model_its_request_named(live_server_url, owner, fake_openai):
+    from tests.agent.test_openai_endpoint import client
+
+    use_fake(fake_openai)
+    ai = client(live_server_url, owner)
+    fake_openai.script(text("Large, whole."), text("Large, streamed."), text("Default, whole."))
+    said = [{"role": "user", "content": "hello"}]
+
+    key = {"Idempotency-Key": "named-1"}
+    whole = ai.chat.completions.create(model="fake-model-large", messages=said, extra_headers=key)
+    replayed = ai.chat.completions.create(
+        model="fake-model-large", messages=said, extra_headers=key
+    )
+    chunks = list(
+        ai.chat.completions.create(
+            model="fake-model-large",
+            messages=[{"role": "user", "content": "again"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    alias = ai.chat.completions.create(
+        model="talorys", messages=[{"role": "user", "content": "hi"}]
+    )
+
+    assert whole.model == "fake-model-large"
+    assert replayed.model_dump() == whole.model_dump()  # the first answer again, as named
+    assert len(chunks) > 2 and {chunk.model for chunk in chunks} == {"fake-model-large"}
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "Large, streamed."
+    )
+    # The alias is answered as the alias: the name the client chose (replies.model_named).
+    assert alias.model == "talorys"
+
+
 def test_a_new_conversation_may_begin_with_a_chosen_model(api, fake_openai):
     use_fake(fake_openai)
     fake_openai.script(text("Large here."))

@@ -3,6 +3,7 @@ pages and by Web Push, with the summary only (never the preview's content)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -124,3 +125,48 @@ async def test_an_open_page_is_told_live_that_an_approval_waits(owner, fake_open
             assert extra.get("what") == "conversation", extra
     finally:
         await page.disconnect()
+
+
+async def _live_turn_proposing(fake_openai, task_id: int, *, followed: bool) -> None:
+    """The owner's chat turn as pages run it (agent/live), followed by a page or left alone."""
+    from agent.live import turn_run
+    from agent.runner import begin_turn
+
+    await sync_to_async(use_fake)(fake_openai)
+    fake_openai.script(
+        tool_calls(("delete_task", json.dumps({"task_id": task_id}))),
+        text("I asked for your approval to delete it."),
+    )
+    start = await begin_turn(text="Delete the old errand")
+    ended = asyncio.Event()
+
+    async def after_end(_turn) -> None:
+        ended.set()
+
+    live = turn_run(start, after_end=after_end)
+    if followed:  # a page attached from the start, as the chat's socket does
+        async for _event in live.follow((start.assistant_message_id, 0)):
+            pass
+    await asyncio.wait_for(ended.wait(), HANG_SECONDS)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("followed", [True, False], ids=["watched", "left alone"])
+async def test_a_proposal_is_announced_only_when_no_page_of_the_owner_follows_it(
+    owner, fake_openai, followed
+):
+    from talorys.notifications.models import Channel, ChannelDelivery, PushSubscription
+
+    await PushSubscription.objects.acreate(endpoint="https://push.example/1", p256dh="k", auth="a")
+    await Channel.objects.acreate(name="Phone", url="json://127.0.0.1:9/", kinds=["approval"])
+    task = await sync_to_async(services.task_create)(title="Old errand")
+
+    await _live_turn_proposing(fake_openai, task.pk, followed=followed)
+
+    assert await PendingAction.objects.filter(status="pending").acount() == 1
+    notification = await Notification.objects.aget()
+    assert notification.title == "Waiting for your approval: Delete the task “Old errand”"
+    # Watched: only recorded (read, nothing sent). Left alone: unread, pushed, sent to channels.
+    assert (notification.read_at is not None) is followed
+    assert await PushDelivery.objects.acount() == (0 if followed else 1)
+    assert await ChannelDelivery.objects.acount() == (0 if followed else 1)

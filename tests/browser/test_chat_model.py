@@ -1,5 +1,6 @@
 """The model picker in the chat's head, in a real browser against the fake model server (which
-lists two models): picking one saves it, the next reply asks it, the list shows it; on a phone
+lists two models): picking one saves it, the next reply asks it, the list shows it, the header's
+badge names the open conversation's model; on a phone
 the head stays one row with a long model name, and axe finds nothing serious in it."""
 
 from __future__ import annotations
@@ -51,6 +52,37 @@ def test_picking_a_model_in_the_head_answers_the_next_reply_with_it(
     say(page, "and now?")
     expect(page.locator("#messages li").last).to_contain_text("The default speaks.")
     assert fake_openai.requests[-1]["model"] == "fake-model"
+    assert page.csp_violations == []
+
+
+def test_the_header_badge_names_the_open_conversations_model(
+    signed_in, live_server_url, fake_openai
+):
+    from playwright.sync_api import expect
+
+    page = signed_in
+    use_fake_model(fake_openai)
+    large = conversation_with(("user", "hi"), ("assistant", "Hello!"), model="fake-model-large")
+    default = conversation_with(("user", "yo"), ("assistant", "Hey!"))
+    badge = page.locator("#model-badge")
+
+    page.goto(f"{live_server_url}/c/{large.pk}/")
+    expect(badge).to_have_text("fake-model-large")
+    # Server-rendered so, not only once the script has run.
+    html = page.request.get(f"{live_server_url}/c/{large.pk}/").text()
+    assert 'title="The model that answers">fake-model-large</a>' in html
+
+    page.locator(f'#conversation-list a[data-id="{default.pk}"]').click()
+    expect(page.get_by_label("Model for this conversation")).to_have_value("")
+    expect(badge).to_have_text("fake-model")
+    page.locator(f'#conversation-list a[data-id="{large.pk}"]').click()
+    expect(badge).to_have_text("fake-model-large")
+
+    # Picking another model for the open conversation renames the badge too.
+    page.get_by_label("Model for this conversation").select_option("")
+    expect(badge).to_have_text("fake-model")
+    page.locator("#new-chat").click()
+    expect(badge).to_have_text("fake-model")
     assert page.csp_violations == []
 
 

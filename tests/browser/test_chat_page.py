@@ -100,9 +100,21 @@ def test_owner_logs_in_chats_and_a_reload_keeps_the_conversation(page, live_serv
 
 
 def test_owner_approves_a_deletion_sees_done_and_undoes_it(signed_in, live_server_url):
+    """Watched from the chat, the proposal is not announced (the card is right there): its
+    notification is only recorded, read; no toast, no unread count, no push, no channel."""
     from playwright.sync_api import expect
 
+    from talorys.notifications.models import (
+        Channel,
+        ChannelDelivery,
+        Notification,
+        PushDelivery,
+        PushSubscription,
+    )
+
     page = signed_in
+    PushSubscription.objects.create(endpoint="https://push.example/1", p256dh="k", auth="a")
+    Channel.objects.create(name="Phone", url="json://127.0.0.1:9/", kinds=["approval"])
     say(page, "add a task to file taxes")
     expect(page.locator(".msg.assistant").last).to_contain_text("File taxes")
     say(page, "delete the task file taxes")
@@ -111,14 +123,18 @@ def test_owner_approves_a_deletion_sees_done_and_undoes_it(signed_in, live_serve
     expect(card).to_contain_text("File taxes")
     expect(card).to_contain_text(re.compile(r"Expires in \d+ min"))
     assert len(tasks_via_api(live_server_url)) == 1  # nothing happens before approval
-    # The toast points at the card below, not at another page.
-    toast = page.locator(".toast", has_text="Waiting for your approval")
-    expect(toast).to_contain_text("Approve or reject it below, in the conversation.")
-    expect(toast).not_to_contain_text("Approvals page")
+    recorded = Notification.objects.get(kind="approval")
+    assert recorded.title.startswith("Waiting for your approval") and recorded.read_at is not None
+    assert PushDelivery.objects.count() == 0 and ChannelDelivery.objects.count() == 0
 
     card.get_by_role("button", name="Approve").click()
     expect(card).to_contain_text("Done")
     assert tasks_via_api(live_server_url) == []
+    # The page has heard of the decision (its rewritten notification), never of the proposal.
+    page.locator("#notif-button").click()
+    expect(page.locator("#notif-list li")).to_contain_text(["Approved and done"])
+    expect(page.locator(".toast")).to_have_count(0)
+    expect(page.locator("#notif-count")).to_be_hidden()
 
     card.get_by_role("button", name="Undo").click()
     expect(card).to_contain_text("Undone")

@@ -438,3 +438,45 @@ def test_a_blocked_permission_subscribes_nothing(page, live_server_url):
     expect(page.locator("#push-status")).to_have_text(re.compile("blocked"))
     expect(page.get_by_role("button", name=TURN_ON)).to_be_visible()
     assert not PushSubscription.objects.exists()
+
+
+# Each element in the header whose own text says "notifications", as the eye sees it: shown,
+# and wider than the 1 px box a label kept for screen readers only is clipped to.
+SEEN_SAYING_NOTIFICATIONS = """() => [...document.querySelectorAll("header.top *")].filter((el) => {
+  const own = [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.data);
+  if (!/notifications/i.test(own.join(""))) return false;
+  const box = el.getBoundingClientRect();
+  return el.checkVisibility() && box.width > 1 && box.height > 1;
+}).map((el) => el.textContent.trim())"""
+
+
+def test_the_desktop_header_says_notifications_once(signed_in):
+    """The bell's own words are for screen readers (its label is visually hidden): the header
+    shows the word once, as the link to the Notifications page."""
+    from playwright.sync_api import expect
+
+    page = signed_in
+    bell = page.locator("#notif-button")
+    expect(bell).to_have_accessible_name(re.compile("Latest notifications"))
+    expect(bell).to_be_visible()
+    assert page.evaluate(SEEN_SAYING_NOTIFICATIONS) == ["Notifications"]
+
+
+def test_a_notification_recorded_as_seen_is_never_toasted_nor_counted(page, live_server_url):
+    """One the owner saw happen (notification_send's ``seen``: saved read, not broadcast) reaches
+    a page only through the poll, with the others: it is listed, never toasted or counted."""
+    from playwright.sync_api import expect
+
+    page.add_init_script("window.TALORYS_POLL_MS = 300")
+    log_in(page, live_server_url)
+
+    in_a_thread(notify.notification_send, title="Waiting for your approval: Delete", seen=True)
+    notification_services.notification_create(title="Stretch", body="From the worker")
+
+    toast = page.locator(".toast")
+    expect(toast).to_have_count(1)  # the poll that found "Stretch" found the seen one too
+    expect(toast).to_contain_text("Stretch")
+    expect(page.locator("#notif-count")).to_have_text("1")
+    page.locator("#notif-button").click()
+    expect(page.locator("#notif-list li")).to_have_count(2)
+    expect(page.locator("#notif-list li.read")).to_contain_text("Waiting for your approval")

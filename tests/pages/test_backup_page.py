@@ -61,7 +61,7 @@ def test_the_preview_names_the_first_twenty_rows_it_would_add_or_change(client, 
         "/backup/preview/", {"file": _upload(raw(document(data)))}, follow=True
     ).content.decode()
 
-    assert "<summary>Tasks: 25 added, 1 changed</summary>" in page
+    assert "<summary>Tasks: 25 added, 1 changed (title differs)</summary>" in page
     assert "<li>Extra &lt;b&gt;0&lt;/b&gt;</li>" in page  # titles are text
     assert "<li>Extra &lt;b&gt;19&lt;/b&gt;</li>" in page
     assert "Extra &lt;b&gt;20" not in page

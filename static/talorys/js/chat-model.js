@@ -1,13 +1,15 @@
 // The model picker in the chat's head: the models GET /api/models lists (read once per page),
 // "Default (…)" first. In an open conversation, choosing one PATCHes it and its next replies ask
 // it; in a new chat, the choice goes with the first message (chat.js: `chosen()`). Shown only
-// when there is a choice; model names go in with textContent.
+// when there is a choice; model names go in with textContent. The header's badge (base.html)
+// names the open conversation's model, or the default's (its data-default) for one on the default.
 import { api, el } from "../common.js";
 
 const $ = (id) => document.getElementById(id);
 const box = $("model-pick");
 const select = $("model-select");
 const status = $("status");
+const badge = $("model-badge"); // absent where no model is set up
 let listing = null; // the promise of /api/models' answer
 let id = null; // the open conversation (null: a new chat)
 let model = ""; // its model, or a new chat's choice ("" for the default)
@@ -42,7 +44,12 @@ async function show() {
 function set(nextId, nextModel) {
   id = nextId;
   model = nextModel || "";
+  showBadge();
   show();
+}
+
+function showBadge() {
+  if (badge) badge.textContent = model || badge.dataset.default;
 }
 
 // While a conversation loads: nothing to choose for yet.
@@ -52,7 +59,7 @@ function hide() {
 }
 
 select.addEventListener("change", async () => {
-  if (id === null) { model = select.value; show(); return; } // sent with the first message
+  if (id === null) { model = select.value; showBadge(); show(); return; } // sent with the first message
   const chosen = id;
   try {
     const saved = await api(`/api/conversations/${chosen}`, { method: "PATCH", body: { model: select.value || null } });

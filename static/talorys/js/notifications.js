@@ -165,7 +165,7 @@ function toast(n) {
   setTimeout(() => box.remove(), TOAST_MS);
 }
 
-// What this page has shown: ids above `floor` (the newest at the page's first look; older ones
+// What this page has shown: unread ids above `floor` (the newest at the page's first look; older ones
 // are not news). A notification can arrive twice (socket and the POLL_MS poll, kept as a
 // fallback) and out of id order (in the embedded install the server's watcher sends a
 // worker's notification a second after it was made, perhaps after a newer one made by the web
@@ -175,6 +175,9 @@ const seen = new Set();
 function show(n) {
   if ((floor !== null && n.id <= floor) || seen.has(n.id)) return false;
   seen.add(n.id);
+  // Made read: only recorded, as the owner saw it happen (a proposal in the chat they were
+  // following, talorys/notifications/services.py): not news, whichever way it arrives.
+  if (n.read_at) return false;
   toast(n);
   return true;
 }
