@@ -7,7 +7,7 @@ automations/vtimezone.py), so a calendar shows a routine
 at its wall-clock time across daylight-saving changes. A schedule that RRULE can say (daily,
 weekly, monthly) is one event from its next run with that rule; RFC 5545 reads a local time in a
 gap as shifted by the gap and a repeated one as its first occurrence, which is what
-automations/schedules.py does, so the calendar's expansion and the app's runs agree. A cron
+talorys/lib/schedules.py does, so the calendar's expansion and the app's runs agree. A cron
 expression is not in general an RRULE (croniter's day-of-month OR day-of-week, steps, lists of
 hours with different minutes): its next CRON_OCCURRENCES runs are separate events instead.
 
@@ -23,7 +23,9 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 
 from automations.models import Automation
-from automations.schedules import (
+from automations.vtimezone import vtimezone
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.schedules import (
     Cron,
     Daily,
     Monthly,
@@ -34,8 +36,6 @@ from automations.schedules import (
     schedule_parse,
     upcoming,
 )
-from automations.vtimezone import vtimezone
-from talorys.lib.errors import ValidationFailed
 from talorys.workspace.models import Task
 
 if TYPE_CHECKING:

@@ -22,7 +22,6 @@ from typing import IO, Any
 from django.db import models
 from pydantic import ValidationError
 
-from automations.schedules import schedule_parse
 from backup.format import (
     BY_NAME,
     KINDS,
@@ -35,6 +34,7 @@ from backup.format import (
 )
 from backup.reader import BackupReader
 from talorys.lib.errors import AppError, ValidationFailed
+from talorys.lib.schedules import schedule_parse
 
 # The problems one refusal lists; past this many, the first ones are enough to act on.
 PROBLEMS_MAX = 20

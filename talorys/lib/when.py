@@ -6,7 +6,7 @@ field and the hint under both (talorys/workspace/views/), ``POST /api/tasks/quic
 ``q`` dialog that posts to it (talorys/workspace/api.py, static/talorys/js/keys.js), and the demo
 model (talorys/providers/demo/). It lives in lib because they all use it and lib imports no app:
 it returns a task's title and due instant, or a schedule dict in the shape
-automations/schedules.py validates, never a model. ``task_read`` is the one check every quick
+talorys/lib/schedules.py validates, never a model. ``task_read`` is the one check every quick
 capture makes: text that is empty, or only a date ("tomorrow 9am": what is due?), is refused.
 
 A named weekday follows one rule, here, in the task tools' descriptions and in the user docs
@@ -93,7 +93,7 @@ class Understood:
     """What the words say: the title without the date words, and when.
 
     ``due`` for a one-off date (aware), ``schedule`` for a repeating phrase (a dict for
-    automations/schedules.py), neither when the text names no date. ``said`` is what the page
+    talorys/lib/schedules.py), neither when the text names no date. ``said`` is what the page
     shows the owner before adding: "Due Thu 3 Dec, 09:00", "Every Monday at 09:00". ``words``
     are the words read as the date ("friday 5pm"). ``alone``: the words are only a date
     ("tomorrow 9am" as a title): nothing is dated, the title is the words, ``said`` says the

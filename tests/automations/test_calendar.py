@@ -16,10 +16,10 @@ from django.test import Client
 from icalendar import Calendar
 
 from automations.calendar import CRON_OCCURRENCES
-from automations.schedules import schedule_parse, upcoming
 from automations.services.crud import automation_create, automation_pause
 from backup.services import backup_export
 from talorys.accounts.services import api_token_create
+from talorys.lib.schedules import schedule_parse, upcoming
 from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace.services.tasks import task_create, task_update

@@ -42,8 +42,8 @@ from pydantic import (
     field_validator,
 )
 
+from talorys.lib.bounded import BoundedDatetime
 from talorys.lib.errors import ValidationFailed
-from talorys.web.schemas import BoundedDatetime
 
 UTC = dt.UTC
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
