@@ -330,8 +330,11 @@ def _schedule(match: re.Match[str], now: dt.datetime, time: str) -> dict[str, An
 
 
 def schedule_said(schedule: dict[str, Any]) -> str:
-    """A schedule this module made, in words: "Every Monday and Thursday at 18:00"."""
+    """A schedule in words: "Every Monday and Thursday at 18:00" (a cron line is said as it is,
+    "On cron 0 9 * * 1-5")."""
     time = schedule.get("time", "")
+    if schedule.get("type") == "cron":
+        return f"On cron {schedule.get('expression', '')}"
     if schedule.get("type") == "daily":
         return f"Every day at {time}"
     if schedule.get("type") == "monthly":
