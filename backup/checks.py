@@ -34,7 +34,7 @@ from backup.format import (
 )
 from backup.reader import BackupReader
 from talorys.lib.errors import AppError, ValidationFailed
-from talorys.lib.schedules import schedule_parse
+from talorys.lib.schedules import repeat_parse, schedule_parse
 
 # The problems one refusal lists; past this many, the first ones are enough to act on.
 PROBLEMS_MAX = 20
@@ -81,6 +81,11 @@ def _row_rules(kind: KindSpec, row: dict[str, Any]) -> Iterator[str]:
     if kind.name == "automations":
         try:
             schedule_parse(row["schedule"])
+        except AppError as err:
+            yield err.message
+    if kind.name == "tasks" and row["repeat"] is not None:
+        try:
+            repeat_parse(row["repeat"])
         except AppError as err:
             yield err.message
     if kind.name == "automation_runs" and row["status"] != "running" and not row["finished_at"]:
