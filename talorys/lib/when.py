@@ -1,12 +1,13 @@
 """Dates in the owner's words: "buy milk tomorrow 9am", "call Sam friday 5pm", "every monday".
 
-One reader for every place that takes a task in words: the tasks page's quick add, which turns a
-repeating phrase into a reminder routine (automations/quick_add.py), the task form's Due in words
-field and the hint under both (talorys/workspace/views/), ``POST /api/tasks/quick`` and the
-``q`` dialog that posts to it (talorys/workspace/api.py, static/talorys/js/keys.js), and the demo
-model (talorys/providers/demo/). It lives in lib because they all use it and lib imports no app:
-it returns a task's title and due instant, or a schedule dict in the shape
-talorys/lib/schedules.py validates, never a model. ``task_read`` is the one check every quick
+One reader for every place that takes a task in words: the tasks page's quick add
+(talorys/workspace/views/quick_add.py), the task form's Due in words and Repeats fields and the
+hint under them (talorys/workspace/views/), ``POST /api/tasks/quick`` and the ``q`` dialog that
+posts to it (talorys/workspace/api.py, static/talorys/js/keys.js), and the demo model
+(talorys/providers/demo/). A repeating phrase is a repeating task everywhere (its ``schedule``
+is the task's ``repeat``). It lives in lib because they all use it and lib imports no app: it
+returns a task's title and due instant, or a schedule dict in the shape talorys/lib/schedules.py
+validates, never a model. ``task_read`` is the one check every quick
 capture makes: text that is empty, or only a date ("tomorrow 9am": what is due?), is refused.
 
 A named weekday follows one rule, here, in the task tools' descriptions and in the user docs
@@ -346,6 +347,11 @@ def schedule_said(schedule: dict[str, Any]) -> str:
         return f"Every weekend at {time}"
     names = " and ".join(WEEKDAYS[_KEYS.index(day)].title() for day in days)
     return f"Every {names} at {time}"
+
+
+def repeat_said(schedule: dict[str, Any] | None) -> str:
+    """A task's repeat as its form and list say it ("Every Monday at 08:00"); "" for none."""
+    return schedule_said(schedule) if schedule else ""
 
 
 def _ordinal(day: int) -> str:
