@@ -10,6 +10,9 @@ gap as shifted by the gap and a repeated one as its first occurrence, which is w
 talorys/lib/schedules.py does, so the calendar's expansion and the app's runs agree. A cron
 expression is not in general an RRULE (croniter's day-of-month OR day-of-week, steps, lists of
 hours with different minutes): its next CRON_OCCURRENCES runs are separate events instead.
+A repeating task (talorys/workspace/services/tasks.py) is one event from its due date with its
+repeat's RRULE at the repeat's time (a task's due date may be off the rule, moved by hand: the
+calendar then shows it, and the rule's dates after it); a cron repeat shows the due date only.
 
 The secret that guards the URL is the owner app's (talorys/owner/services/calendar.py).
 """
@@ -33,6 +36,7 @@ from talorys.lib.schedules import (
     Schedule,
     Weekly,
     describe,
+    repeat_parse,
     schedule_parse,
     upcoming,
 )
@@ -116,13 +120,21 @@ def _automation_events(
 
 def _task_event(task: Task, zone: ZoneInfo, now: dt.datetime, details: bool) -> Event:
     assert task.due_at is not None  # the query's filter
-    return _event(
+    event = _event(
         f"task-{task.pk}",
         task.title,
         task.due_at.astimezone(zone),
         task.details[:DESCRIPTION_MAX] if details else "",
         now,
     )
+    try:
+        repeat = repeat_parse(task.repeat) if task.repeat else None
+    except ValidationFailed:  # never stored unchecked; a feed shows the due date regardless
+        repeat = None
+    if isinstance(repeat, Daily | Weekly | Monthly):
+        hour, minute = (int(part) for part in repeat.time.split(":"))
+        event.add("rrule", _rrule(repeat) | {"byhour": [hour], "byminute": [minute]})
+    return event
 
 
 def calendar_feed(*, zone: ZoneInfo, details: bool = False) -> bytes:
