@@ -1,8 +1,8 @@
 """The demo's tasks and reminders in the owner's words, read by the same reader as the tasks
 page's quick add (talorys/lib/when.py): "add buy milk tomorrow 9am" is a task due then, and
 "add water plants every monday 8am" a task that repeats, as quick add makes one, while "remind
-me every monday to water plants" is a reminder routine. The owner's zone and clock are the system prompt's clock line
-(times.py, owner_clock); without it nothing is read as a date."""
+me every monday to water plants" is a reminder routine. The owner's zone and clock are the
+system prompt's clock line (times.py, owner_clock); without it nothing is read as a date."""
 
 from __future__ import annotations
 
