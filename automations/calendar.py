@@ -7,9 +7,12 @@ automations/vtimezone.py), so a calendar shows a routine
 at its wall-clock time across daylight-saving changes. A schedule that RRULE can say (daily,
 weekly, monthly) is one event from its next run with that rule; RFC 5545 reads a local time in a
 gap as shifted by the gap and a repeated one as its first occurrence, which is what
-automations/schedules.py does, so the calendar's expansion and the app's runs agree. A cron
+talorys/lib/schedules.py does, so the calendar's expansion and the app's runs agree. A cron
 expression is not in general an RRULE (croniter's day-of-month OR day-of-week, steps, lists of
 hours with different minutes): its next CRON_OCCURRENCES runs are separate events instead.
+A repeating task (talorys/workspace/services/tasks.py) is one event from its due date with its
+repeat's RRULE at the repeat's time (a task's due date may be off the rule, moved by hand: the
+calendar then shows it, and the rule's dates after it); a cron repeat shows the due date only.
 
 The secret that guards the URL is the owner app's (talorys/owner/services/calendar.py).
 """
@@ -23,7 +26,9 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 
 from automations.models import Automation
-from automations.schedules import (
+from automations.vtimezone import vtimezone
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.schedules import (
     Cron,
     Daily,
     Monthly,
@@ -31,11 +36,10 @@ from automations.schedules import (
     Schedule,
     Weekly,
     describe,
+    repeat_parse,
     schedule_parse,
     upcoming,
 )
-from automations.vtimezone import vtimezone
-from talorys.lib.errors import ValidationFailed
 from talorys.workspace.models import Task
 
 if TYPE_CHECKING:
@@ -116,13 +120,21 @@ def _automation_events(
 
 def _task_event(task: Task, zone: ZoneInfo, now: dt.datetime, details: bool) -> Event:
     assert task.due_at is not None  # the query's filter
-    return _event(
+    event = _event(
         f"task-{task.pk}",
         task.title,
         task.due_at.astimezone(zone),
         task.details[:DESCRIPTION_MAX] if details else "",
         now,
     )
+    try:
+        repeat = repeat_parse(task.repeat) if task.repeat else None
+    except ValidationFailed:  # never stored unchecked; a feed shows the due date regardless
+        repeat = None
+    if isinstance(repeat, Daily | Weekly | Monthly):
+        hour, minute = (int(part) for part in repeat.time.split(":"))
+        event.add("rrule", _rrule(repeat) | {"byhour": [hour], "byminute": [minute]})
+    return event
 
 
 def calendar_feed(*, zone: ZoneInfo, details: bool = False) -> bytes:

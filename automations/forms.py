@@ -2,7 +2,7 @@
 owner's time zone), turned into the schedule spec the API and the services take.
 
 The form only gathers the fields each kind needs and says which are missing; whether a schedule
-is valid is automations/schedules.py's to say (``schedule_parse``), and whether it can be armed
+is valid is talorys/lib/schedules.py's to say (``schedule_parse``), and whether it can be armed
 (a ``once`` in the past) the services'. Their messages name the spec's field
 ("schedule.days: ..."); ``place_error`` puts each next to the field the owner filled in, in
 the page's words (talorys/lib/wording.py: "Day of the month must be 1 or more.").
@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 from django import forms
 
 from automations.models import Automation
-from automations.schedules import WEEKDAYS, Once, schedule_dump, schedule_parse
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.schedules import WEEKDAYS, Once, schedule_dump, schedule_parse
 from talorys.lib.wording import plain_parts
 from talorys.owner.selectors import owner_zone
 

@@ -1,7 +1,7 @@
 """Automations and their runs (receipts).
 
 An Automation row is the source of truth for what runs when: ``next_run_at`` is the next slot,
-computed from ``schedule`` (automations/schedules.py) in the owner's time zone. The dispatcher
+computed from ``schedule`` (talorys/lib/schedules.py) in the owner's time zone. The dispatcher
 claims due rows and advances ``next_run_at``; each run of a slot leaves exactly one
 AutomationRun, whose unique (automation, slot) makes a duplicated run task a no-op.
 """

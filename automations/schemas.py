@@ -10,7 +10,7 @@ from pydantic import Field
 
 from automations import selectors
 from automations.models import Automation
-from automations.schedules import Schedule
+from talorys.lib.schedules import Schedule
 from talorys.owner.selectors import owner_zone
 from talorys.web.schemas import NOT_NULL, In, one_of
 

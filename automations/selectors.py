@@ -12,9 +12,9 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
-from automations.schedules import Schedule, describe, schedule_parse, upcoming
 from memory.recall.sources import Doc, RecallSource
 from talorys.lib.errors import NotFound, ValidationFailed
+from talorys.lib.schedules import Schedule, describe, schedule_parse, upcoming
 from talorys.notifications.models import Notification
 from talorys.owner.selectors import owner_zone
 from talorys.workspace import selectors as core_selectors

@@ -21,11 +21,11 @@ from pydantic import Field
 
 from automations import selectors
 from automations.models import Automation, AutomationRun
-from automations.schedules import Schedule, describe, next_after, schedule_dump
 from automations.schemas import KindField
 from automations.services import crud
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib.errors import Conflict, ValidationFailed
+from talorys.lib.schedules import Schedule, describe, next_after, schedule_dump
 from talorys.lib.tools import (
     NEW_TARGET,
     ListTool,

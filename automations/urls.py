@@ -2,13 +2,11 @@
 
 from django.urls import path
 
-from automations import quick_add, views
+from automations import views
 
 urlpatterns = [
     # No session: a calendar app fetches it; the secret in the path is the capability.
     path("calendar/<str:secret>.ics", views.calendar_feed, name="calendar-feed"),
-    # The tasks page's quick add: a repeating phrase makes a reminder routine (quick_add.py).
-    path("tasks/quick-add/", quick_add.quick_add, name="task-quick-add"),
     path("automations/", views.automation_list, name="automations"),
     path("automations/new/", views.automation_new, name="automation-new"),
     path("automations/preview/", views.schedule_preview, name="automation-preview"),

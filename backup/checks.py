@@ -22,7 +22,6 @@ from typing import IO, Any
 from django.db import models
 from pydantic import ValidationError
 
-from automations.schedules import schedule_parse
 from backup.format import (
     BY_NAME,
     KINDS,
@@ -35,6 +34,7 @@ from backup.format import (
 )
 from backup.reader import BackupReader
 from talorys.lib.errors import AppError, ValidationFailed
+from talorys.lib.schedules import repeat_parse, schedule_parse
 
 # The problems one refusal lists; past this many, the first ones are enough to act on.
 PROBLEMS_MAX = 20
@@ -78,15 +78,22 @@ def _row_rules(kind: KindSpec, row: dict[str, Any]) -> Iterator[str]:
         yield "a memory cannot supersede itself"
     if kind.name == "messages" and row["parent_id"] is not None and row["parent_id"] >= row["id"]:
         yield "a message follows an older one: parent_id must be smaller than id"
-    if kind.name == "automations":
-        try:
-            schedule_parse(row["schedule"])
-        except AppError as err:
-            yield err.message
+    yield from _schedule_rules(kind, row)
     if kind.name == "automation_runs" and row["status"] != "running" and not row["finished_at"]:
         yield "a finished run needs finished_at"
     if kind.name == "settings" and row["id"] != 1:
         yield "the owner's settings are one row, id 1"
+
+
+def _schedule_rules(kind: KindSpec, row: dict[str, Any]) -> Iterator[str]:
+    """An automation's schedule, and a task's repeat, as the services would take them."""
+    try:
+        if kind.name == "automations":
+            schedule_parse(row["schedule"])
+        if kind.name == "tasks" and row["repeat"] is not None:
+            repeat_parse(row["repeat"])
+    except AppError as err:
+        yield err.message
 
 
 def row_checked(kind: KindSpec, where: str, raw: Any, problems: Problems) -> dict | None:

@@ -139,6 +139,9 @@ class TaskRow(BinnableRow):
     due_at: BoundedDatetime | None = None
     project_id: Ref = None
     completed_at: BoundedDatetime | None = None
+    # How it repeats (talorys/lib/schedules.py, checked in backup/checks.py); absent from
+    # earlier files, which hold no repeating task.
+    repeat: JsonObject | None = None
 
 
 class NoteRow(BinnableRow):

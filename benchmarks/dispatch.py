@@ -83,8 +83,8 @@ def main() -> int:
         from django.utils import timezone
 
         from automations.models import Automation, AutomationRun
-        from automations.schedules import schedule_dump, schedule_parse
         from automations.services.crud import automation_create
+        from talorys.lib.schedules import schedule_dump, schedule_parse
         from talorys.notifications.models import Notification
 
         call_command("migrate", interactive=False, verbosity=0)

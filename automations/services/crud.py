@@ -15,12 +15,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from automations.models import Automation
-from automations.schedules import Once, Schedule, next_after, schedule_dump, schedule_parse
 from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import Conflict, Forbidden, NotFound, ValidationFailed, field_refused
+from talorys.lib.schedules import Once, Schedule, next_after, schedule_dump, schedule_parse
 from talorys.lib.updates import model_update
 from talorys.lib.validation import clean_line, clean_text
 from talorys.owner.selectors import owner_zone

@@ -17,8 +17,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from automations.models import Automation, AutomationRun
-from automations.schedules import Schedule, next_after, schedule_parse
 from talorys.lib.errors import ValidationFailed
+from talorys.lib.schedules import Schedule, next_after, schedule_parse
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification
 from talorys.owner.selectors import owner_zone

@@ -27,6 +27,11 @@ def changed_since(*, kinds: list[str], since: dt.datetime) -> dict[str, dict[int
     return changed
 
 
+def change_latest(*, kind: str, object_id: int) -> Change | None:
+    """The item's latest change: what an Undo right after an edit reverts."""
+    return Change.objects.filter(kind=kind, object_id=object_id).order_by("-id").first()
+
+
 def change_list(
     *,
     by_model: bool = True,

@@ -120,7 +120,7 @@ def local_datetime(value: str, zone: ZoneInfo, *, field: str) -> dt.datetime | N
     """A wall-clock time as a page's ``<input type="datetime-local">`` sends it
     ("2026-03-14T09:00"), read in ``zone``: None when empty, else the aware instant.
 
-    Read like schedules read wall times (``fold=0``, automations/schedules.py): a repeated time
+    Read like schedules read wall times (``fold=0``, talorys/lib/schedules.py): a repeated time
     is its first occurrence, a time in a daylight-saving gap is shifted by the gap. A value that
     carries its own offset keeps it. Anything else, or a date out of range, is ValidationFailed.
     """

@@ -1,12 +1,13 @@
 """Dates in the owner's words: "buy milk tomorrow 9am", "call Sam friday 5pm", "every monday".
 
-One reader for every place that takes a task in words: the tasks page's quick add, which turns a
-repeating phrase into a reminder routine (automations/quick_add.py), the task form's Due in words
-field and the hint under both (talorys/workspace/views/), ``POST /api/tasks/quick`` and the
-``q`` dialog that posts to it (talorys/workspace/api.py, static/talorys/js/keys.js), and the demo
-model (talorys/providers/demo/). It lives in lib because they all use it and lib imports no app:
-it returns a task's title and due instant, or a schedule dict in the shape
-automations/schedules.py validates, never a model. ``task_read`` is the one check every quick
+One reader for every place that takes a task in words: the tasks page's quick add
+(talorys/workspace/views/quick_add.py), the task form's Due in words and Repeats fields and the
+hint under them (talorys/workspace/views/), ``POST /api/tasks/quick`` and the ``q`` dialog that
+posts to it (talorys/workspace/api.py, static/talorys/js/keys.js), and the demo model
+(talorys/providers/demo/). A repeating phrase is a repeating task everywhere (its ``schedule``
+is the task's ``repeat``). It lives in lib because they all use it and lib imports no app: it
+returns a task's title and due instant, or a schedule dict in the shape talorys/lib/schedules.py
+validates, never a model. ``task_read`` is the one check every quick
 capture makes: text that is empty, or only a date ("tomorrow 9am": what is due?), is refused.
 
 A named weekday follows one rule, here, in the task tools' descriptions and in the user docs
@@ -93,7 +94,7 @@ class Understood:
     """What the words say: the title without the date words, and when.
 
     ``due`` for a one-off date (aware), ``schedule`` for a repeating phrase (a dict for
-    automations/schedules.py), neither when the text names no date. ``said`` is what the page
+    talorys/lib/schedules.py), neither when the text names no date. ``said`` is what the page
     shows the owner before adding: "Due Thu 3 Dec, 09:00", "Every Monday at 09:00". ``words``
     are the words read as the date ("friday 5pm"). ``alone``: the words are only a date
     ("tomorrow 9am" as a title): nothing is dated, the title is the words, ``said`` says the
@@ -330,8 +331,11 @@ def _schedule(match: re.Match[str], now: dt.datetime, time: str) -> dict[str, An
 
 
 def schedule_said(schedule: dict[str, Any]) -> str:
-    """A schedule this module made, in words: "Every Monday and Thursday at 18:00"."""
+    """A schedule in words: "Every Monday and Thursday at 18:00" (a cron line is said as it is,
+    "On cron 0 9 * * 1-5")."""
     time = schedule.get("time", "")
+    if schedule.get("type") == "cron":
+        return f"On cron {schedule.get('expression', '')}"
     if schedule.get("type") == "daily":
         return f"Every day at {time}"
     if schedule.get("type") == "monthly":
@@ -343,6 +347,11 @@ def schedule_said(schedule: dict[str, Any]) -> str:
         return f"Every weekend at {time}"
     names = " and ".join(WEEKDAYS[_KEYS.index(day)].title() for day in days)
     return f"Every {names} at {time}"
+
+
+def repeat_said(schedule: dict[str, Any] | None) -> str:
+    """A task's repeat as its form and list say it ("Every Monday at 08:00"); "" for none."""
+    return schedule_said(schedule) if schedule else ""
 
 
 def _ordinal(day: int) -> str:

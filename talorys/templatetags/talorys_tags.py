@@ -1,5 +1,5 @@
 """Template tags of the owner's pages: ``{{ text|markdown }}``, ``{{ time|when }}``,
-``{% main_nav %}`` and ``{{ message|undo_target }}``."""
+``{% main_nav %}``, ``{{ message|undo_target }}`` and ``{{ task.repeat|repeat_said }}``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 from talorys.lib import timefmt
 from talorys.lib.markdown import render_markdown
 from talorys.lib.undo import UndoTarget, undo_target
+from talorys.lib.when import repeat_said
 
 register = template.Library()
 
@@ -29,6 +30,12 @@ def markdown_filter(text: str | None) -> SafeString:
 def undo_target_filter(message: Any) -> UndoTarget | None:
     """The binned item a flash message's Undo restores (talorys/lib/undo.py), if it has one."""
     return undo_target(getattr(message, "extra_tags", None))
+
+
+@register.filter(name="repeat_said")
+def repeat_said_filter(schedule: dict[str, Any] | None) -> str:
+    """A task's repeat in words, "Every Monday at 08:00" (talorys/lib/when.py); "" for none."""
+    return repeat_said(schedule)
 
 
 WHEN_STYLES = ("full", "relative", "date", "text", "date-text")

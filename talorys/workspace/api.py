@@ -99,10 +99,13 @@ def task_create(request: HttpRequest, payload: TaskIn) -> Status:
 @tasks_router.post("/quick", response={201: TaskQuickOut})
 def task_create_in_words(request: HttpRequest, payload: TaskWordsIn) -> Status:
     """Add a task typed in words, as the tasks page's quick add reads them: “pick up parcel
-    friday 5pm” is the task “pick up parcel” due then, in the owner's time zone. ``read`` says
-    what was read. Text that is only a date, or repeats (“every monday”), is refused (422)."""
+    friday 5pm” is the task “pick up parcel” due then, in the owner's time zone; “water plants
+    every monday 8am” a task that repeats, due next Monday at 08:00. ``read`` says what was
+    read. Text that is only a date is refused (422)."""
     task, got = services.task_create_in_words(text=payload.text, actor=request_actor(request))
-    read = TaskReadOut(title=got.title, due_at=got.due, words=got.words, said=got.said)
+    read = TaskReadOut(
+        title=got.title, due_at=got.due, words=got.words, said=got.said, repeat=task.repeat
+    )
     return Status(201, TaskQuickOut(**TaskOut.from_orm(task).model_dump(), read=read))
 
 

@@ -65,6 +65,13 @@ class Task(Item):
         Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
     )
     completed_at = models.DateTimeField(null=True, blank=True)
+    # A recurring schedule (talorys/lib/schedules.py, never "once"): completing the task moves
+    # its due date to the next occurrence instead of closing it (services/tasks.py).
+    repeat = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A schedule as talorys/lib/schedules.py reads it: daily, weekly, monthly or cron",
+    )
 
     class Meta:
         db_table = "talorys_task"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
 from ninja import Schema
 from pydantic import Field
 
+from talorys.lib.schedules import Repeat
 from talorys.lib.search import QUERY_MAX
 from talorys.web.schemas import (
     NOT_NULL,
@@ -23,6 +24,12 @@ from talorys.workspace.selectors import TaskDue
 
 # The limits and choices are the models': these read them, never restate them.
 TaskStatus = Annotated[Task.Status, one_of(Task.Status)]
+REPEAT_HELP = (
+    "Repeat the task: a daily, weekly, monthly or cron schedule in the owner's time zone, e.g. "
+    '{"type": "weekly", "days": ["mon"], "time": "08:00"}. Completing a repeating task keeps it '
+    "open and moves due_at to the next occurrence after the later of its due date and now; "
+    "without a due date it is due at the first occurrence from now."
+)
 
 
 class ProjectRef(Schema):
@@ -36,11 +43,12 @@ class TaskIn(In):
     priority: int = Field(Task.Priority.NORMAL, ge=Task.Priority.LOW, le=Task.Priority.HIGH)
     due_at: BoundedDatetime | None = None
     project_id: Id | None = None
+    repeat: Repeat | None = Field(None, description=REPEAT_HELP)
 
 
 class TaskPatch(In):
     # A title, status or priority left out keeps it; null is refused (the schema has no null).
-    # null clears the details, the due date and the project.
+    # null clears the details, the due date and the project, and stops a repeat.
     title: Annotated[str | None, NOT_NULL] = Field(None, min_length=1, max_length=Task.TITLE_MAX)
     details: str | None = Field(None, max_length=Task.DETAILS_MAX)
     status: Annotated[TaskStatus | None, NOT_NULL] = None
@@ -49,6 +57,7 @@ class TaskPatch(In):
     )
     due_at: BoundedDatetime | None = None
     project_id: Id | None = None
+    repeat: Repeat | None = Field(None, description=REPEAT_HELP + " null stops repeating.")
     version: ExpectedVersion = None
 
 
@@ -61,6 +70,12 @@ class TaskOut(Schema):
     due_at: dt.datetime | None
     project: ProjectRef | None
     completed_at: dt.datetime | None
+    # A dict, not Repeat: the list reads rows as they are (talorys/web/schema_rows.py); it is
+    # stored only after the Repeat schema of the input checked it.
+    repeat: dict[str, Any] | None = Field(
+        description="How the task repeats (a daily, weekly, monthly or cron schedule, as the "
+        "input's repeat); null when it does not."
+    )
     created_at: dt.datetime
     updated_at: dt.datetime
     version: int
@@ -71,8 +86,9 @@ class TaskWordsIn(In):
         min_length=1,
         max_length=Task.TITLE_MAX,
         description=(
-            "What to do and when, in the owner's words: “pick up parcel friday 5pm”. A named "
-            "weekday is the first such day after today (“this friday” may be today)."
+            "What to do and when, in the owner's words: “pick up parcel friday 5pm”, or "
+            "repeating: “water plants every monday 8am”. A named weekday is the first such day "
+            "after today (“this friday” may be today)."
         ),
     )
 
@@ -83,7 +99,13 @@ class TaskReadOut(Schema):
     title: str
     due_at: dt.datetime | None = Field(description="The due date read; null when none was.")
     words: str = Field(description="The words read as the date (“friday 5pm”); empty if none.")
-    said: str = Field(description="The due date in words (“Due Fri 4 Dec, 17:00”); empty if none.")
+    said: str = Field(
+        description="The due date or repeat in words (“Due Fri 4 Dec, 17:00”, “Every Monday "
+        "at 08:00”); empty if none."
+    )
+    repeat: Repeat | None = Field(
+        None, description="The repeat read (“every monday 8am”); null when none was."
+    )
 
 
 class TaskQuickOut(TaskOut):

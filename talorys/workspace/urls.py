@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from talorys.workspace.views import notes, projects, tasks, when
+from talorys.workspace.views import notes, projects, quick_add, tasks, when
 
 urlpatterns = [
     path("tasks/", tasks.task_list, name="tasks"),
+    path("tasks/quick-add/", quick_add.quick_add, name="task-quick-add"),
     path("tasks/understand/", when.task_understand, name="task-understand"),
     path("tasks/<int:task_id>/", tasks.task_detail, name="task"),
     path("tasks/<int:task_id>/complete/", tasks.task_complete, name="task-complete"),

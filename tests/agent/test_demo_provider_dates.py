@@ -45,12 +45,6 @@ async def test_without_the_owners_clock_nothing_is_read_as_a_date():
             {"type": "daily", "time": "09:00"},
             "I'll remind you to call mom every day at 09:00",
         ),
-        (
-            "add pay rent every month on the 1st",
-            "Pay rent",
-            {"type": "monthly", "day": 1, "time": "09:00"},
-            None,
-        ),
     ],
 )
 async def test_a_repeating_phrase_is_a_reminder_routine(text, name, schedule, answer):
@@ -67,11 +61,17 @@ async def test_a_repeating_phrase_is_a_reminder_routine(text, name, schedule, an
         assert said(reply).startswith(answer + ": a reminder routine")
 
 
-async def test_a_repeating_task_without_the_automation_tool_says_so():
+async def test_adding_a_repeating_phrase_is_a_repeating_task():
+    events = await step(owner_at("add pay rent every month on the 1st"))
+    repeat = {"type": "monthly", "day": 1, "time": "09:00"}
+    assert calls(events) == [("create_task", {"title": "Pay rent", "repeat": repeat})]
+
+
+async def test_a_repeating_task_needs_no_automation_tool():
     tools = [spec for spec in TOOLS if spec["name"] != "create_automation"]
     events = await step(owner_at("add water plants every monday"), tools)
-    assert calls(events) == []
-    assert "repeats" in said(events)
+    repeat = {"type": "weekly", "days": ["mon"], "time": "09:00"}
+    assert calls(events) == [("create_task", {"title": "Water plants", "repeat": repeat})]
 
 
 async def test_words_that_are_only_a_date_ask_what_to_add():

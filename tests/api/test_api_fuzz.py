@@ -107,7 +107,7 @@ BEYOND_THE_SCHEMA = (
     "Name the model to test",  # a connection test's base_url without its model
     "that time has passed",  # a once schedule in the past
     "message must not be empty",  # an automation's message, which its kind may need
-    "five cron fields",  # a cron line's syntax (automations/schedules.py)
+    "five cron fields",  # a cron line's syntax (talorys/lib/schedules.py)
     "not an address Apprise can send to",  # talorys/notifications/channels.py
     "PushSubscription",  # a push subscription's keys and endpoint (talorys/notifications/push.py)
     "has no backup",  # the backup import reads its body itself (backup/api.py)

@@ -16,10 +16,10 @@ from django.test import Client
 from icalendar import Calendar
 
 from automations.calendar import CRON_OCCURRENCES
-from automations.schedules import schedule_parse, upcoming
 from automations.services.crud import automation_create, automation_pause
 from backup.services import backup_export
 from talorys.accounts.services import api_token_create
+from talorys.lib.schedules import schedule_parse, upcoming
 from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace.services.tasks import task_create, task_update
@@ -119,6 +119,17 @@ def test_a_routines_rrule_expands_to_the_apps_own_runs_across_dst(paris, schedul
         dt.timedelta(hours=2),
     }
     assert expand(event, count) == expected
+
+
+def test_a_repeating_tasks_rrule_expands_to_the_dates_completing_it_moves_to(paris):
+    repeat = {"type": "weekly", "days": ["mon", "thu"], "time": "08:00"}
+    task = task_create(title="Water plants", repeat=repeat)  # across the change to summer time
+    cron = task_create(title="Standup", repeat={"type": "cron", "expression": "0 9 * * 1-5"})
+    events = events_by_uid(read_feed())
+    event = events[f"task-{task.pk}@talorys"]
+    expected = [task.due_at, *upcoming(schedule_parse(repeat), task.due_at, PARIS, 5)]
+    assert expand(event, 6) == expected
+    assert "RRULE" not in events[f"task-{cron.pk}@talorys"]
 
 
 def test_the_gap_run_is_where_the_app_runs_it(paris):

@@ -15,7 +15,8 @@ from dateutil import tz as dateutil_tz
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from automations.schedules import (
+from talorys.lib.errors import ValidationFailed
+from talorys.lib.schedules import (
     WEEKDAYS,
     Cron,
     Daily,
@@ -25,7 +26,6 @@ from automations.schedules import (
     next_after,
     schedule_parse,
 )
-from talorys.lib.errors import ValidationFailed
 
 UTC = dt.UTC
 PARIS = ZoneInfo("Europe/Paris")

@@ -71,7 +71,12 @@ def clear() -> None:
 def seed() -> dict[str, Any]:
     """One row or more of every kind, with references between them."""
     project = Project.objects.create(name="Garden", description="Beds and paths")
-    task = Task.objects.create(title="Water the beds", project=project, due_at=NOW)
+    task = Task.objects.create(
+        title="Water the beds",
+        project=project,
+        due_at=NOW,
+        repeat={"type": "weekly", "days": ["mon", "thu"], "time": "08:00"},
+    )
     done = Task.objects.create(title="Buy seeds", status="done", completed_at=NOW)
     binned = Note.objects.create(title="Old plan", content="# Plan\n\n- dig", deleted_at=NOW)
     note = Note.objects.create(title="Plan", content="Tomatoes **first**")

@@ -82,6 +82,10 @@ BAD: dict[str, tuple[Callable[[], bytes], str]] = {
         lambda: changed(_set("automations", "schedule", {"type": "hourly"})),
         "schedule",
     ),
+    "a bad repeat": (
+        lambda: changed(_set("tasks", "repeat", {"type": "once", "at": "2026-12-07T08:00:00Z"})),
+        "repeat",
+    ),
     "an id too large": (lambda: changed(_set("notes", "id", 2**63)), "id"),
     "duplicate ids": (lambda: changed(_duplicate("notes")), "twice"),
     "a dangling project": (lambda: changed(_set("tasks", "project_id", 424242)), "424242"),

@@ -143,3 +143,12 @@ def test_round_trip_over_generated_datasets(data: st.DataObject):
     before, after, _report = round_trip()
 
     assert after["data"] == fenced(before["data"])
+
+
+def test_a_repeating_task_keeps_its_repeat():
+    seed()
+
+    _before, after, _report = round_trip()
+
+    repeats = [task["repeat"] for task in after["data"]["tasks"]]
+    assert {"type": "weekly", "days": ["mon", "thu"], "time": "08:00"} in repeats

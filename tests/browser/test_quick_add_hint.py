@@ -1,6 +1,6 @@
 """Quick add in a real browser says what it reads before adding (static/talorys/js/quick-add.js):
-the hint under the field, then Enter adds the task due then; a repeating phrase says it makes a
-reminder routine; and "I may call Sam" shows no hint. The `q` dialog (static/talorys/js/keys.js)
+the hint under the field, then Enter adds the task due then; a repeating phrase says it adds a
+repeating task; and "I may call Sam" shows no hint. The `q` dialog (static/talorys/js/keys.js)
 reads dates the same way, through POST /api/tasks/quick."""
 
 from __future__ import annotations
@@ -41,9 +41,7 @@ def test_the_hint_shows_what_quick_add_reads_and_enter_adds_it(page, live_server
     expect(hint).to_be_hidden()
 
     title.fill("water plants every monday")
-    expect(hint).to_have_text(
-        "Every Monday at 09:00: makes a reminder routine “water plants”, not a task"
-    )
+    expect(hint).to_have_text("Every Monday at 09:00 · adds “water plants”, repeating")
 
     title.fill("buy milk tomorrow 9am")
     day = timezone.localtime(timezone.now(), PARIS).date() + dt.timedelta(days=1)
@@ -77,8 +75,8 @@ def test_the_q_dialog_reads_the_date_and_says_it_before_adding(page, live_server
     expect(dialog.get_by_role("alert")).to_contain_text("“friday 5pm” is only a date")
     assert not Task.objects.exists()
 
-    text.fill("water plants every monday")  # a routine is made on the tasks page
-    expect(hint).to_contain_text("type it on the Tasks page to make a reminder routine")
+    text.fill("water plants every monday")  # a repeating task
+    expect(hint).to_have_text("Every Monday at 09:00 · adds “water plants”, repeating")
 
     # Enter before the hint caught up (typed and sent in one go): it shows what it read first.
     page.evaluate(

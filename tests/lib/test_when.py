@@ -168,7 +168,7 @@ def test_repeating_phrases_are_schedules(
 
 
 def test_a_repeating_schedule_is_one_automations_accepts() -> None:
-    from automations.schedules import schedule_parse
+    from talorys.lib.schedules import schedule_parse
 
     for text in ("a every weekday 9am", "b every month on the 31st", "c every sunday noon"):
         got = understand(text, zone=PARIS, now=at(PARIS, 2026, 12, 2, 12, 0))

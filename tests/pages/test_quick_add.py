@@ -1,6 +1,7 @@
-"""Quick add in the owner's words (automations/quick_add.py, talorys/lib/when.py) and refused
-forms that keep what was typed (talorys/lib/kept.py): "buy milk tomorrow 9am" is a task due then,
-"water plants every monday" a reminder routine, and the page shows what it read before adding."""
+"""Quick add in the owner's words (talorys/workspace/views/quick_add.py, talorys/lib/when.py) and
+refused forms that keep what was typed (talorys/lib/kept.py): "buy milk tomorrow 9am" is a task
+due then, "water plants every monday" a repeating task, and the page shows what it read before
+adding."""
 
 from __future__ import annotations
 
@@ -114,28 +115,24 @@ def test_keep_the_words_as_typed(signed_in):
     assert (task.title, task.due_at) == ("Read Tomorrow 9am", None)
 
 
-def test_a_repeating_phrase_makes_a_reminder_routine_not_a_task(signed_in):
+def test_a_repeating_phrase_makes_a_repeating_task(signed_in):
     words = "water plants every monday 8am"
     response = signed_in.post("/tasks/quick-add/", {"title": words, "seen": words}, follow=True)
-    assert not Task.objects.exists()
-    routine = Automation.objects.get()
-    assert (routine.kind, routine.name, routine.message) == (
-        "reminder",
-        "water plants",
-        "water plants",
-    )
-    assert routine.schedule == {"type": "weekly", "days": ["mon"], "time": "08:00"}
-    assert routine.enabled and routine.next_run_at is not None
-    assert routine.next_run_at.astimezone(PARIS).weekday() == 0
+    assert not Automation.objects.exists()
+    task = Task.objects.get()
+    assert task.title == "water plants"
+    assert task.repeat == {"type": "weekly", "days": ["mon"], "time": "08:00"}
+    due = task.due_at.astimezone(PARIS)
+    assert (due.weekday(), due.hour, due.minute) == (0, 8, 0)
+    assert due > timezone.now()
     said = flash(response)
-    assert "Reminder routine “water plants” made, every Monday at 08:00" in said
-    assert "not a task" in said
+    assert "Task “water plants” added, every Monday at 08:00, first due Mon" in said
 
 
 def test_the_hint_endpoint_says_what_it_reads(signed_in):
     body = signed_in.get("/tasks/understand/", {"text": "standup every weekday 9am"}).json()
     assert body["repeats"] is True
-    assert body["said"] == "Every weekday at 09:00: makes a reminder routine “standup”, not a task"
+    assert body["said"] == "Every weekday at 09:00 · adds “standup”, repeating"
     body = signed_in.get("/tasks/understand/", {"text": "I may call Sam"}).json()
     assert (body["said"], body["due"]) == ("", None)
     body = signed_in.get("/tasks/understand/", {"text": "tomorrow 9am", "field": "due"}).json()
@@ -156,7 +153,7 @@ def test_due_in_words_on_the_task_form(signed_in):
 @pytest.mark.parametrize(
     ("words", "message"),
     [
-        ("every monday", "Due in words: “every monday” repeats, and a task is due once."),
+        ("every monday", "Due in words: “every monday” repeats. Type it in the Repeats field"),
         ("whenever", "Due in words: “whenever” is not a date we can read"),
         ("tomorrow with Sam", "Due in words: “tomorrow with Sam” is not a date we can read"),
     ],

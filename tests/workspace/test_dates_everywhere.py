@@ -1,6 +1,6 @@
 """One reader of dates in words (talorys/lib/when.py) behind every entry point: each phrase gives
 the same title and due date read by the lib function, added on the tasks page, given to the task
-form's Due in words, posted by the `q` dialog (its endpoint, POST /api/tasks/quick, with the
+form's Due in words (or, for a repeating phrase, its Repeats), posted by the `q` dialog (its endpoint, POST /api/tasks/quick, with the
 session), posted with an API token, and said to the demo model in a chat turn.
 
 "Now" is frozen on Thursday 3 December 2026, 12:00 in Paris, so the weekday rule shows: "next
@@ -17,6 +17,7 @@ import pytest
 import time_machine
 
 from talorys.accounts.services import api_token_create
+from talorys.lib.schedules import next_after, repeat_parse
 from talorys.lib.when import understand
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
@@ -46,19 +47,44 @@ PHRASES = [
     ("plan holidays next week", "plan holidays", (2026, 12, 10, 9, 0)),
     ("buy milk", "buy milk", None),  # no date at all
 ]
+# Repeating phrases: the task repeats, due at the first occurrence from now.
+# (phrase, title, first due as above, repeat)
+REPEATING = [
+    (
+        "water plants every monday 8am",
+        "water plants",
+        (2026, 12, 7, 8, 0),
+        {"type": "weekly", "days": ["mon"], "time": "08:00"},
+    ),
+    (
+        "pay rent every month on the 1st",
+        "pay rent",
+        (2027, 1, 1, 9, 0),
+        {"type": "monthly", "day": 1, "time": "09:00"},
+    ),
+    (
+        "every day at 7:30 stretch",
+        "stretch",
+        (2026, 12, 4, 7, 30),
+        {"type": "daily", "time": "07:30"},
+    ),
+]
 
-Read = tuple[str, dt.datetime | None]
+Read = tuple[str, dt.datetime | None, dict[str, Any] | None]
 
 
 def only_task() -> Read:
     task = Task.objects.get()
     Task.objects.all().delete()
-    return task.title, task.due_at
+    return task.title, task.due_at, task.repeat
 
 
 def by_lib(phrase: str, clients: dict[str, Any]) -> Read:
     got = understand(phrase, zone=PARIS)
-    return got.title, got.due
+    if got.schedule is None:
+        return got.title, got.due, None
+    first = next_after(repeat_parse(got.schedule), dt.datetime.now(dt.UTC), PARIS)
+    return got.title, first, got.schedule
 
 
 def by_tasks_page(phrase: str, clients: dict[str, Any]) -> Read:
@@ -70,10 +96,11 @@ def by_tasks_page(phrase: str, clients: dict[str, Any]) -> Read:
 
 def by_task_form(phrase: str, clients: dict[str, Any]) -> Read:
     """The form takes the title and the date apart: the words the reader cut are typed in Due
-    in words, and the title in Title."""
+    in words (Repeats, for a repeating phrase), and the title in Title."""
     got = understand(phrase, zone=PARIS)
     task = services.task_create(title="Something")
-    typed = {"title": got.title, "due_words": got.words, "version": task.version}
+    words = "repeat_words" if got.schedule else "due_words"
+    typed = {"title": got.title, words: got.words, "repeat_was": "", "version": task.version}
     assert clients["page"].post(f"/tasks/{task.pk}/", typed).status_code == 303
     return only_task()
 
@@ -95,9 +122,9 @@ def by_api_token(phrase: str, clients: dict[str, Any]) -> Read:
 
 def by_demo_chat(phrase: str, clients: dict[str, Any]) -> Read:
     turn(text=f"add {phrase}")
-    title, due = only_task()
+    title, due, repeat = only_task()
     assert title[:1].isupper()  # the demo writes a title capitalised, as a model would
-    return title[:1].lower() + title[1:], due
+    return title[:1].lower() + title[1:], due, repeat
 
 
 ENTRY_POINTS: dict[str, Callable[[str, dict[str, Any]], Read]] = {
@@ -120,7 +147,17 @@ def clients(client, api, anon_api, owner) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("phrase", "title", "due"), PHRASES, ids=[p[0] for p in PHRASES])
 def test_each_entry_point_reads_the_phrase_alike(clients, phrase, title, due):
-    expected = (title, dt.datetime(*due, tzinfo=PARIS) if due else None)
+    expected = (title, dt.datetime(*due, tzinfo=PARIS) if due else None, None)
+    with time_machine.travel(NOW, tick=False):
+        got = {name: read(phrase, clients) for name, read in ENTRY_POINTS.items()}
+    assert got == dict.fromkeys(ENTRY_POINTS, expected)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "title", "due", "repeat"), REPEATING, ids=[p[0] for p in REPEATING]
+)
+def test_each_entry_point_reads_a_repeating_phrase_alike(clients, phrase, title, due, repeat):
+    expected = (title, dt.datetime(*due, tzinfo=PARIS), repeat)
     with time_machine.travel(NOW, tick=False):
         got = {name: read(phrase, clients) for name, read in ENTRY_POINTS.items()}
     assert got == dict.fromkeys(ENTRY_POINTS, expected)

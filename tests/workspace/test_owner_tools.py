@@ -7,6 +7,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from agent.executor import ToolExecutor, ToolOutcome
@@ -69,8 +70,27 @@ def test_create_task_stores_every_field_and_shows_due_in_owner_time(paris_owner)
         "priority": 3,
         "due_at": "2026-03-01T09:00+01:00",
         "project": {"id": project.pk, "name": "Home"},
+        "repeat": None,
         "version": 1,
     }
+
+
+def test_the_model_makes_a_repeating_task_and_completing_it_rolls_it_forward(paris_owner):
+    weekly = {"type": "weekly", "days": ["mon"], "time": "08:00"}
+    made = call(
+        "create_task", title="Water plants", due_at="2026-12-07T08:00:00+01:00", repeat=weekly
+    )
+    assert made.ok, made.result
+    assert made.result["task"]["repeat"] == weekly
+    with time_machine.travel(dt.datetime(2026, 12, 7, 9, tzinfo=dt.UTC), tick=False):
+        done = call("complete_task", task_id=made.result["task"]["id"])
+    assert done.result["task"]["status"] == "open"
+    assert done.result["task"]["due_at"] == "2026-12-14T08:00+01:00"
+    stopped = call("update_task", task_id=made.result["task"]["id"], repeat=None)
+    assert stopped.result["task"]["repeat"] is None
+    once = call("create_task", title="Bins", repeat={"type": "once", "at": "2026-12-07T08:00:00Z"})
+    assert error_code(once) == "INVALID_ARGUMENTS"
+    assert Task.objects.count() == 1
 
 
 @pytest.mark.parametrize(

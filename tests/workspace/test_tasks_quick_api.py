@@ -42,6 +42,7 @@ def test_the_task_and_what_was_read(api, tokyo):
         "due_at": body["read"]["due_at"],
         "words": "friday 5pm",
         "said": "Due Fri 4 Dec, 17:00",
+        "repeat": None,
     }
     assert dt.datetime.fromisoformat(body["read"]["due_at"]) == task.due_at
 
@@ -49,7 +50,27 @@ def test_the_task_and_what_was_read(api, tokyo):
 def test_words_without_a_date_add_the_task_undated(api, tokyo):
     body = api.post("/api/tasks/quick", {"text": "I may call Sam"}).json()
     assert (body["title"], body["due_at"]) == ("I may call Sam", None)
-    assert body["read"] == {"title": "I may call Sam", "due_at": None, "words": "", "said": ""}
+    assert body["read"] == {
+        "title": "I may call Sam",
+        "due_at": None,
+        "words": "",
+        "said": "",
+        "repeat": None,
+    }
+
+
+def test_a_repeating_phrase_adds_a_repeating_task_due_at_its_next_occurrence(api, tokyo):
+    with time_machine.travel(NOW, tick=False):
+        response = api.post("/api/tasks/quick", {"text": "water plants every monday 8am"})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    task = Task.objects.get()
+    assert task.title == "water plants"
+    assert task.repeat == {"type": "weekly", "days": ["mon"], "time": "08:00"}
+    assert task.due_at == dt.datetime(2026, 12, 7, 8, tzinfo=TOKYO)
+    assert body["repeat"] == body["read"]["repeat"] == task.repeat
+    assert body["read"]["said"] == "Every Monday at 08:00"
+    assert not Automation.objects.exists()  # a task, not a reminder routine
 
 
 @pytest.mark.parametrize(
@@ -61,7 +82,6 @@ def test_words_without_a_date_add_the_task_undated(api, tokyo):
         ({}, "text"),
         ({"text": "buy milk", "due_at": "2026-12-04T09:00:00Z"}, "due_at"),
         ({"text": "tomorrow 9am"}, "“tomorrow 9am” is only a date (due Fri 4 Dec, 09:00)"),
-        ({"text": "water plants every monday"}, "“every monday” repeats, and a task is due once"),
     ],
 )
 def test_bad_text_is_refused_and_adds_nothing(api, tokyo, body, message):

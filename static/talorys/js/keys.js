@@ -59,10 +59,9 @@ function showSheet() {
 
 let adder = null;
 
-// The hint for a reading, as the dialog adds: a repeating phrase is a routine, not a task here.
+// The hint for a reading, as the dialog adds it (a repeating phrase adds a repeating task).
 function hintOf(body) {
   if (!body || !body.said) return "";
-  if (body.repeats && !body.alone) return "That repeats, and a task is due once: type it on the Tasks page to make a reminder routine.";
   return body.said;
 }
 

@@ -5,7 +5,7 @@
 //
 // Quick add: once the hint shows for exactly the words in the field, the hidden "seen" field
 // holds them, and the server adds at the first Enter. Without this script (or before the hint
-// caught up) the server shows what it read first, and Add adds it (automations/quick_add.py).
+// caught up) the server shows what it read first, and Add adds it (talorys/workspace/views/quick_add.py).
 import { watch } from "./understand.js";
 
 function setUpQuickAdd(form) {

@@ -1,8 +1,8 @@
 """The demo's tasks and reminders in the owner's words, read by the same reader as the tasks
 page's quick add (talorys/lib/when.py): "add buy milk tomorrow 9am" is a task due then, and
-"remind me every monday to water plants" (or "add water plants every monday") a reminder
-routine, as quick add makes one. The owner's zone and clock are the system prompt's clock line
-(times.py, owner_clock); without it nothing is read as a date."""
+"add water plants every monday 8am" a task that repeats, as quick add makes one, while "remind
+me every monday to water plants" is a reminder routine. The owner's zone and clock are the
+system prompt's clock line (times.py, owner_clock); without it nothing is read as a date."""
 
 from __future__ import annotations
 
@@ -47,25 +47,20 @@ def reminder_call(what: str, schedule: dict[str, Any] | None, number: int) -> To
 def task_step(
     what: str, usable: set[str], number: int, clock: dt.datetime | None
 ) -> list[ProviderEvent]:
-    """ "add buy milk tomorrow 9am": create_task with its due date; a repeating phrase makes a
-    reminder routine instead (a task is done once)."""
+    """ "add buy milk tomorrow 9am": create_task with its due date; "add water plants every
+    monday" create_task with the repeat (its first due date is the schedule's)."""
     got = read(what, clock)
     if got is not None and got.alone:  # "add tomorrow 9am": what is due then?
         return say(
             f"“{what}” is only a date: what should I add? Say it like “add call Ana {what}”."
         )
-    if got is not None and got.schedule is not None:
-        if "create_automation" not in usable:
-            return say(
-                f"“{what}” repeats, and I can't schedule reminders here. Say it without "
-                "“every …” and I'll add it as a task."
-            )
-        return call(reminder_call(got.title, got.schedule, number))
     if "create_task" not in usable:
         return say("I can't use the create_task tool right now, so I couldn't do that.")
     arguments: dict[str, Any] = {"title": capitalised(got.title if got else what)}
     if got is not None and got.due is not None:
         arguments["due_at"] = got.due.isoformat(timespec="seconds")
+    if got is not None and got.schedule is not None:
+        arguments["repeat"] = got.schedule
     return call(tool_call(number, "create_task", arguments))
 
 
@@ -76,9 +71,13 @@ def task_added(data: dict[str, Any], arguments: dict[str, Any], clock: dt.dateti
         at = dt.datetime.fromisoformat(str(due)) if due else None
     except ValueError:
         at = None
+    repeat = field(data, "task", "repeat") or arguments.get("repeat")
+    said = schedule_said(repeat) if isinstance(repeat, dict) else ""
+    repeats = f", {said[:1].lower()}{said[1:]}" if said else ""
     if at is None or clock is None:
-        return f"Added the task “{title}”."
-    return f"Added the task “{title}”, due {shown(at, clock)}."
+        return f"Added the task “{title}”{repeats}."
+    first = " first" if repeats else ""
+    return f"Added the task “{title}”{repeats},{first} due {shown(at, clock)}."
 
 
 def routine_set(what: str, schedule: dict[str, Any]) -> str:

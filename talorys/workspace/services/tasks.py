@@ -1,4 +1,11 @@
-"""The owner's tasks: create, change, complete, bin and restore."""
+"""The owner's tasks: create, change, complete, bin and restore.
+
+A task may repeat (``repeat``: a daily, weekly, monthly or cron schedule, read and rolled by
+talorys/lib/schedules.py, the rules automations run by, in the owner's zone). Completing a
+repeating task does not close it: it stays open and its due date moves to the next occurrence
+after the later of its due date and now (``_rolled``). The move is an edit like any other, in the
+change log, so reverting it puts the task back as it was, due when it was. A repeating task with
+no due date is given the first occurrence from now, so it always says when it is next due."""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.kinds import ItemKind, register_kind
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import field_refused
+from talorys.lib.schedules import next_after, repeat_parse, schedule_dump
 from talorys.lib.when import Understood, task_read
 from talorys.owner.selectors import owner_zone
 from talorys.workspace.models import Project, Task
@@ -29,6 +37,7 @@ class TaskChanges(TypedDict, total=False):
     due_at: dt.datetime | None
     project_id: int | None
     status: str
+    repeat: dict[str, Any] | None
 
 
 def _task_clean(changes: TaskChanges) -> dict[str, Any]:
@@ -46,7 +55,43 @@ def _task_clean(changes: TaskChanges) -> dict[str, Any]:
         if changes["status"] not in Task.Status.values:
             raise field_refused("status must be 'open' or 'done'.", field="status")
         data["status"] = changes["status"]
+    if "repeat" in changes:
+        repeat = changes["repeat"]
+        data["repeat"] = None if repeat is None else schedule_dump(repeat_parse(repeat))
     return data
+
+
+def _next_due(repeat: dict[str, Any], after: dt.datetime) -> dt.datetime:
+    """The first occurrence of ``repeat`` strictly after ``after``, in the owner's zone (a
+    recurring schedule always has one)."""
+    due = next_after(repeat_parse(repeat), after, owner_zone())
+    assert due is not None  # only ``once`` ends, and it is no repeat
+    return due
+
+
+def _rolled(task: Task | None, cleaned: dict[str, Any]) -> dict[str, Any]:
+    """``cleaned`` as it applies to a task that may repeat.
+
+    Completing a repeating task moves its due date instead of closing it: to the next occurrence
+    after the later of its due date and now. From the due date alone, a daily task overdue by
+    three days and completed today would be due yesterday, then today, and need three
+    completions to catch up; from now alone, one completed early (Monday's, done on Sunday)
+    would be due that Monday again. Setting a repeat on a task without a due date gives it the
+    first occurrence from now."""
+
+    def current(name: str) -> Any:
+        return cleaned[name] if name in cleaned else getattr(task, name, None)
+
+    repeat, due, now = current("repeat"), current("due_at"), timezone.now()
+    if repeat is None:
+        return cleaned
+    was_open = task is None or task.status == Task.Status.OPEN
+    if cleaned.get("status") == Task.Status.DONE and was_open:
+        cleaned = cleaned | {"status": Task.Status.OPEN}
+        cleaned["due_at"] = _next_due(repeat, max(due, now) if due else now)
+    elif due is None:
+        cleaned["due_at"] = _next_due(repeat, now)
+    return cleaned
 
 
 def task_create(
@@ -56,12 +101,18 @@ def task_create(
     priority: int = Task.Priority.NORMAL,
     due_at: dt.datetime | None = None,
     project_id: int | None = None,
+    repeat: dict[str, Any] | None = None,
     actor: Actor = OWNER,
 ) -> Task:
     fields = TaskChanges(
-        title=title, details=details, priority=priority, due_at=due_at, project_id=project_id
+        title=title,
+        details=details,
+        priority=priority,
+        due_at=due_at,
+        project_id=project_id,
+        repeat=repeat,
     )
-    return item_create(TASK, actor, _task_clean(fields))
+    return item_create(TASK, actor, _rolled(None, _task_clean(fields)))
 
 
 def task_create_in_words(
@@ -69,16 +120,11 @@ def task_create_in_words(
 ) -> tuple[Task, Understood]:
     """A task typed in words ("pick up parcel friday 5pm"), read in the owner's zone by the
     reader the tasks page and the demo use (talorys/lib/when.py): the task, and what was read.
-    Text that is empty or only a date is refused, and so is a repeating phrase: a task is due
-    once (the tasks page's quick add makes a reminder routine of it)."""
+    Text that is empty or only a date is refused. A repeating phrase ("water plants every
+    monday 8am") is a repeating task, first due at the phrase's next occurrence."""
     got = task_read(text, zone=owner_zone(), now=now, field="text")
-    if got.schedule is not None:
-        raise field_refused(
-            f"“{got.words}” repeats, and a task is due once. Make a reminder routine instead: "
-            "POST /api/automations, or type it in the tasks page's New task field.",
-            field="text",
-        )
-    return task_create(title=got.title, due_at=got.due, actor=actor), got
+    task = task_create(title=got.title, due_at=got.due, repeat=got.schedule, actor=actor)
+    return task, got
 
 
 def task_update(
@@ -88,10 +134,11 @@ def task_update(
     version: int | None = None,
     **changes: Unpack[TaskChanges],
 ) -> Task:
-    """Apply the given fields. ``status`` moves completed_at with it."""
+    """Apply the given fields. ``status`` moves completed_at with it; "done" on a repeating task
+    moves its due date instead (``_rolled``)."""
 
     def data(task: Task) -> dict[str, Any]:
-        cleaned = _task_clean(changes)
+        cleaned = _rolled(task, _task_clean(changes))
         if "status" in cleaned and cleaned["status"] != task.status:
             done = cleaned["status"] == Task.Status.DONE
             cleaned["completed_at"] = timezone.now() if done else None
@@ -131,7 +178,7 @@ def _task_apply(*, pk: int, values: dict[str, Any], actor: Actor) -> None:
 TASK = ItemKind(
     name="task",
     model=Task,
-    fields=("title", "details", "status", "priority", "due_at", "project_id"),
+    fields=("title", "details", "status", "priority", "due_at", "project_id", "repeat"),
     title=lambda task: task.title,
     restore=lambda *, pk, actor, change: task_restore(task_id=pk, actor=actor),
     delete=lambda *, pk, actor: task_delete(task_id=pk, actor=actor),

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from talorys.history.tools import SoftDeleteTool
 from talorys.lib import search as unified_search
+from talorys.lib.schedules import Repeat
 from talorys.lib.tools import (
     ListTool,
     Permission,
@@ -34,9 +35,18 @@ def _task(task: Task, zone: ZoneInfo) -> dict[str, Any]:
         "priority": task.priority,
         "due_at": local_iso(task.due_at, zone),
         "project": {"id": task.project.pk, "name": task.project.name} if task.project else None,
+        "repeat": task.repeat,
         "version": task.version,
     }
 
+
+REPEAT_HELP = (
+    "Make it a repeating task (the owner says 'every monday', 'each month on the 1st'): a "
+    "schedule in the owner's local time, e.g. {'type': 'weekly', 'days': ['mon'], 'time': "
+    "'08:00'}, {'type': 'daily', 'time': '07:30'}, {'type': 'monthly', 'day': 1, 'time': "
+    "'09:00'} or {'type': 'cron', 'expression': '0 9 * * 1-5'}. Completing it keeps it open "
+    "and moves due_at to the next occurrence; without due_at it is due at the first one."
+)
 
 TaskId = Annotated[
     int, Field(ge=1, description="The task's id, from list_tasks, search_tasks or search.")
@@ -129,6 +139,7 @@ class CreateTaskArgs(ToolArgs):
     project_id: int | None = Field(
         None, ge=1, description="Put it in this project (id from list_projects)."
     )
+    repeat: Repeat | None = Field(None, description=REPEAT_HELP)
 
 
 @register
@@ -168,13 +179,16 @@ class UpdateTaskArgs(ToolArgs):
         None, ge=1, description="Move to this project (id from list_projects); null removes it."
     )
     status: TaskStatus | None = Field(
-        None, description="'done' completes the task, 'open' reopens it."
+        None,
+        description="'done' completes the task (a repeating one stays open, due at its next "
+        "occurrence), 'open' reopens it.",
     )
+    repeat: Repeat | None = Field(None, description=REPEAT_HELP + " null stops repeating.")
     version: ReadVersion = None
 
 
 # Fields where an explicit null means "clear it"; for the others null means "leave it".
-_CLEARABLE_TASK_FIELDS = {"details", "due_at", "project_id"}
+_CLEARABLE_TASK_FIELDS = {"details", "due_at", "project_id", "repeat"}
 
 
 @register
@@ -210,8 +224,9 @@ class TaskIdArgs(ToolArgs):
 class CompleteTask(Tool):
     name = "complete_task"
     description = (
-        "Mark a task as done. Get task_id from list_tasks or search_tasks first. Completing a "
-        "task that is already done changes nothing."
+        "Mark a task as done. A repeating task (repeat set) stays open, due at its next "
+        "occurrence. Get task_id from list_tasks or search_tasks first. Completing a task that "
+        "is already done changes nothing."
     )
     args = TaskIdArgs
     permission = Permission.WRITE
@@ -234,4 +249,4 @@ class DeleteTask(SoftDeleteTool):
     model = Task
     id_arg = "task_id"
     label = "task"
-    snapshot_fields = ("title", "details", "status", "priority", "due_at", "project_id")
+    snapshot_fields = ("title", "details", "status", "priority", "due_at", "project_id", "repeat")

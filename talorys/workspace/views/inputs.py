@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from talorys.lib.errors import ValidationFailed
@@ -34,9 +35,8 @@ def form_due_words(request: OwnerRequest, name: str, *, label: str) -> dt.dateti
     shown = clip(words, 40)
     if got.schedule is not None:
         raise ValidationFailed(
-            f"{label}: “{shown}” repeats, and a task is due once. To be reminded each time, "
-            "type it in the tasks page's New task field, e.g. “water plants every monday”: "
-            "that makes a reminder routine."
+            f"{label}: “{shown}” repeats. Type it in the Repeats field instead, and the task "
+            "moves to its next date each time it is completed."
         )
     if got.due is None or got.title:
         raise ValidationFailed(
@@ -44,6 +44,23 @@ def form_due_words(request: OwnerRequest, name: str, *, label: str) -> dt.dateti
             "or “fri 17:30”, or pick it in the Due field."
         )
     return got.due
+
+
+def form_repeat(request: OwnerRequest, name: str, *, label: str) -> dict[str, Any] | None:
+    """A repeat in words ("every monday 8am", "every month on the 1st"), read by
+    talorys/lib/when.py into a schedule; None when empty (the task stops repeating). Words that
+    are not all a repeat are refused, as in Due in words."""
+    words = form_text(request, name)
+    if not words:
+        return None
+    got = understand(words, zone=owner_zone_of(request), titled=False)
+    if got.schedule is None or got.title:
+        shown = words if len(words) <= 40 else words[:39] + "…"
+        raise ValidationFailed(
+            f"{label}: “{shown}” is not a repeat we can read; write it like “every monday 8am”, "
+            "“every day at 7:30” or “every month on the 1st”, or leave it empty."
+        )
+    return got.schedule
 
 
 def understood(words: str, zone: ZoneInfo, *, due: bool = False) -> dict[str, object]:
@@ -56,9 +73,9 @@ def understood(words: str, zone: ZoneInfo, *, due: bool = False) -> dict[str, ob
     elif got.alone:  # only a date: quick add refuses it (talorys/lib/when.py, task_read)
         said = f"Only a date ({said}): say what to do too, e.g. “call Ana {got.title}”"
     elif due and got.schedule is not None:
-        said = f"{said}: that repeats, and a task is due once"
+        said = f"{said}: that repeats, say it in the Repeats field"
     elif got.schedule is not None:
-        said = f"{said}: makes a reminder routine “{got.title}”, not a task"
+        said = f"{said} · adds “{got.title}”, repeating"
     elif got.due is not None:
         said = f"{said} · adds “{got.title}”"
     return {

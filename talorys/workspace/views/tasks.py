@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -14,10 +15,12 @@ from django.utils.html import format_html
 from talorys.accounts.auth import request_actor
 from talorys.history.bin import BIN_RETENTION
 from talorys.history.kinds import ItemKind, rows_of
+from talorys.history.selectors import change_latest
 from talorys.lib.errors import NotFound, ValidationFailed
 from talorys.lib.kept import typed
 from talorys.lib.search import QUERY_MAX
-from talorys.lib.undo import say_binned
+from talorys.lib.undo import say_binned, say_revertible
+from talorys.lib.when import repeat_said, shown
 from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import (
     form_text,
@@ -32,6 +35,7 @@ from talorys.workspace import selectors, services
 from talorys.workspace.models import Project, Task
 from talorys.workspace.views.inputs import (
     form_due_words,
+    form_repeat,
     form_when,
     owner_zone_of,
     understood_hint,
@@ -135,7 +139,7 @@ def task_list(request: OwnerRequest) -> HttpResponse:
 
 def _quick_values(request: HttpRequest, filters: dict[str, Any]) -> dict[str, str]:
     """Quick add's fields: empty (in the filtered project), or what a refused add held, with
-    ``seen`` when the page is asking the owner to confirm what it read (automations/quick_add.py)."""
+    ``seen`` when the page is asking the owner to confirm what it read (views/quick_add.py)."""
     empty = {"title": "", "project_id": str(filters["project_id"] or ""), "due_at": ""}
     return {"seen": "", "literal": ""} | empty | typed(request)
 
@@ -157,7 +161,15 @@ def _changes(request: OwnerRequest) -> dict[str, Any]:
         "project_id": lambda: whole_number(request.POST, "project_id", label="Project"),
         "due_at": lambda: form_when(request, "due_at", label="Due"),
     }
-    changes = {name: read() for name, read in readers.items() if name in request.POST}
+    changes: dict[str, Any] = {
+        name: read() for name, read in readers.items() if name in request.POST
+    }
+    # Repeats, in words: read only when changed from what the form showed ("repeat_was"), so a
+    # rule the words cannot say again (a cron line) is kept by a save that leaves it alone.
+    if "repeat_words" in request.POST and form_text(request, "repeat_words") != form_text(
+        request, "repeat_was"
+    ):
+        changes["repeat"] = form_repeat(request, "repeat_words", label="Repeats")
     # "Due in words" (talorys/lib/when.py), when filled, says the due date instead of the picker.
     if words := form_due_words(request, "due_words", label="Due in words"):
         changes["due_at"] = words
@@ -173,10 +185,11 @@ def _form_values(request: OwnerRequest, task: Task) -> dict[str, str]:
         "project_id": str(task.project_id or ""),
         "due_at": f"{due:%Y-%m-%dT%H:%M}" if due else "",
         "due_words": "",
+        "repeat_words": repeat_said(task.repeat),
         "priority": str(task.priority),
         "status": task.status,
     }
-    return values | typed(request)
+    return values | {"repeat_was": values["repeat_words"]} | typed(request)
 
 
 @owner_page("GET", "POST")
@@ -220,9 +233,25 @@ def _status_set(request: HttpRequest, task_id: int, status: str, said: str) -> H
     )
 
 
+def _complete(request: OwnerRequest, task_id: int) -> None:
+    """Complete the task and say so. A repeating one stays, due at its next occurrence: the
+    message says when, with an Undo that reverts the move (talorys/lib/undo.py)."""
+    task = services.task_complete(task_id=task_id, actor=request_actor(request))
+    if task.status == Task.Status.DONE or task.due_at is None:
+        messages.success(request, f"“{task.title}” is done.")
+        return
+    due = task.due_at.astimezone(owner_zone_of(request))
+    text = f"“{task.title}” done; next due {shown(due, due)}."
+    change = change_latest(kind=services.TASK.name, object_id=task.pk)
+    if change is None:  # nothing moved: never, as the due date always moves on
+        messages.success(request, text)
+    else:
+        say_revertible(request, text, change_id=change.pk)
+
+
 @owner_page("POST")
-def task_complete(request: HttpRequest, task_id: int) -> HttpResponse:
-    return _status_set(request, task_id, Task.Status.DONE, "is done")
+def task_complete(request: OwnerRequest, task_id: int) -> HttpResponse:
+    return run_action(request, lambda: _complete(request, task_id), back="/tasks/")
 
 
 @owner_page("POST")

@@ -1,10 +1,9 @@
 """``POST /tasks/quick-add/``: the tasks page's quick add, in the owner's words.
 
-"buy milk tomorrow 9am" adds the task "buy milk" due then; "water plants every monday" makes a
-reminder routine instead, since a task is done once and a routine repeats. The words are read by
-talorys/lib/when.py, in the owner's zone. This view lives in automations because a repeating
-phrase creates an automation, and the workspace sits below automations (pyproject.toml
-[tool.importlinter]): a workspace view may not call this app, this app may call the workspace.
+"buy milk tomorrow 9am" adds the task "buy milk" due then; "water plants every monday 8am" a task
+that repeats, first due next Monday at 08:00, which completing moves to the Monday after
+(talorys/workspace/services/tasks.py). The words are read by talorys/lib/when.py, in the owner's
+zone.
 
 The page shows what it read before anything is added. With scripts, a hint under the field says
 it as the owner types (static/talorys/js/quick-add.js), and the script marks the form ``seen``
@@ -18,18 +17,19 @@ as typed.
 
 from __future__ import annotations
 
-from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.utils.html import format_html
+from zoneinfo import ZoneInfo
 
-from automations.models import Automation
-from automations.services import crud
+from django.contrib import messages
+from django.http import HttpResponse, HttpResponseRedirect
+from django.utils import timezone
+
 from talorys.accounts.auth import request_actor
 from talorys.lib.kept import keep_typed
-from talorys.lib.when import Understood, task_read, understand
+from talorys.lib.when import Understood, shown, task_read, understand
 from talorys.owner.middleware import OwnerRequest
 from talorys.web.pages import back_to, form_text, owner_page, run_action, whole_number
 from talorys.workspace import services
+from talorys.workspace.models import Task
 from talorys.workspace.views.inputs import form_when, owner_zone_of, understood_hint
 
 TASKS = "/tasks/"
@@ -52,45 +52,26 @@ def quick_add(request: OwnerRequest) -> HttpResponse:
             "“Keep the words as typed”.",
         )
         return HttpResponseRedirect(target, status=303)
-    if got.schedule is not None:
-        return _reminder(request, got)
     return run_action(
         request,
         lambda: services.task_create(
             title=got.title,
             project_id=whole_number(request.POST, "project_id", label="Project"),
             due_at=got.due or form_when(request, "due_at", label="Due"),
+            repeat=got.schedule,
             actor=request_actor(request),
         ),
         back=TASKS,
-        done=lambda task: (
-            f"Task “{task.title}” added"
-            + (f", {got.said[0].lower()}{got.said[1:]}." if got.due else ".")
-        ),
+        done=lambda task: f"Task “{task.title}” added{_when_said(got, task, zone)}.",
     )
 
 
-def _reminder(request: HttpRequest, got: Understood) -> HttpResponse:
-    """A repeating phrase: a reminder routine named and saying the words without the date."""
-
-    def done(automation: Automation) -> str:
-        return format_html(
-            'Reminder routine “{}” made, {}: a routine, not a task. <a href="/automations/{}/">'
-            "Open it</a> to change or pause it.",
-            automation.name,
-            got.said[0].lower() + got.said[1:],
-            automation.pk,
-        )
-
-    return run_action(
-        request,
-        lambda: crud.automation_create(
-            name=got.title,
-            kind=Automation.Kind.REMINDER,
-            schedule=got.schedule or {},
-            message=got.title,
-            actor=request_actor(request),
-        ),
-        back=TASKS,
-        done=done,
-    )
+def _when_said(got: Understood, task: Task, zone: ZoneInfo) -> str:
+    """When the added task is due, as the hint said it; a repeating one says its first due date
+    too, which the schedule alone does not ("every monday", typed on a Monday)."""
+    if not got.dated:
+        return ""
+    said = f", {got.said[0].lower()}{got.said[1:]}"
+    if got.schedule is not None and task.due_at is not None:
+        said += f", first due {shown(task.due_at, timezone.now().astimezone(zone))}"
+    return said

@@ -42,8 +42,8 @@ from pydantic import (
     field_validator,
 )
 
+from talorys.lib.bounded import BoundedDatetime
 from talorys.lib.errors import ValidationFailed
-from talorys.web.schemas import BoundedDatetime
 
 UTC = dt.UTC
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -171,6 +171,24 @@ def schedule_parse(data: object) -> Schedule:
         return _adapter.validate_python(data)
     except ValidationError as exc:
         raise ValidationFailed(_readable(exc)) from exc
+
+
+# A task's repeat (talorys/workspace/services/tasks.py): a recurring schedule, never ``once``,
+# since a task due once is a task with a due date.
+Repeat = Annotated[Daily | Weekly | Monthly | Cron, Field(discriminator="type")]
+_repeat_adapter: TypeAdapter[Repeat] = TypeAdapter(Repeat)
+
+
+def repeat_parse(data: object, *, field: str = "repeat") -> Repeat:
+    """The validated repeat rule, or ValidationFailed naming ``field`` and each wrong part."""
+    if isinstance(data, Daily | Weekly | Monthly | Cron):
+        return data
+    try:
+        return _repeat_adapter.validate_python(data)
+    except ValidationError as exc:
+        message = re.sub(r"(^|; )schedule(?=[.:])", rf"\g<1>{field}", _readable(exc))
+        message = message.replace("once, daily", "daily")  # once is no repeat
+        raise ValidationFailed(message, details={"field": field}) from exc
 
 
 def schedule_dump(schedule: Schedule) -> dict:
