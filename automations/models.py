@@ -44,7 +44,7 @@ class Automation(Binnable):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # The reminder text, the digest's heading, or the scheduled prompt.
     message = models.TextField(blank=True, default="")
-    schedule = models.JSONField(help_text="See automations/schedules.py")
+    schedule = models.JSONField(help_text="See talorys/lib/schedules.py")
     enabled = models.BooleanField(default=True)
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.OWNER)
     # Bumped by every change that should void runs already queued (pause, resume, a new
