@@ -55,9 +55,8 @@ def form_repeat(request: OwnerRequest, name: str, *, label: str) -> dict[str, An
         return None
     got = understand(words, zone=owner_zone_of(request), titled=False)
     if got.schedule is None or got.title:
-        shown = words if len(words) <= 40 else words[:39] + "…"
         raise ValidationFailed(
-            f"{label}: “{shown}” is not a repeat we can read; write it like “every monday 8am”, "
+            f"{label}: “{clip(words, 40)}” is not a repeat we can read; write it like “every monday 8am”, "
             "“every day at 7:30” or “every month on the 1st”, or leave it empty."
         )
     return got.schedule
