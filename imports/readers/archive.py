@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -72,7 +73,14 @@ def _unknown() -> ValidationFailed:
     return ValidationFailed(f"This file is not an export Talorys can import. It takes {ACCEPTED}.")
 
 
+# What reading a damaged file raises: the JSON parser's, the UTF-8 decoder's, zipfile's and
+# zlib's errors (a CRC that does not match, a directory that disagrees with an entry's header).
+READ_ERRORS = (ijson.JSONError, UnicodeDecodeError, zipfile.BadZipFile, EOFError, zlib.error)
+
+
 def _json_failed(error: Exception) -> ValidationFailed:
+    if isinstance(error, zipfile.BadZipFile | EOFError | zlib.error):
+        return ValidationFailed(f"The zip is damaged ({str(error)[:200]}); nothing was imported.")
     return ValidationFailed(
         f"The export is not valid JSON ({str(error)[:200]}); nothing was imported."
     )
@@ -83,7 +91,7 @@ def _json_items(open_json: Callable[[], IO[bytes]]) -> Iterator[Any]:
     try:
         with open_json() as raw:
             yield from ijson.items(raw, "item", use_float=True)
-    except (ijson.JSONError, UnicodeDecodeError, zipfile.BadZipFile, EOFError) as error:
+    except READ_ERRORS as error:
         raise _json_failed(error) from error
 
 
@@ -91,7 +99,7 @@ def _json_kind(open_json: Callable[[], IO[bytes]]) -> Source:
     try:
         with open_json() as raw:
             prefix, event, _value = next(ijson.parse(raw), ("", "", None))
-    except (ijson.JSONError, UnicodeDecodeError) as error:
+    except READ_ERRORS as error:
         raise _json_failed(error) from error
     if (prefix, event) != ("", "start_array"):
         raise _unknown()
@@ -219,7 +227,7 @@ def _vault(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo]) -> Export:
         for entry in sorted(fitting, key=lambda e: e.filename):
             try:
                 raw = archive.read(entry)
-            except (zipfile.BadZipFile, OSError, EOFError) as error:
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
                 raise ValidationFailed(f"The zip is damaged ({error}).") from error
             when = dt.datetime(*entry.date_time, tzinfo=dt.UTC)
             yield vault_note(entry.filename.removeprefix(root), raw, when)
