@@ -37,7 +37,7 @@ from imports.readers.items import Chat, VaultNote
 from imports.readers.vault import with_tags
 from memory.services import reindex_items
 from talorys.history.bin import bin_move_in, bin_move_out, latest_delete
-from talorys.history.changes import change_record
+from talorys.history.changes import change_record, change_revert
 from talorys.history.kinds import ItemKind, item_fields, register_kind
 from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
@@ -301,6 +301,17 @@ def import_delete(*, import_id: int, actor: Actor = OWNER) -> None:
         bin_move_in(
             IMPORT, import_id, actor, detail={"conversations": conversations, "notes": notes}
         )
+
+
+def import_revert(*, import_id: int, actor: Actor = OWNER) -> list[Change]:
+    """Revert the import's entry in the change log (``change_revert``: refused once it was
+    reverted, or once the import is in the bin)."""
+    entry = Change.objects.filter(
+        kind=IMPORT.name, object_id=import_id, action=Change.Action.CREATE
+    ).first()
+    if entry is None:
+        raise NotFound(f"Import {import_id} does not exist.")
+    return change_revert(change_id=entry.pk, actor=actor)
 
 
 def import_restore(*, import_id: int, actor: Actor = OWNER, change: Change | None = None) -> None:
