@@ -3,7 +3,9 @@ a whole into the bin and restored from there; recall finds what came in once ind
 
 from __future__ import annotations
 
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from agent.models import Conversation, Message
 from imports.models import ImportedItem, ImportRun
@@ -126,3 +128,18 @@ def test_tokens_read_imports_but_never_import(owner, api):
     assert [r.status_code in (401, 403) for r in refused] == [True, True]
     assert not Conversation.objects.filter(title="Token's").exists()
     assert Change.objects.filter(kind="import").count() == 1
+
+
+def test_the_list_of_imports_reads_as_many_queries_for_one_as_for_three(api):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert api.get("/api/imports").status_code == 200
+        return len(captured)
+
+    post(api, chatgpt_zip([chatgpt_conversation()]))
+    one = queries()
+    post(api, chatgpt_zip([chatgpt_conversation("c-2")]))
+    post(api, vault_zip())
+
+    assert api.get("/api/imports").json()["count"] == 3
+    assert queries() == one
