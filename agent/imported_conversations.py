@@ -7,12 +7,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import TypedDict
 
+from django.db import connection
+
 from agent.models import Conversation, Message, Origin
 from agent.services import conversation_title
 from talorys.lib.validation import one_line
 from talorys.providers.base import without_nul
 
-# Rows per UPDATE when the messages' own times and parents are written back.
+# Rows per INSERT.
 WRITE_BATCH = 500
 
 
@@ -61,6 +63,27 @@ def conversation_from_import(
         when = message["created_at"] or when
         row.parent, row.created_at = previous, when
         previous = row
-    # updated_at stays the insert's: recall's lazy pass reads it as "written since".
-    Message.objects.bulk_update(rows, ["parent", "created_at"], batch_size=WRITE_BATCH)
+    _times_and_parents(rows)
     return conversation, rows
+
+
+def _times_and_parents(rows: list[Message]) -> None:
+    """Write each new row's own ``created_at`` and ``parent`` (known once the rows have ids):
+    one UPDATE per row through the cursor's ``executemany`` (psycopg pipelines them).
+
+    Not ``bulk_update``: its CASE WHEN per row and field was 3.5 s of a 6.2 s import of 3 MiB
+    (2,240 messages), spent building the expressions in Python. ``updated_at`` stays the
+    insert's: recall's lazy pass reads it as "written since"."""
+    quote = connection.ops.quote_name
+    created = Message._meta.get_field("created_at")
+    sql = "UPDATE {} SET {} = %s, {} = %s WHERE {} = %s".format(
+        quote(Message._meta.db_table), quote("created_at"), quote("parent_id"), quote("id")
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            sql,
+            [
+                (created.get_db_prep_save(row.created_at, connection), row.parent_id, row.pk)
+                for row in rows
+            ],
+        )

@@ -213,7 +213,7 @@ def import_file(*, stream: IO[bytes], name: str = "", dry_run: bool = False) -> 
             _read(export, tally, run)
             _run_finish(run, tally)
             # The owner is told what came in once it is there: recall indexes it meanwhile.
-            transaction.on_commit(lambda: _index_later(run.pk))
+            transaction.on_commit(lambda: _index_later(run.pk), robust=True)
     return {
         "dry_run": dry_run,
         "id": run.pk if run else None,

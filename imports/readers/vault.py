@@ -2,8 +2,8 @@
 
 - The title is the front matter's ``title``, else the file's name without ``.md``.
 - Tags: the front matter's ``tags`` (a list, or words separated by commas or spaces), and the
-  note's folder as one nested tag (``Work/Clients`` for ``Work/Clients/acme.md``: Obsidian's
-  own way of writing a tag inside another). Talorys's notes have no tag or project field, so
+  note's folder as one nested tag (``Work/Clients`` for a note in the folder ``Clients`` of
+  ``Work``: Obsidian's own way of writing a tag inside another). Talorys's notes have no tag or project field, so
   they are kept as the note's first line, ``Tags: #Work/Clients #idea``: shown, searched and
   recalled with the note. (A project per top folder was the other way; a note cannot belong
   to a project here.)
