@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._database import bench_environment, drop_database  # noqa: E402
+from benchmarks._memory import idle_mb, status_mb  # noqa: E402
 
 BOUND_MB = 150
 MESSAGES = 20
@@ -69,18 +70,6 @@ WORDS = [
     "market",
     "price",
 ]
-
-
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as status:
-        line = next(line for line in status if line.startswith(field + ":"))
-    return int(line.split()[1]) / 1024
-
-
-def _idle_mb() -> float:
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")
-    return _status_mb("VmRSS")
 
 
 def _conversation(rng: random.Random, n: int) -> dict:
@@ -142,12 +131,12 @@ def _child(path: str) -> None:
     from imports.services import import_file, import_index
 
     connection.ensure_connection()
-    idle = _idle_mb()
+    idle = idle_mb()
     start = time.perf_counter()
     with open(path, "rb") as source:
         report = import_file(stream=source, name="conversations.json")
     imported = time.perf_counter() - start
-    peak = _status_mb("VmHWM") - idle
+    peak = status_mb("VmHWM") - idle
     start = time.perf_counter()
     run = import_index(import_id=report["id"] or 0)
     indexed = time.perf_counter() - start
