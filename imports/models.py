@@ -46,7 +46,7 @@ class ImportRun(Binnable):
 class ImportedItem(models.Model):
     """An item an import made, keyed by where it came from: (source, kind, external id). The
     same item met again is here already and is not added twice. The row goes with its item when
-    the bin purges it (CASCADE): then a new import of it adds it again."""
+    the bin purges the item (CASCADE): then a new import of it adds it again."""
 
     class Kind(models.TextChoices):
         CONVERSATION = "conversation"
@@ -55,7 +55,11 @@ class ImportedItem(models.Model):
 
     EXTERNAL_ID_MAX = 500
 
-    run = models.ForeignKey(ImportRun, on_delete=models.CASCADE, related_name="items")
+    # The import that made it; None once that import was purged from the bin (the item, restored
+    # on its own, stays here: still "here already" to a new import).
+    run = models.ForeignKey(
+        ImportRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
     source = models.CharField(max_length=16, choices=Source.choices)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     external_id = models.CharField(max_length=EXTERNAL_ID_MAX)

@@ -143,3 +143,35 @@ def test_the_list_of_imports_reads_as_many_queries_for_one_as_for_three(api):
 
     assert api.get("/api/imports").json()["count"] == 3
     assert queries() == one
+
+
+def test_a_conversation_deleted_for_good_comes_back_with_the_next_import(api):
+    export = chatgpt_zip([chatgpt_conversation(), chatgpt_conversation("c-2", "Kept")])
+    post(api, export)
+    gone = Conversation.objects.get(title="Planning the garden")
+    assert api.delete(f"/api/conversations/{gone.pk}").status_code == 204
+    assert api.delete(f"/api/bin/conversation/{gone.pk}").status_code == 204
+
+    report = post(api, export).json()
+
+    assert report["added"]["conversations"] == 1 and report["first"] == ["Planning the garden"]
+    assert sorted(Conversation.objects.values_list("title", flat=True)) == [
+        "Kept",
+        "Planning the garden",
+    ]
+
+
+def test_an_import_purged_from_the_bin_still_knows_what_it_brought(api):
+    export = chatgpt_zip([chatgpt_conversation()])
+    import_id = post(api, export).json()["id"]
+    conversation = Conversation.objects.get()
+    assert (
+        api.post(f"/api/changes/{Change.objects.get(kind='import').pk}/revert").status_code == 200
+    )
+    assert api.post(f"/api/bin/conversation/{conversation.pk}/restore").status_code == 204
+    assert api.delete(f"/api/bin/import/{import_id}").status_code == 204
+
+    again = post(api, export).json()
+
+    assert again["added"]["conversations"] == 0 and again["here"]["conversations"] == 1
+    assert Conversation.objects.count() == 1
