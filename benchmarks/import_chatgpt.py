@@ -5,9 +5,10 @@
 Writes a conversations.json of ``--mb`` MiB (conversations of 20 messages of varied words, each
 with a hidden system node and a regenerated answer, as tests/imports/exports.py shapes them),
 then in a fresh subprocess imports it (``import_file``, the file read from disk as the API
-does) and indexes what came in (``import_index``, words; vectors are the catch-up's). Prints
-the import's wall time and its peak RSS above idle (VmHWM less the resident size once Django
-started and connected, the peak reset there), and the indexing's time. The bound: 150 MB above
+does), indexes what came in (``import_index``, words; vectors are the catch-up's), then
+reverts it (``import_revert``: everything it added to the bin). Prints the import's wall time
+and its peak RSS above idle (VmHWM less the resident size once Django started and connected,
+the peak reset there), the indexing's time and the revert's. The bound: 150 MB above
 idle.
 """
 
@@ -128,7 +129,7 @@ def _child(path: str) -> None:
     django.setup()
     from django.db import connection
 
-    from imports.services import import_file, import_index
+    from imports.services import import_file, import_index, import_revert
 
     connection.ensure_connection()
     idle = idle_mb()
@@ -140,12 +141,16 @@ def _child(path: str) -> None:
     start = time.perf_counter()
     run = import_index(import_id=report["id"] or 0)
     indexed = time.perf_counter() - start
+    start = time.perf_counter()
+    import_revert(import_id=run.pk)
+    reverted = time.perf_counter() - start
     print(
         json.dumps(
             {
                 "seconds": imported,
                 "above_idle_mb": peak,
                 "index_seconds": indexed,
+                "revert_seconds": reverted,
                 "added": report["added"],
                 "indexed": run.indexed,
             }
@@ -189,6 +194,7 @@ def main() -> None:
             f"  import   {result['seconds']:6.1f} s  {result['above_idle_mb']:6.1f} MB above idle (bound {BOUND_MB})"
         )
         print(f"  index    {result['index_seconds']:6.1f} s  {result['indexed']} messages (words)")
+        print(f"  revert   {result['revert_seconds']:6.1f} s  (everything it added to the bin)")
         print(f"  added    {result['added']}")
     finally:
         if pg_name:
