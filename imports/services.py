@@ -43,6 +43,7 @@ from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import NotFound
 from talorys.lib.validation import one_line
+from talorys.providers.base import without_nul
 from talorys.workspace.models import Note
 from talorys.workspace.services.notes import note_create, note_delete, note_restore
 
@@ -127,7 +128,7 @@ def _chat(chat: Chat, source: str, tally: _Tally, run: ImportRun | None) -> None
         return  # nothing said in it: not a conversation to keep
     tally.added["conversations"] += 1
     tally.added["messages"] += len(chat.turns)
-    tally.adding(chat.title or chat.turns[0].text[:80])
+    tally.adding(one_line(chat.title or chat.turns[0].text[:80]).strip())
     if run is not None:
         _chat_write(chat, source, run)
 
@@ -208,7 +209,7 @@ def import_file(*, stream: IO[bytes], name: str = "", dry_run: bool = False) -> 
     else:
         with transaction.atomic():
             run = ImportRun.objects.create(
-                source=export.source, name=one_line(name)[: ImportRun.NAME_MAX]
+                source=export.source, name=one_line(without_nul(name))[: ImportRun.NAME_MAX]
             )
             _read(export, tally, run)
             _run_finish(run, tally)

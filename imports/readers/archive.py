@@ -15,6 +15,7 @@ alone, or Open WebUI's JSON, told apart by their first conversation's fields
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import re
 import zipfile
@@ -124,6 +125,14 @@ def _chats(source: Source, open_json: Callable[[], IO[bytes]]) -> Export:
     return Export(source=source, items=items)
 
 
+def _without_bom(raw: IO[bytes]) -> IO[bytes]:
+    """The JSON past a UTF-8 byte order mark, if it starts with one (an editor that saved the
+    file may write one; yajl refuses it as "invalid char")."""
+    if raw.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+        raw.seek(0)
+    return raw
+
+
 class _Unclosed:
     """The upload, handed to a ``with`` that must not close it (it is read again)."""
 
@@ -132,7 +141,7 @@ class _Unclosed:
 
     def __enter__(self) -> IO[bytes]:
         self.stream.seek(0)
-        return self.stream
+        return _without_bom(self.stream)
 
     def __exit__(self, *exc: object) -> None:
         return None
@@ -203,7 +212,11 @@ def _zip_export(stream: IO[bytes]) -> Export:
     chats = [e for e in entries if PurePosixPath(e.filename).name == CHATS_FILE]
     if chats:
         entry = min(chats, key=lambda e: e.filename.count("/"))
-        return _chats(_json_kind(lambda: archive.open(entry)), lambda: archive.open(entry))
+
+        def member() -> IO[bytes]:
+            return _without_bom(archive.open(entry))
+
+        return _chats(_json_kind(member), member)
     return _vault(archive, entries)
 
 

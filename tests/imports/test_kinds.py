@@ -67,6 +67,17 @@ def test_a_chatgpt_conversations_json_alone_is_read_from_its_content(api):
     assert Conversation.objects.get().title == "Planning the garden"
 
 
+def test_a_json_saved_with_a_byte_order_mark_is_read(api):
+    body = "\ufeff" + json.dumps([openwebui_chat()])
+
+    alone = post(api, body.encode(), name="chats.json", dry_run=True)
+    zipped_up = post(api, zipped({"conversations.json": body}), dry_run=True)
+
+    assert alone.status_code == 200, alone.content
+    assert zipped_up.status_code == 200, zipped_up.content
+    assert alone.json()["first"] == zipped_up.json()["first"] == ["Tax questions"]
+
+
 def test_a_claude_export_keeps_its_turns_and_names_its_files(api):
     export = zipped({"conversations.json": json.dumps([claude_conversation()]), "users.json": "[]"})
 
