@@ -66,6 +66,11 @@ class ImportReport(TypedDict):
     lines: list[str]  # what the owner should know, in sentences
 
 
+def counted(n: int, noun: str) -> str:
+    """ "1 note", "3 notes"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class _Tally:
     def __init__(self, export: Export) -> None:
         self.counts = {
@@ -86,18 +91,21 @@ class _Tally:
     def lines(self, *, dry_run: bool) -> list[str]:
         lines = []
         if self.counts["attachments"]:
-            lines.append(f"{self.counts['attachments']} attachments not imported yet.")
+            lines.append(f"{counted(self.counts['attachments'], 'attachment')} not imported yet.")
         if self.too_long:
             lines.append(
-                f"{self.too_long} notes longer than {Note.CONTENT_MAX} characters not imported."
+                f"{counted(self.too_long, 'note')} longer than {Note.CONTENT_MAX} characters "
+                "not imported."
             )
         met = self.here["conversations"] + self.here["notes"]
         if met:
-            lines.append(f"{met} items already here from an earlier import: left as they are.")
+            lines.append(
+                f"{counted(met, 'item')} already here from an earlier import: left as they are."
+            )
         if self.here["changed"]:
             lines.append(
-                f"{self.here['changed']} of those conversations have newer messages in the file: "
-                "to take them, delete the conversation for good and import again."
+                f"{counted(self.here['changed'], 'conversation')} of those with newer messages "
+                "in the file: to take them, delete the conversation for good and import again."
             )
         if not any(self.added.values()):
             lines.append("Nothing new to import." if dry_run else "Nothing new was imported.")
@@ -333,7 +341,11 @@ def import_restore(*, import_id: int, actor: Actor = OWNER, change: Change | Non
 
 def _title(run: ImportRun) -> str:
     added = run.counts or {}
-    parts = [f"{added.get(key, 0)} {key}" for key in ("conversations", "notes") if added.get(key)]
+    parts = [
+        counted(added[f"{noun}s"], noun)
+        for noun in ("conversation", "note")
+        if added.get(f"{noun}s")
+    ]
     return f"{run}" + (f" ({', '.join(parts)})" if parts else "")
 
 

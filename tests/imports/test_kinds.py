@@ -128,7 +128,7 @@ def test_a_vault_becomes_notes_with_tags_and_counts_its_attachments(api):
         1,
     )
     assert preview["first"] == ["Garden plan", "Clients", "Welcome"]
-    assert "1 attachments not imported yet." in preview["lines"]
+    assert "1 attachment not imported yet." in preview["lines"]
 
     response = post(api, vault_zip(), name="vault.zip")
 
@@ -141,4 +141,4 @@ def test_a_vault_becomes_notes_with_tags_and_counts_its_attachments(api):
     assert notes["Clients"].content == "Tags: #Projects/Work #clients\n\nAcme pays late."
     assert notes["Welcome"].content == "# Welcome\n\nSee [[Garden]]."
     assert notes["Garden plan"].created_at == dt.datetime(2024, 2, 1, 8, tzinfo=dt.UTC)
-    assert "1 attachments not imported yet." in response.json()["lines"]
+    assert "1 attachment not imported yet." in response.json()["lines"]

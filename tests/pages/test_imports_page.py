@@ -27,6 +27,22 @@ def test_a_past_import_is_listed_and_reverted_from_the_page(client, owner, api):
     done = client.post(f"/imports/{run.pk}/revert/", follow=True).content.decode()
 
     assert "ChatGPT export: chatgpt-export.zip" in listed
-    assert "1 conversations, 4 messages, 0 notes" in listed
+    assert "1 conversation, 4 messages, 0 notes" in listed
     assert "Import reverted" in done and "Reverted (in the bin" in done
     assert not Conversation.objects.live().exists()
+
+
+def test_the_change_log_and_the_bin_show_an_import_by_its_name(client, owner, api):
+    post(api, chatgpt_zip([chatgpt_conversation()]), name="chatgpt-export.zip")
+    run = ImportRun.objects.get()
+    client.force_login(owner)
+
+    changes = client.get("/changes/")
+    client.post(f"/imports/{run.pk}/revert/")
+    binned = client.get("/bin/")
+
+    assert changes.status_code == 200 and binned.status_code == 200
+    title = "Import of chatgpt-export.zip (1 conversation)"
+    assert title in changes.content.decode()
+    assert title in binned.content.decode()
+    assert "Planning the garden" in binned.content.decode()
