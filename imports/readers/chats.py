@@ -124,25 +124,40 @@ def _claude_text(message: dict[str, Any]) -> str:
     return "\n\n".join(part for part in [text, *shown] if part.strip())
 
 
+def _claude_messages(raw: dict[str, Any]) -> list[Any]:
+    """The messages of the branch shown: walked from ``current_leaf_message_uuid`` through
+    each ``parent_message_uuid`` where the export has them (the web app's own JSON); else the
+    flat list of the account export, where an edited or retried message is a run of messages of
+    one sender (the answers of the other branches are not in it) and the last of the run is the
+    one shown."""
+    messages = [m for m in raw.get("chat_messages") or [] if isinstance(m, dict)]
+    nodes = {str(m["uuid"]): m for m in messages if m.get("uuid")}
+    leaf = raw.get("current_leaf_message_uuid")
+    if leaf in nodes and any("parent_message_uuid" in m for m in messages):
+        return _branch(nodes, leaf, "parent_message_uuid")
+    return messages
+
+
 def claude_chat(raw: dict[str, Any]) -> Chat | None:
     ident = raw.get("uuid")
     if not ident:
         return None
     turns: list[Turn] = []
-    for message in raw.get("chat_messages") or []:
-        if not isinstance(message, dict):
-            continue
+    for index, message in enumerate(_claude_messages(raw)):
         role = ROLES.get(str(message.get("sender")))
         text = _claude_text(message)
-        if role and text.strip():
-            turns.append(
-                Turn(
-                    external_id=str(message.get("uuid") or len(turns)),
-                    role=role,
-                    text=text,
-                    when=instant(message.get("created_at")),
-                )
-            )
+        if not (role and text.strip()):
+            continue
+        turn = Turn(
+            external_id=str(message.get("uuid") or index),
+            role=role,
+            text=text,
+            when=instant(message.get("created_at")),
+        )
+        if turns and turns[-1].role == role:
+            turns[-1] = turn  # a fork: the later variant is the one shown
+        else:
+            turns.append(turn)
     return Chat(
         external_id=str(ident),
         title=text_of(raw.get("name")),

@@ -97,6 +97,34 @@ def test_a_claude_export_keeps_its_turns_and_names_its_files(api):
     assert conversation.created_at == dt.datetime(2024, 3, 1, 9, tzinfo=dt.UTC)
 
 
+def test_a_claude_fork_keeps_the_variant_shown(api):
+    flat = claude_conversation("flat")
+    first, answer, _empty = flat["chat_messages"]
+    edited = {**first, "uuid": "m-1b", "text": "How long at 18 degrees?", "content": []}
+    flat["chat_messages"] = [first, edited, answer]
+    tree = claude_conversation("tree", "Tree")
+    old = {**answer, "uuid": "m-2-old", "content": [{"type": "text", "text": "Old answer"}]}
+    tree["chat_messages"] = [
+        {**first, "parent_message_uuid": "00000000-0000-4000-8000-000000000000"},
+        {**old, "parent_message_uuid": "m-1"},
+        {**answer, "parent_message_uuid": "m-1"},
+    ]
+    # The branch shown is the older answer: only the parents say so, not the order.
+    tree["current_leaf_message_uuid"] = "m-2-old"
+
+    response = post(api, json.dumps([flat, tree]).encode(), name="conversations.json")
+
+    assert response.status_code == 200, response.content
+    assert _messages(Conversation.objects.get(title="Bread recipe")) == [
+        ("user", "How long at 18 degrees?\n\n[attachment: starter.jpg]"),
+        ("assistant", "Four to six hours at room temperature."),
+    ]
+    assert [text for _, text in _messages(Conversation.objects.get(title="Tree"))] == [
+        "How long do I proof sourdough?\n\n[attachment: starter.jpg]",
+        "Old answer",
+    ]
+
+
 def test_an_open_webui_export_keeps_the_branch_its_current_id_marks(api):
     export = json.dumps([openwebui_chat()]).encode()
 
