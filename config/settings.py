@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "agent",
     "automations",
     "backup",
+    "imports",
     "talorys.ops",
 ]
 
@@ -294,9 +295,13 @@ TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
 # A backup import may be larger: the API's route and the /backup/ page's upload.
 MAX_IMPORT_BYTES = env_int("TALORYS_MAX_IMPORT_BYTES", 50 * 1024 * 1024)
+# Another tool's export (imports/): a ChatGPT zip of years of chats passes 50 MB.
+MAX_CHAT_IMPORT_BYTES = env_int("TALORYS_MAX_CHAT_IMPORT_BYTES", 200 * 1024 * 1024)
 BODY_LIMITS: dict[str, int] = {
     "/api/backup/import": MAX_IMPORT_BYTES,
     "/backup/": MAX_IMPORT_BYTES,
+    "/api/imports": MAX_CHAT_IMPORT_BYTES,
+    "/imports/": MAX_CHAT_IMPORT_BYTES,
 }
 # Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])

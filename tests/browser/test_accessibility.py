@@ -39,6 +39,7 @@ PAGES = [
     "/settings/",
     "/usage/",
     "/backup/",
+    "/imports/",
 ]
 
 
