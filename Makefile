@@ -71,7 +71,7 @@ test-fast: $(DEV_STAMP) ## The suite without browsers, fuzzing, faults and subpr
 	$(BIN)/pytest $(PYTEST_ARGS) $(FAST_LANE)
 
 # The long variant of the API fuzzing in `make test` (tests/api/test_api_fuzz.py): 1,000
-# examples per operation as the owner (500 valid, 500 invalid; `make test` runs 50 and 50) and
+# examples per operation as the owner (500 valid, 500 invalid; `make test` runs 30 and 30) and
 # 400 with each token, on PostgreSQL (when it answers) and on SQLite. FUZZ_EXAMPLES=N and
 # FUZZ_TOKEN_EXAMPLES=N change the counts per kind.
 FUZZ_EXAMPLES ?= 500
