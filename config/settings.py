@@ -8,6 +8,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from talorys.lib.env import (
+    data_dir_storages,
     env_bool,
     env_float,
     env_int,
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "talorys.notifications",
     "memory",
     "approvals",
+    "files",
     "agent",
     "automations",
     "backup",
@@ -294,9 +296,14 @@ TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
 # A backup import may be larger: the API's route and the /backup/ page's upload.
 MAX_IMPORT_BYTES = env_int("TALORYS_MAX_IMPORT_BYTES", 50 * 1024 * 1024)
+TALORYS_MAX_FILE_BYTES = env_int("TALORYS_MAX_FILE_BYTES", 25 * 1024 * 1024)
+TALORYS_MAX_FILES_TOTAL_BYTES = env_int("TALORYS_MAX_FILES_TOTAL_BYTES", 2 * 1024**3)
+TALORYS_FILE_EXTRACT_SECONDS = env_float("TALORYS_FILE_EXTRACT_SECONDS", 60.0)
+TALORYS_FILE_EXTRACT_MEMORY_BYTES = env_int("TALORYS_FILE_EXTRACT_MEMORY_BYTES", 1024**3)
 BODY_LIMITS: dict[str, int] = {
     "/api/backup/import": MAX_IMPORT_BYTES,
     "/backup/": MAX_IMPORT_BYTES,
+    "/api/files": TALORYS_MAX_FILE_BYTES + 64 * 1024,  # and the multipart's own lines
 }
 # Django's own check, for chunked bodies outside daphne: as large as the largest route limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max([MAX_BODY_BYTES, *BODY_LIMITS.values()])
@@ -339,6 +346,7 @@ DATETIME_FORMAT = "j M Y, H:i"
 SHORT_DATE_FORMAT = "j M Y"
 SHORT_DATETIME_FORMAT = "j M Y, H:i"
 
+STORAGES = data_dir_storages(DATA_DIR)  # and "files", the owner's files (files/storage.py)
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []

@@ -15,6 +15,7 @@ import secrets
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -118,3 +119,18 @@ def _chmod(path: Path, mode: int) -> None:
         pass
     except PermissionError:
         sys.stderr.write(f"talorys: cannot make {path} private (mode {mode:o}): not ours\n")
+
+
+def data_dir_storages(path: Path) -> dict[str, dict[str, Any]]:
+    """Django's STORAGES with "files" added: the owner's files (files/storage.py), in
+    ``path``/files, 0600 like the rest of the data dir. A larger install may point "files" at
+    another backend in its own settings (files/storage.py says how)."""
+    from django.conf import global_settings
+
+    return {
+        **global_settings.STORAGES,
+        "files": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": path / "files", "file_permissions_mode": PRIVATE_FILE_MODE},
+        },
+    }
