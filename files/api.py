@@ -1,8 +1,6 @@
 """/api/files: upload, list, read, download and bin the owner's files. A token with the read
 scope reads; uploading and deleting need the write scope (talorys/accounts/auth.py)."""
 
-from __future__ import annotations
-
 from django.db.models import QuerySet
 from django.http import FileResponse, HttpRequest
 from ninja import File as Upload
