@@ -92,9 +92,8 @@ def test_the_context_is_whole_when_it_fits(report, upload):
     notes = upload("notes.md", b"# Plan\n\nPaint the fence.")
     context = files_context(file_ids=[report.pk, notes.pk], query="roof", budget_chars=10_000)
     assert context.whole
-    assert context.text.index("[file %d: report.pdf, p. 1]" % report.pk) < context.text.index(
-        "[file %d: notes.md, Plan]" % notes.pk
-    )
+    first = context.text.index(f"[file {report.pk}: report.pdf, p. 1]")
+    assert first < context.text.index(f"[file {notes.pk}: notes.md, Plan]")
 
 
 def test_the_context_keeps_the_relevant_passages_within_the_budget(report):
