@@ -313,4 +313,12 @@ def test_the_api_s_kinds_are_the_registry_s(api):
     kind = next(p for p in operation["parameters"] if p["name"] == "kind")
 
     assert kind["schema"]["enum"] == kind_names()
-    assert set(kind_names()) == {"task", "note", "project", "memory", "automation", "conversation"}
+    assert set(kind_names()) == {
+        "task",
+        "note",
+        "project",
+        "memory",
+        "automation",
+        "conversation",
+        "file",
+    }
