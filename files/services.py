@@ -20,7 +20,8 @@ from django.db import transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
-from files import extraction, storage
+from files import storage
+from files.extraction import runner as extraction
 from files.models import File, FilePassage
 from files.sniff import Refused, sniff
 from talorys.history.bin import bin_move_in, bin_move_out
