@@ -17,7 +17,6 @@ from files.models import File, FilePassage
 from memory.recall.sources import Doc, RecallSource
 from memory.recall.text import terms
 from memory.selectors import recall_items
-from talorys.history.selectors import changed_since
 from talorys.lib.errors import NotFound
 
 
@@ -91,32 +90,34 @@ class FileHit:
         )
 
 
-def _hit(passage: FilePassage, snippet: str) -> FileHit:
-    return FileHit(
-        passage_id=passage.pk,
-        file_id=passage.file_id,
-        name=passage.file.name,
-        page=passage.page,
-        heading=passage.heading,
-        snippet=snippet,
-        text=passage.text,
-        url=file_link(passage.file_id, passage.page),
-    )
-
-
 def files_search(*, query: str, limit: int = 10) -> list[FileHit]:
-    """The passages of live files that best answer ``query``, best first (recall's ranking)."""
-    hits = recall_items(query=query, kinds=["file"], limit=limit)
-    rows = recallable_passages().select_related("file").in_bulk([hit.id for hit in hits])
-    return [_hit(rows[hit.id], hit.snippet) for hit in hits if hit.id in rows]
+    """The passages of live files that best answer ``query``, best first (recall's ranking;
+    each hit's ``details`` are its passage's, read with the hits: ``passage_details``)."""
+    found = []
+    for hit in recall_items(query=query, kinds=["file"], limit=limit):
+        details = hit.details or {}
+        found.append(
+            FileHit(
+                passage_id=hit.id,
+                file_id=details["id"],
+                name=details["name"],
+                page=details["page"],
+                heading=details["heading"],
+                snippet=hit.snippet,
+                text=details["text"],
+                url=details["url"],
+            )
+        )
+    return found
 
 
 def passage_details(ids: list[int]) -> dict[int, dict[str, Any]]:
-    """What a search hit of kind ``file`` carries besides its text: its file and place."""
+    """What a search hit of kind ``file`` carries besides its snippet: its file, its place and
+    its whole text (the search_files tool quotes it; /api/search shows the rest)."""
     rows = (
         FilePassage.objects.filter(pk__in=ids)
         .select_related("file")
-        .only("page", "heading", "file__name")
+        .only("page", "heading", "text", "file__name")
     )
     return {
         p.pk: {
@@ -124,6 +125,7 @@ def passage_details(ids: list[int]) -> dict[int, dict[str, Any]]:
             "name": p.file.name,
             "page": p.page,
             "heading": p.heading,
+            "text": p.text,
             "url": file_link(p.file_id, p.page),
         }
         for p in rows
@@ -139,21 +141,14 @@ def recallable_passages() -> QuerySet[FilePassage]:
 
 
 def passages_changed_since(since: dt.datetime) -> dict[int, dt.datetime]:
-    """Passages of files read since ``since`` (their file's ``updated_at``), and of files
-    binned or restored since (the change log), each with when."""
-    files = dict(
-        File.objects.filter(updated_at__gte=since).order_by().values_list("pk", "updated_at")
-    )
-    for pk, when in changed_since(kinds=["file"], since=since)["file"].items():
-        files[pk] = max(files.get(pk, when), when)
-    if not files:
-        return {}
-    return {
-        pk: files[file_id]
-        for pk, file_id in FilePassage.objects.filter(file_id__in=files)
+    """Passages of files changed since ``since`` (read, binned or restored: each moves the
+    file's ``updated_at``, files/services.py), each with when. One query, for every lazy pass
+    of recall (a turn's too), rather than the change log's and the files' two."""
+    return dict(
+        FilePassage.objects.filter(file__updated_at__gte=since)
         .order_by()
-        .values_list("pk", "file_id")
-    }
+        .values_list("pk", "file__updated_at")
+    )
 
 
 def _passage_doc(passage: FilePassage) -> Doc:

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
+from django.utils import timezone
 
 from files import storage
 from files.extraction import runner as extraction
@@ -162,11 +163,21 @@ def file_extract(*, file_id: int) -> File | None:
 
 def file_delete(*, file_id: int, actor: Actor = OWNER) -> None:
     """To the bin, restorable for BIN_RETENTION; hidden from lists, search and tools."""
-    bin_move_in(FILE, file_id, actor)
+    with transaction.atomic():
+        bin_move_in(FILE, file_id, actor)
+        _touch(file_id)
 
 
 def file_restore(*, file_id: int, actor: Actor = OWNER) -> None:
-    bin_move_out(FILE, file_id, actor)
+    with transaction.atomic():
+        bin_move_out(FILE, file_id, actor)
+        _touch(file_id)
+
+
+def _touch(file_id: int) -> None:
+    """A move into or out of the bin changes ``updated_at``: recall's lazy pass finds the
+    file's passages by it alone (files/selectors.py, ``passages_changed_since``)."""
+    File.objects.filter(pk=file_id).update(updated_at=timezone.now())
 
 
 @receiver(post_delete, sender=File)

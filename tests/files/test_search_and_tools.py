@@ -110,3 +110,11 @@ def test_the_context_says_why_a_file_has_no_text(upload):
     assert "could not be read: This PDF is damaged" in context.text
     with pytest.raises(NotFound):
         files_context(file_ids=[broken.pk + 100], query="x", budget_chars=1000)
+
+
+def test_a_restored_file_is_found_again(report):
+    assert call("search_files", query="roof")["hits"]
+    services.file_delete(file_id=report.pk)
+    assert call("search_files", query="roof")["hits"] == []
+    services.file_restore(file_id=report.pk)
+    assert [h["page"] for h in call("search_files", query="roof")["hits"]] == [2]
