@@ -118,3 +118,12 @@ def test_a_restored_file_is_found_again(report):
     assert call("search_files", query="roof")["hits"] == []
     services.file_restore(file_id=report.pk)
     assert [h["page"] for h in call("search_files", query="roof")["hits"]] == [2]
+
+
+def test_a_turn_s_related_items_name_the_file_by_its_id(report):
+    from memory.selectors import related_items_for_turn
+    from memory.services import reindex_recent
+
+    reindex_recent()  # the turn's lazy pass (memory.selectors.recall_pass) comes first
+    lines = related_items_for_turn(text="what does the roof cost", conversation_id=None)
+    assert lines[0].startswith(f"[file {report.pk}] report.pdf, p. 2: ")
