@@ -12,6 +12,7 @@ from files.models import File
 from files.schemas import FileFilters, FileOut
 from talorys.accounts.auth import request_actor
 from talorys.web.pagination import Pagination
+from talorys.web.schemas import ErrorOut
 
 router = Router(tags=["files"])
 
@@ -20,7 +21,7 @@ router = Router(tags=["files"])
 INLINE_TYPES = {"application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
-@router.post("", response={201: FileOut})
+@router.post("", response={201: FileOut, 415: ErrorOut})
 def file_upload(request: HttpRequest, file: Upload[UploadedFile]) -> Status:
     """Upload one file (multipart, field ``file``). 201 with status ``pending`` while the
     worker reads its text (``ready`` at once for an image); 413 past the size limits, 415 for
