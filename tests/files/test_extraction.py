@@ -117,3 +117,16 @@ def test_an_extraction_sent_twice_changes_nothing(upload):
     file = upload("notes.md", b"# A\n\nText.")
     assert file_extract(file_id=file.pk) is None
     assert file.passages.count() == 1
+
+
+def test_a_file_left_pending_is_read_when_a_worker_starts(db, eager):
+    import io
+
+    from files.services import file_create
+    from files.tasks import extract_pending
+
+    file = file_create(name="notes.md", stream=io.BytesIO(b"# A\n\nText."))  # never sent
+    assert extract_pending() == 1
+    file.refresh_from_db()
+    assert file.status == "ready"
+    assert extract_pending() == 0
