@@ -11,6 +11,7 @@ from files import selectors, services, storage
 from files.models import File
 from files.schemas import FileFilters, FileOut
 from talorys.accounts.auth import request_actor
+from talorys.lib.errors import NotFound
 from talorys.web.pagination import Pagination
 from talorys.web.schemas import ErrorOut
 
@@ -46,8 +47,12 @@ def file_content(request: HttpRequest, file_id: int) -> FileResponse:
     """The bytes as uploaded, with the sniffed type; a PDF or an image is shown inline,
     anything else downloads."""
     file = selectors.file_get(file_id=file_id)
+    try:
+        content = storage.files_storage().open(storage.blob_name(file.sha256), "rb")
+    except FileNotFoundError as error:  # lost from storage here (a restore without it)
+        raise NotFound(f"The content of file {file_id} is missing from storage.") from error
     response = FileResponse(
-        storage.files_storage().open(storage.blob_name(file.sha256), "rb"),
+        content,
         content_type=file.content_type,
         as_attachment=file.content_type not in INLINE_TYPES,
         filename=file.name,
