@@ -72,6 +72,10 @@ BENCHES = [
     Bench("reattach"),
     Bench("backup"),
     Bench("list_rows", ("--requests", "100")),
+    # The owner's files: reading a 100-page PDF's text (in the project's environment: pypdf and
+    # python-docx only), and search over 10,000 passages.
+    Bench("files_extraction", postgres="never"),
+    Bench("files_search"),
     Bench("startup", postgres="never"),
     Bench("startup:cold", ("--cold",), postgres="never", full_only=True),
 ]
