@@ -43,6 +43,9 @@ def _value(value: Any) -> Any:
 
 
 def _rows(kind: KindSpec) -> Iterator[dict[str, Any]]:
+    if kind.export is not None:
+        yield from kind.export()
+        return
     columns = kind.columns
     rows = kind.model._base_manager.order_by("pk").values_list(*columns)
     for values in rows.iterator(chunk_size=CHUNK_ROWS):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -41,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.models import Conversation, Message
 from approvals.models import ApprovalEvent, PendingAction
 from automations.models import Automation, AutomationRun
+from backup.contents import CONTENT_BATCH_ROWS, ContentMerger, content_rows
 from backup.rows import (
     ONE_LINE,
     ApprovalEventRow,
@@ -48,6 +50,9 @@ from backup.rows import (
     AutomationRunRow,
     ChangeRow,
     ConversationRow,
+    FileContentRow,
+    FilePassageRow,
+    FileRow,
     MemoryRevisionRow,
     MemoryRow,
     MessageRow,
@@ -59,6 +64,7 @@ from backup.rows import (
     SettingsRow,
     TaskRow,
 )
+from files.models import File, FilePassage
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
 from talorys.notifications.models import Notification
@@ -129,6 +135,11 @@ class KindSpec:
     # Its kind in the change log and the bin (talorys/history/kinds.py), when it has one:
     # an import's change to a row already here is recorded there, and can be reverted.
     item: str = ""
+    # A kind whose rows are not a table's (the files' bytes, backup/contents.py): ``export``
+    # writes them and ``merger(dry_run)`` merges them, a batch of ``batch_rows`` at a time.
+    export: Callable[[], Iterator[dict[str, Any]]] | None = None
+    merger: Callable[[bool], Any] | None = None
+    batch_rows: int | None = None  # None: the importer's BATCH_ROWS
 
     @property
     def columns(self) -> list[str]:
@@ -142,6 +153,19 @@ KINDS: tuple[KindSpec, ...] = (
     KindSpec("projects", Project, ProjectRow, item="project"),
     KindSpec("tasks", Task, TaskRow, refs={"project_id": "projects"}, item="task"),
     KindSpec("notes", Note, NoteRow, item="note"),
+    KindSpec("files", File, FileRow, item="file"),
+    # A file's passages are what its text was read into here: never rewritten by an import.
+    KindSpec(
+        "file_passages", FilePassage, FilePassageRow, refs={"file_id": "files"}, policy="history"
+    ),
+    KindSpec(
+        "file_contents",
+        File,
+        FileContentRow,
+        export=content_rows,
+        merger=ContentMerger,
+        batch_rows=CONTENT_BATCH_ROWS,
+    ),
     KindSpec(
         "memories",
         Memory,

@@ -291,7 +291,7 @@ def _batches(source: IO[bytes]) -> Iterator[tuple[KindSpec, list[dict[str, Any]]
     problems = Problems()
     kind, batch = KINDS[0], list[dict[str, Any]]()
     for name, index, raw in BackupReader(source).rows():
-        if batch and (name != kind.name or len(batch) >= BATCH_ROWS):
+        if batch and (name != kind.name or len(batch) >= (kind.batch_rows or BATCH_ROWS)):
             yield kind, batch
             batch = []
         kind = BY_NAME[name]
@@ -331,8 +331,14 @@ def backup_apply(source: IO[bytes], checked: Checked, *, dry_run: bool) -> dict[
         with transaction.atomic():
             log = _ImportLog(checked)
             pause: list[int] = []
+            mergers = {k.name: k.merger(dry_run) for k in KINDS if k.merger is not None}
             for kind, rows in _batches(source):
-                pause += _apply_batch(kind, rows, counts[kind.name], log)
+                if kind.name in mergers:  # not a table's rows (KindSpec.merger)
+                    mergers[kind.name].add(rows, counts[kind.name])
+                else:
+                    pause += _apply_batch(kind, rows, counts[kind.name], log)
+            for merger in mergers.values():
+                merger.finish()
             messages_link(log.added_messages)
             _reset_sequences()
             # After the sequences moved: a pause records a change, whose new id must not be one

@@ -22,6 +22,7 @@ from agent.models import Conversation, Message, Origin
 from agent.services import MAX_MESSAGE_CHARS
 from approvals.models import ApprovalEvent, PendingAction
 from automations.models import Automation, AutomationRun
+from files.models import File, FilePassage
 from memory.models import Memory, MemoryRevision
 from talorys.history.models import Change
 from talorys.lib.validation import NUL_REFUSED, has_nul, one_line
@@ -35,6 +36,10 @@ JSON_DEPTH_MAX = 20
 # The longest text any column takes (a note's content, a reply): backup/reader.py refuses a
 # longer string wherever it is, before it is checksummed or checked.
 TEXT_MAX = max(Note.CONTENT_MAX, MAX_MESSAGE_CHARS, settings.TALORYS_MAX_REPLY_CHARS)
+# A file's bytes go in parts of this many (backup/contents.py), each base64 within TEXT_MAX.
+CONTENT_PART_BYTES = 128 * 1024
+CONTENT_PART_CHARS = 4 * -(-CONTENT_PART_BYTES // 3)  # base64: 4 characters per 3 bytes, rounded up
+SHA256 = r"^[0-9a-f]{64}$"
 
 
 def _no_nul(value: str) -> str:
@@ -147,6 +152,36 @@ class TaskRow(BinnableRow):
 class NoteRow(BinnableRow):
     title: Annotated[str, Field(max_length=Note.TITLE_MAX), ONE_LINE]
     content: Annotated[str, Field(max_length=Note.CONTENT_MAX), LONG_TEXT] = ""
+
+
+class FileRow(BinnableRow):
+    """A file's record; its bytes are the ``file_contents`` rows of the same sha256."""
+
+    name: Annotated[str, Field(max_length=File.NAME_MAX), ONE_LINE]
+    content_type: Annotated[str, Field(max_length=_width(File, "content_type")), ONE_LINE]
+    size: int = Field(ge=0, le=2**63 - 1)
+    sha256: Annotated[str, Field(pattern=SHA256)]
+    status: Annotated[str, one_of(File.Status)]
+    reason: Annotated[str, Field(max_length=File.REASON_MAX), ONE_LINE] = ""
+    pages: int | None = Field(None, ge=0, le=2**31 - 1)
+    text_chars: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class FilePassageRow(Row):
+    file_id: Id
+    index: int = Field(ge=0, le=2**31 - 1)
+    page: int | None = Field(None, ge=0, le=2**31 - 1)
+    heading: Annotated[str, Field(max_length=FilePassage.HEADING_MAX), ONE_LINE] = ""
+    text: Annotated[str, Field(max_length=TEXT_MAX), LONG_TEXT]
+
+
+class FileContentRow(Row):
+    """One part of a file's bytes, base64 (backup/contents.py): ``part`` of ``parts``, in order."""
+
+    sha256: Annotated[str, Field(pattern=SHA256)]
+    part: int = Field(ge=0, le=2**31 - 1)
+    parts: int = Field(ge=1, le=2**31 - 1)
+    data: Annotated[str, Field(max_length=CONTENT_PART_CHARS, pattern=r"^[A-Za-z0-9+/]*={0,2}$")]
 
 
 class MemoryRow(BinnableRow):

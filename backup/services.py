@@ -88,6 +88,8 @@ NOUNS: dict[str, tuple[str, str]] = {
     "pending_actions": ("approval", "approvals"),
     "approval_events": ("approval decision", "approval decisions"),
     "changes": ("change-log entry", "change-log entries"),
+    "file_passages": ("passage of a file", "passages of files"),
+    "file_contents": ("file's content", "files' contents"),
 }
 
 

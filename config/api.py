@@ -12,6 +12,7 @@ from approvals.api import router as approvals_router
 from automations.api import router as automations_router
 from backup.api import backup_router
 from config.openapi import TalorysAPI
+from files.api import router as files_router
 from imports.api import imports_router
 from memory.api import router as memory_router
 from memory.api import search_router
@@ -96,6 +97,7 @@ api.add_router("/usage", usage_router)
 api.add_router("/models", models_router)
 api.add_router("/search", search_router)
 api.add_router("/memories", memory_router)
+api.add_router("/files", files_router)
 api.add_router("/", agent_router)
 api.add_router("/", approvals_router)
 api.add_router("/automations", automations_router)

@@ -133,10 +133,20 @@ class SearchQuery(Schema):
     )
     kinds: Annotated[str, Field(max_length=200, json_schema_extra=_known_kinds)] | None = Field(
         None,
-        description="Comma-separated: memory, task, note, project, automation, message (the "
-        "plural names are read as these)",
+        description="Comma-separated: memory, task, note, project, automation, message, file "
+        "(the plural names are read as these)",
     )
     limit: int = Field(20, ge=1, le=LIST_LIMIT_MAX)
+
+
+class SearchFileOut(Schema):
+    """Where a hit of kind ``file`` (a passage; its ``id`` is the passage's) is."""
+
+    id: int = Field(description="The file's id")
+    name: str
+    page: int | None = Field(None, description="The passage's page (a PDF's, from 1)")
+    heading: str = Field("", description="The heading the passage is under")
+    url: str = Field(description="The file's content at the passage's page")
 
 
 class SearchHitOut(Schema):
@@ -146,6 +156,11 @@ class SearchHitOut(Schema):
     snippet: str
     score: float
     conversation_id: int | None = Field(None, description="A message's conversation")
+    file: SearchFileOut | None = Field(None, description="A file passage's file and page")
+
+    @staticmethod
+    def resolve_file(hit: Any) -> dict[str, Any] | None:
+        return hit.details if hit.kind == "file" else None
 
 
 class SearchOut(Schema):

@@ -364,4 +364,9 @@ def related_items_for_turn(
         if hit.score >= RELATED_MIN_SCORE
         and not (hit.kind == "message" and hit.conversation_id == conversation_id)
     ][:limit]
-    return [f"[{hit.kind} {hit.id}] {hit.title}: {hit.snippet}" for hit in hits]
+    # A hit whose details name another id (a file's passage: its file's) is named by it: the
+    # id the model's tools take.
+    return [
+        f"[{hit.kind} {(hit.details or {}).get('id', hit.id)}] {hit.title}: {hit.snippet}"
+        for hit in hits
+    ]

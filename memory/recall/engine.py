@@ -81,6 +81,7 @@ class Hit:
     snippet: str
     score: float
     conversation_id: int | None = None
+    details: dict[str, Any] | None = None  # the source's ``details`` (a passage's file)
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def _hits(ranked: list[Ranked], *, query: str, limit: int) -> list[Hit]:
         )
     }
     chosen = [item for item in ranked if (item.kind, item.object_id) in entries][:limit]
+    details = _details(chosen)
     query_terms = set(terms(query))
     hits = []
     for item in chosen:
@@ -236,9 +238,24 @@ def _hits(ranked: list[Ranked], *, query: str, limit: int) -> list[Hit]:
                 snippet=snippet(text, query_terms) or snippet(title, query_terms) or text[:80],
                 score=round(item.score, 6),
                 conversation_id=item.parent_id,
+                details=details.get((item.kind, item.object_id)),
             )
         )
     return hits
+
+
+def _details(chosen: list[Ranked]) -> dict[tuple[str, int], dict[str, Any]]:
+    """What the chosen hits' sources add to them (``RecallSource.details``): a query per kind
+    that has any, none for the others."""
+    by_kind: dict[str, list[int]] = {}
+    for item in chosen:
+        by_kind.setdefault(item.kind, []).append(item.object_id)
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for kind, ids in by_kind.items():
+        reader = source(kind).details
+        if reader is not None:
+            found.update({(kind, pk): value for pk, value in reader(ids).items()})
+    return found
 
 
 def snippet(text: str, query_terms: set[str]) -> str:

@@ -39,6 +39,10 @@ class RecallSource:
     changed_since: Callable[[dt.datetime], dict[int, dt.datetime]] | None = None
     # Columns enough for ``doc`` (loaded with .only()), so the catch-up reads no more.
     columns: tuple[str, ...] = ()
+    # What a hit of this kind carries besides its text, by id, for a page of hits at once (a
+    # file's passage: its file and page, files/selectors.py); None: nothing more. An "id" in
+    # them is the item the hit is named by where the model reads it (the file, not the passage).
+    details: Callable[[list[int]], dict[int, dict[str, Any]]] | None = None
 
     def docs(self, ids: set[int] | None = None) -> Iterator[Doc]:
         rows = self.live()
@@ -84,6 +88,7 @@ FORMER_NAMES = {
     "projects": "project",
     "automations": "automation",
     "messages": "message",
+    "files": "file",
 }
 
 

@@ -60,6 +60,7 @@ SECTIONS: dict[str, list[str]] = {
     "automations": ["Automation", "AutomationRun"],
     "approvals": ["PendingAction", "ApprovalEvent"],
     "agent": ["Conversation", "Message"],
+    "files": ["File"],
     "history": ["Change"],
     "owner": ["OwnerSettings", "UsageDay"],
     "notifications": ["Notification", "PushSubscription", "PushDelivery"],

@@ -15,6 +15,7 @@ import secrets
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -118,3 +119,33 @@ def _chmod(path: Path, mode: int) -> None:
         pass
     except PermissionError:
         sys.stderr.write(f"talorys: cannot make {path} private (mode {mode:o}): not ours\n")
+
+
+def data_dir_storages(path: Path) -> dict[str, dict[str, Any]]:
+    """Django's STORAGES with "files" added: the owner's files (files/storage.py), in
+    ``path``/files, 0600 like the rest of the data dir. A larger install may point "files" at
+    another backend in its own settings (files/storage.py says how)."""
+    from django.conf import global_settings
+
+    return {
+        **global_settings.STORAGES,
+        "files": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": path / "files", "file_permissions_mode": PRIVATE_FILE_MODE},
+        },
+    }
+
+
+def database_pool_options() -> dict[str, float]:
+    """psycopg_pool's options for PostgreSQL (Django 5.1+ pools when OPTIONS has "pool").
+
+    A chat turn gives its connection back after each short trip to the database
+    (agent/runner/db.py), so a few connections serve many concurrent turns; a request that finds
+    none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/lib/errors.py), and
+    the process never opens more than max_size, whatever the load.
+    """
+    return {
+        "min_size": env_int("TALORYS_DB_POOL_MIN_SIZE", 2),
+        "max_size": env_int("TALORYS_DB_POOL_MAX_SIZE", 10),
+        "timeout": env_float("TALORYS_DB_POOL_TIMEOUT_SECONDS", 10),
+    }

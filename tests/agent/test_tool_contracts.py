@@ -10,6 +10,7 @@ module with ``TALORYS_REWRITE_PINS=1`` and review the files' diff like code.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 from pathlib import Path
@@ -21,6 +22,7 @@ import time_machine
 from agent.executor import ToolExecutor
 from automations.models import AutomationRun
 from automations.services.crud import automation_create, automation_pause
+from files import services as file_services
 from memory import services as memory_services
 from talorys.lib.tools import ToolContext, all_tools
 from talorys.notifications import services as notification_services
@@ -37,7 +39,8 @@ OUTPUTS = HERE / "tool_outputs.json"
 REWRITE = os.environ.get("TALORYS_REWRITE_PINS") == "1"
 
 NOW = dt.datetime(2026, 3, 2, 8, 58, tzinfo=dt.UTC)  # 09:58 in Paris
-ID_KEYS = {"id", "automation_id", "contradicts_memory"}
+# A file's link names its id too.
+ID_KEYS = {"id", "automation_id", "contradicts_memory", "file_id", "url"}
 
 # (label, tool, arguments): each list and search tool, with and without its filters.
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
@@ -57,6 +60,8 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("list_automations paused", "list_automations", {"enabled": False}),
     ("list_automation_runs", "list_automation_runs", {"automation_id": "<automation>"}),
     ("search", "search", {"query": "ferry"}),
+    ("list_files", "list_files", {}),
+    ("search_files", "search_files", {"query": "ferry"}),
 ]
 
 
@@ -100,6 +105,9 @@ def world(db):
         travel = "Packing list: passport, charger, towel. " * 8 + "Book the ferry to Porto."
         services.note_create(title="Travel", content=travel)
         services.note_create(title="Shopping", content="Eggs, milk")
+        upload = io.BytesIO(b"# Ferry\n\nThe ferry to Porto leaves at 9.\n\n# Rent\n\nPaid.")
+        file = file_services.file_create(name="trip.md", stream=upload)
+        file_services.file_extract(file_id=file.pk)
         memory_services.memory_create_unchecked(
             text="Sister Ana lives near Porto", category="person", valid_from=dt.date(2025, 9, 1)
         )

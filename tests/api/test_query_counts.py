@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from agent.models import Conversation, Message
 from approvals.models import ApprovalEvent, PendingAction
+from files.models import File
 from memory import services as memory_services
 from talorys.accounts.services import api_token_create
 from talorys.notifications import push
@@ -51,6 +52,13 @@ def tasks(start: int, n: int, ctx: dict) -> None:
     project = ctx["project"]
     for i in range(start, start + n):
         services.task_create(title=f"Task {i}", project_id=project.pk if i % 2 else None)
+
+
+def files(start: int, n: int, ctx: dict) -> None:
+    for i in range(start, start + n):
+        File.objects.create(
+            name=f"File {i}.txt", content_type="text/plain", size=1, sha256=f"{i:064x}"
+        )
 
 
 def projects(start: int, n: int, ctx: dict) -> None:
@@ -180,6 +188,7 @@ CASES: dict[str, Case] = {
     "tasks": Case("/api/tasks", tasks, paged),
     "projects": Case("/api/projects", projects, paged),
     "notes": Case("/api/notes", notes, paged),
+    "files": Case("/api/files", files, paged),
     "notifications": Case("/api/notifications", notifications, paged),
     "memories": Case("/api/memories", memories, paged),
     "memory history": Case(lambda ctx: f"/api/memories/{ctx['memory'].pk}/history", history, paged),

@@ -321,4 +321,5 @@ def test_the_api_s_kinds_are_the_registry_s(api):
         "automation",
         "conversation",
         "import",
+        "file",
     }

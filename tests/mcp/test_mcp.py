@@ -32,13 +32,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 READ_TOOLS = {
     "list_automation_runs",
     "list_automations",
+    "list_files",
     "list_memories",
     "list_notes",
     "list_notifications",
     "list_projects",
     "list_tasks",
+    "read_file",
     "read_note",
     "search",
+    "search_files",
     "search_notes",
     "search_tasks",
 }

@@ -29,6 +29,8 @@ ADD_REFUSED = {
     # The recall index is derived data, written by memory.services.reindex only.
     "memory.RecallEntry",
     "memory.IndexState",
+    # An upload is checked, sniffed and read by files/services.py: /api/files only.
+    "files.File",
     # Counters, the change log and the push outbox: moved by the services only.
     "owner.UsageDay",
     "history.Change",

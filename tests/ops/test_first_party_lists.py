@@ -27,6 +27,7 @@ def test_installed_first_party_apps_are_the_repository_packages():
         "config",
         "talorys",
         "agent",
+        "files",
         "memory",
         "approvals",
         "automations",
