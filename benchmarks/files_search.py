@@ -8,18 +8,16 @@ benchmarks/_database.py, dropped at the end) holds ``--files`` ready files of ``
 passages each (about 700 characters, words drawn from a fixed vocabulary of 2,000 made-up
 words, so every query matches a few hundred passages), indexed by ``memory.services.reindex()``
 with semantic recall off (keyword ranking: the default install adds vectors, benchmarks/recall.py
-measures those). The files were uploaded an hour before (``updated_at``): within two minutes of
-an upload, each search's lazy pass re-reads that file's passages (see "just uploaded" below). Each query is 2-3 words of that vocabulary; after 10 warm-up calls,
-``files_search(query=q, limit=10)`` is timed ``--queries`` times, with the lazy pass of the
-index (nothing changed) included, as a request pays it. Printed: p50, p90 and p99 wall time.
-Target: p50 at most 15 ms. Then "just uploaded": one file's ``updated_at`` set to now, p50 of 50
-more queries.
+measures those). A file's passages are indexed when its extraction ends (files/services.py), so a
+search's lazy pass never re-reads them. Each query is 2-3 words of that vocabulary; after 10
+warm-up calls, ``files_search(query=q, limit=10)`` is timed ``--queries`` times, with the lazy
+pass of the index (nothing changed) included, as a request pays it. Printed: p50, p90 and p99
+wall time. Target: p50 at most 15 ms.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import random
 import statistics
 import sys
@@ -60,7 +58,6 @@ def vocabulary(size: int, rng: random.Random) -> list[str]:
 
 
 def seed(files: int, passages: int, words: list[str], rng: random.Random) -> None:
-    from django.utils import timezone
 
     from files.models import File, FilePassage
     from memory import services as memory_services
@@ -91,9 +88,6 @@ def seed(files: int, passages: int, words: list[str], rng: random.Random) -> Non
         ),
         batch_size=2000,
     )
-    # Uploaded an hour ago: the lazy pass re-reads what changed in its last two minutes
-    # (memory/recall/writer.py, RECENT_LOOKBACK), which an install's search meets only then.
-    File.objects.update(updated_at=timezone.now() - dt.timedelta(hours=1))
     start = time.perf_counter()
     report = memory_services.reindex()
     print(f"indexed {report.kinds.get('file', 0)} passages in {time.perf_counter() - start:.1f} s")
@@ -142,16 +136,6 @@ def main() -> None:
             f"files_search p50 {p50:.1f} ms, p90 {p90:.1f} ms, p99 {p99:.1f} ms "
             f"(target p50 {TARGET_MS:g} ms: {verdict})"
         )
-        # Just uploaded: one file of --passages changed now, so each lazy pass re-reads it.
-        from django.utils import timezone
-
-        from files.models import File
-
-        File.objects.filter(pk=File.objects.order_by("pk").values("pk")[:1]).update(
-            updated_at=timezone.now()
-        )
-        fresh = statistics.median(measure(50, words, rng))
-        print(f"just uploaded (one file of {options.passages} passages): p50 {fresh:.1f} ms")
         figure(
             "files_search",
             "p50 ms",

@@ -5,7 +5,6 @@ A binned file is invisible here: to get, list, search, the tools and the context
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -140,17 +139,6 @@ def recallable_passages() -> QuerySet[FilePassage]:
     return FilePassage.objects.filter(file__deleted_at__isnull=True)
 
 
-def passages_changed_since(since: dt.datetime) -> dict[int, dt.datetime]:
-    """Passages of files changed since ``since`` (read, binned or restored: each moves the
-    file's ``updated_at``, files/services.py), each with when. One query, for every lazy pass
-    of recall (a turn's too), rather than the change log's and the files' two."""
-    return dict(
-        FilePassage.objects.filter(file__updated_at__gte=since)
-        .order_by()
-        .values_list("pk", "file__updated_at")
-    )
-
-
 def _passage_doc(passage: FilePassage) -> Doc:
     place = passage.page and f"p. {passage.page}" or passage.heading
     name = passage.file.name
@@ -167,7 +155,6 @@ def file_recall_source() -> RecallSource:
         kind="file",
         live=lambda: recallable_passages().select_related("file"),
         doc=_passage_doc,
-        changed_since=passages_changed_since,
         columns=("text", "page", "heading", "file__name", "file__created_at"),
         details=passage_details,
     )

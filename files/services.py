@@ -25,6 +25,7 @@ from files import storage
 from files.extraction import runner as extraction
 from files.models import File, FilePassage
 from files.sniff import Refused, sniff
+from memory.recall.writer import reindex_items
 from talorys.history.bin import bin_move_in, bin_move_out
 from talorys.history.changes import change_record
 from talorys.history.kinds import ItemKind, item_fields, register_kind
@@ -158,7 +159,20 @@ def file_extract(*, file_id: int) -> File | None:
             file.text_chars = sum(len(p.text) for p in result.passages)
         file.pages = result.pages
         file.save(update_fields=["status", "reason", "pages", "text_chars", "updated_at"])
+    if file.status == File.Status.READY:
+        _reindex(file.pk)
     return file
+
+
+def _reindex(file_id: int) -> None:
+    """Recall's entries for the file's passages, now (after the commit that made them visible).
+    A file's passages are not in the change log that a turn's lazy pass of recall reads, and a
+    read of their own on every turn would cost each turn a statement
+    (tests/agent/test_turn_statements.py): extraction and a restore index them here instead; a
+    binned file's hits are dropped by the source's ``live`` check at once."""
+    ids = set(FilePassage.objects.filter(file_id=file_id).values_list("pk", flat=True))
+    if ids:
+        reindex_items(kind="file", ids=ids)
 
 
 def file_delete(*, file_id: int, actor: Actor = OWNER) -> None:
@@ -172,11 +186,11 @@ def file_restore(*, file_id: int, actor: Actor = OWNER) -> None:
     with transaction.atomic():
         bin_move_out(FILE, file_id, actor)
         _touch(file_id)
+        transaction.on_commit(partial(_reindex, file_id))
 
 
 def _touch(file_id: int) -> None:
-    """A move into or out of the bin changes ``updated_at``: recall's lazy pass finds the
-    file's passages by it alone (files/selectors.py, ``passages_changed_since``)."""
+    """A move into or out of the bin is a change of the file: ``updated_at`` says when."""
     File.objects.filter(pk=file_id).update(updated_at=timezone.now())
 
 

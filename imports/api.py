@@ -7,27 +7,26 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from ninja import Router
+from ninja import File as Upload
+from ninja import Router, UploadedFile
 from ninja.pagination import paginate
 
 from imports import selectors, services
 from imports.models import ImportRun
 from imports.schemas import ImportOut, ImportReportOut
 from talorys.accounts.auth import owner_session_auth
-from talorys.lib.errors import ValidationFailed
 from talorys.web.pagination import Pagination
 
 imports_router = Router(tags=["imports"])
 
 
 @imports_router.post("", response=ImportReportOut, auth=owner_session_auth)
-def import_create(request: HttpRequest, dry_run: bool = False) -> services.ImportReport:
+def import_create(
+    request: HttpRequest, file: Upload[UploadedFile], dry_run: bool = False
+) -> services.ImportReport:
     """Import the multipart ``file``: one transaction; ``dry_run=true`` only says what it holds
     and would add. A file that is not an export Talorys reads is a 422 and changes nothing."""
-    upload = request.FILES.get("file")
-    if upload is None or upload.file is None:
-        raise ValidationFailed("Choose an export to import (the form field is “file”).")
-    return services.import_file(stream=upload.file, name=upload.name or "", dry_run=dry_run)
+    return services.import_file(stream=file, name=file.name or "", dry_run=dry_run)
 
 
 @imports_router.get("", response=list[ImportOut])

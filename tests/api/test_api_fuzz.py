@@ -142,6 +142,10 @@ BEYOND_THE_SCHEMA = (
     "is only a date",  # a task in words that says no more than when (talorys/lib/when.py)
     "a task is due once",  # a task in words that repeats ("every monday")
     "Say what to do",  # a task in words with nothing left once the date is read
+    # Another tool's export (imports/readers/): what a file holds is beyond JSON Schema.
+    "not an export Talorys can import",
+    "not a readable zip",
+    "The file is empty",
 )
 
 
