@@ -142,11 +142,10 @@ BEYOND_THE_SCHEMA = (
     "is only a date",  # a task in words that says no more than when (talorys/lib/when.py)
     "a task is due once",  # a task in words that repeats ("every monday")
     "Say what to do",  # a task in words with nothing left once the date is read
-    # Another tool's export (imports/readers/): what a file holds is beyond JSON Schema.
-    "not an export Talorys can import",
-    "not a readable zip",
-    "The file is empty",
 )
+# Routes whose 422 is about what an uploaded file holds, which no JSON Schema can say: another
+# tool's export (imports/readers/) is a JSON or zip document of its own.
+FILE_CONTENT_ROUTES = {"/api/imports"}
 
 
 def _refusal(response) -> str:
@@ -159,6 +158,8 @@ def _refusal(response) -> str:
 def _beyond_the_schema(response) -> bool:
     if response.status_code == 415 and envelope_code(response) == "UNSUPPORTED_MEDIA_TYPE":
         return True  # an upload's type, read from its bytes (files/sniff.py)
+    if response.status_code == 422 and response.request["PATH_INFO"] in FILE_CONTENT_ROUTES:
+        return True
     return any(rule in _refusal(response) for rule in BEYOND_THE_SCHEMA)
 
 
