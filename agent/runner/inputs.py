@@ -23,6 +23,8 @@ from agent.runner.lease import TurnLease
 from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
 from agent.runner.opening import Opening, summary_upto
 from agent.runner.phases import Phases
+from files.models import File
+from files.selectors import files_context
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import (
@@ -54,6 +56,8 @@ class TurnInputs:
     outcomes: list[str] = field(default_factory=list)
     # Chat turns only: items related to the owner's message (recall), for the prompt.
     related: list[str] = field(default_factory=list)
+    # Chat turns only: the text of the files attached to the owner's message (files_context).
+    attached: str = ""
 
     def system_prompt(self, *, summary: str = "", outcomes: list[str] | None = None) -> str:
         return prompt.system_prompt(
@@ -63,6 +67,7 @@ class TurnInputs:
             summary=summary,
             outcomes=outcomes,
             related=self.related,
+            attached=self.attached,
         )
 
 
@@ -186,10 +191,29 @@ async def read_chat_inputs(
     return inputs
 
 
+def attached_text(*, file_ids: tuple[int, ...], query: str, budget_chars: int) -> str:
+    """The attached files' text for the prompt, of those still live (a retry's file may have
+    gone to the bin since), the passages most relevant to ``query`` when not all fit."""
+    live = list(File.objects.live().filter(pk__in=file_ids).values_list("pk", flat=True))
+    if not live:
+        return ""
+    order = {pk: n for n, pk in enumerate(file_ids)}
+    live.sort(key=order.__getitem__)
+    return files_context(file_ids=live, query=query, budget_chars=budget_chars).text
+
+
 async def _choose_window(
     start: services.TurnStart, inputs: TurnInputs, conversation: _Conversation
 ) -> None:
     inputs.history = conversation.history
+    if start.attachments:  # one more trip, only for a message with files
+        inputs.attached = await db(attached_text)(
+            file_ids=start.attachments,
+            query=start.text,
+            budget_chars=context.attachments_budget(
+                max_context_tokens=inputs.max_context_tokens, system_prompt=inputs.system_prompt()
+            ),
+        )
     # Chosen here: the window is a pure function of what was just read, and the outcomes need
     # to know which replies it keeps.
     # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it. The outcome notes
