@@ -23,4 +23,5 @@ urlpatterns = [
     path("", include("approvals.urls")),
     path("", include("automations.urls")),
     path("", include("backup.urls")),
+    path("", include("files.urls")),
 ]
