@@ -3,9 +3,11 @@
 // its name, its state and Remove; the message is sent with the ids of those uploaded
 // ("attachments": the turn gives the model their text, agent/attachments.py). A file still
 // being read by the worker is sent too: the model is told it is not ready.
-import { el } from "../common.js";
+import { api, el } from "../common.js";
 import { draggingFiles, uploadFile } from "./files-upload.js";
 
+const WATCH_MS = 1000; // how often a file being read is asked about
+const WATCH_TIMES = 300; // then the chip keeps "being read": the message may still go
 const STATE_WORDS = { pending: "being read", ready: "ready", failed: "could not be read" };
 
 export function attachments({ root, list, button, picker, input, status }) {
@@ -51,6 +53,21 @@ export function attachments({ root, list, button, picker, input, status }) {
         entry.error = err.message;
       }
       show(entry);
+      if (entry.file && entry.file.status === "pending") watch(entry);
+    }
+  }
+
+  // A file the worker is reading: its chip says when it is ready (or why it failed).
+  async function watch(entry) {
+    for (let n = 0; n < WATCH_TIMES && chips.includes(entry); n += 1) {
+      await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
+      try {
+        entry.file = await api(`/api/files/${Number(entry.file.id)}`);
+      } catch {
+        return; // gone to the bin meanwhile: the send will say so
+      }
+      show(entry);
+      if (entry.file.status !== "pending") return;
     }
   }
 
