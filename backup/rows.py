@@ -292,6 +292,13 @@ class MessageRow(Row):
     updated_at: BoundedDatetime
 
 
+class MessageAttachmentRow(Row):
+    """A file attached to an owner's message (agent.Message.attachments)."""
+
+    message_id: Id
+    file_id: Id
+
+
 class PendingActionRow(Row):
     tool: Annotated[str, Field(max_length=_width(PendingAction, "tool")), ONE_LINE]
     target_id: int = Field(ge=-(2**63), le=2**63 - 1)

@@ -1,7 +1,8 @@
 """Files attached to a chat message: POST /api/chat takes ``attachments``, refuses an id that is
 not a live file (nothing saved), the message shows its files on reload, and the turn gives the
 model the files' text: the demo quotes the passage with its page link, a fake model sees it in
-its prompt, and a fake model that calls search_files answers with the hit's link."""
+its prompt, and a fake model that calls search_files answers with the hit's link. The socket's
+send frame takes the same field."""
 
 from __future__ import annotations
 
@@ -9,13 +10,20 @@ import io
 import json
 from typing import Any
 
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import Client
+
 from agent.models import Conversation, Message
 from files import services
 from talorys.lib.markdown import render_markdown
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_chat_api import read_events
 from tests.agent.test_runner import TURN_DATABASE, use_fake
+from tests.agent.test_socket_frames import communicator
+from tests.conftest import OWNER_PASSWORD
 from tests.files.makers import text_pdf
+from tests.waiting import HANG_SECONDS
 
 pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
@@ -112,3 +120,42 @@ def test_a_fake_model_searches_the_files_and_cites_the_hit(api, upload, fake_ope
     hit = json.loads(fake_openai.requests[-1]["messages"][-1]["content"])["hits"][0]
     assert (hit["cite"], hit["url"]) == ("report.pdf, p. 3", f"/files/{report.pk}/content#page=3")
     assert f'href="{hit["url"]}"' in events[-1][1]["html"]
+
+
+@pytest.fixture
+def cookie(owner) -> bytes:
+    client = Client()
+    assert client.login(username="owner", password=OWNER_PASSWORD)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+def test_the_socket_send_frame_attaches_files_and_refuses_a_binned_one(cookie, upload):
+    report = upload("report.pdf", REPORT)
+    binned = upload("old.pdf", text_pdf([["Old"]]))
+    services.file_delete(file_id=binned.pk)
+
+    async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        ws = communicator("/ws/chat/", cookie)
+        assert (await ws.connect())[0]
+        try:
+            await ws.send_json_to({"type": "send", "text": "Costs?", "attachments": [binned.pk]})
+            refused = await ws.receive_json_from(timeout=HANG_SECONDS)
+            await ws.send_json_to(
+                {"type": "send", "text": "What about travel costs?", "attachments": [report.pk]}
+            )
+            events = [await ws.receive_json_from(timeout=HANG_SECONDS)]
+            while events[-1]["type"] != "done":
+                events.append(await ws.receive_json_from(timeout=HANG_SECONDS))
+            return refused, events
+        finally:
+            await ws.disconnect()
+
+    refused, events = async_to_sync(scenario)()
+
+    assert (refused["type"], refused["code"]) == ("error", "VALIDATION")
+    assert "No such file" in refused["message"]
+    assert events[-1]["status"] == "complete"
+    reply = "".join(event["delta"] for event in events if event["type"] == "text")
+    assert f"(/files/{report.pk}/content#page=3)" in reply
+    owner = Message.objects.get(role=Message.Role.USER)
+    assert list(owner.attachments.values_list("pk", flat=True)) == [report.pk]
