@@ -4,12 +4,18 @@ them (schemas.MessageOut.attachments)."""
 
 from __future__ import annotations
 
+import base64
+
 from agent.models import Message
 from agent.rerun import Rerun
+from files import storage
 from files.models import File
 from talorys.lib.errors import field_refused
 
 MAX_ATTACHMENTS = 10  # files on one owner message
+# An image larger than this is not sent to the model (most servers refuse a request past a
+# few megabytes); it is named instead.
+MAX_IMAGE_BYTES = 4 * 1024 * 1024
 
 
 def attachments_checked(file_ids: list[int], *, rerun: Rerun | None) -> list[int]:
@@ -46,3 +52,22 @@ def message_attachments_set(*, message: Message, files: list[int], new: bool) ->
         message.attachments.set(files)
         return tuple(files)
     return () if new else tuple(message.attachments.values_list("pk", flat=True))
+
+
+def image_urls(files: list[File]) -> tuple[list[str], dict[str, str]]:
+    """For a model that sees images: the attached images as data: URLs, and a line for the
+    prompt about each image, by its label "[file <id>: <name>]" (with which files_context's
+    note about it begins, which this line replaces): shown, or too large to send."""
+    urls: list[str] = []
+    notes: dict[str, str] = {}
+    for file in files:
+        if not file.content_type.startswith("image/"):
+            continue
+        label = f"[file {file.pk}: {file.name}]"
+        if file.size > MAX_IMAGE_BYTES:
+            notes[label] = f"{label} is an image too large to show you; you cannot see it."
+            continue
+        data = base64.b64encode(storage.blob_read(file.sha256)).decode()
+        urls.append(f"data:{file.content_type};base64,{data}")
+        notes[label] = f"{label} is an image, shown to you with the owner's message."
+    return urls, notes

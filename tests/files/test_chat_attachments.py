@@ -6,6 +6,7 @@ send frame takes the same field."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from typing import Any
@@ -159,3 +160,34 @@ def test_the_socket_send_frame_attaches_files_and_refuses_a_binned_one(cookie, u
     assert f"(/files/{report.pk}/content#page=3)" in reply
     owner = Message.objects.get(role=Message.Role.USER)
     assert list(owner.attachments.values_list("pk", flat=True)) == [report.pk]
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\1" * 100
+
+
+def test_an_image_goes_to_a_model_that_sees_images_as_an_image_part(api, upload, fake_openai):
+    use_fake(fake_openai, model_sees_images=True)
+    fake_openai.script(text("A photo."))
+    photo = upload("photo.png", PNG)
+
+    ask(api, "What is in the photo?", [photo.pk])
+
+    request = fake_openai.requests[-1]["messages"]
+    text_part, image_part = request[-1]["content"]
+    assert text_part == {"type": "text", "text": "What is in the photo?"}
+    url = image_part["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,") and base64.b64decode(url.split(",")[1]) == PNG
+    assert f"[file {photo.pk}: photo.png] is an image, shown to you" in request[0]["content"]
+
+
+def test_a_model_that_does_not_see_images_is_told_one_is_there(api, upload, fake_openai):
+    use_fake(fake_openai)  # model_sees_images is off by default
+    fake_openai.script(text("I cannot see it."))
+    photo = upload("photo.png", PNG)
+
+    ask(api, "What is in the photo?", [photo.pk])
+
+    request = fake_openai.requests[-1]["messages"]
+    assert request[-1]["content"] == "What is in the photo?"
+    assert f"[file {photo.pk}: photo.png] is an image" in request[0]["content"]
+    assert "data:image" not in json.dumps(request)
