@@ -26,22 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._database import bench_environment, drop_database  # noqa: E402
+from benchmarks._memory import idle_mb, status_mb  # noqa: E402
 
 BOUND_MB = 150
-
-
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as status:
-        line = next(line for line in status if line.startswith(field + ":"))
-    return int(line.split()[1]) / 1024
-
-
-def _idle_mb() -> float:
-    """Resident now, with the peak reset to it (Linux: clear_refs 5): Django's start-up peaks
-    above what it settles at, and ru_maxrss would keep that peak."""
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")
-    return _status_mb("VmRSS")
 
 
 def _child(path: str) -> None:
@@ -54,7 +41,7 @@ def _child(path: str) -> None:
     from talorys.lib.errors import ValidationFailed
 
     connection.ensure_connection()
-    idle = _idle_mb()
+    idle = idle_mb()
     start = time.perf_counter()
     outcome = "imported"
     with open(path, "rb") as source:
@@ -65,7 +52,7 @@ def _child(path: str) -> None:
     elapsed = time.perf_counter() - start
     print(
         json.dumps(
-            {"seconds": elapsed, "above_idle_mb": _status_mb("VmHWM") - idle, "outcome": outcome}
+            {"seconds": elapsed, "above_idle_mb": status_mb("VmHWM") - idle, "outcome": outcome}
         )
     )
 

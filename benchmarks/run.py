@@ -71,7 +71,13 @@ BENCHES = [
     # Embedded on SQLite always; the two-process variant needs PostgreSQL and Redis (it says so).
     Bench("reattach"),
     Bench("backup"),
+    # A ChatGPT export imported and indexed (10 MiB here; run it alone for the 50 MiB figure).
+    Bench("import_chatgpt", ("--mb", "10")),
     Bench("list_rows", ("--requests", "100")),
+    # The owner's files: reading a 100-page PDF's text (in the project's environment: pypdf and
+    # python-docx only), and search over 10,000 passages.
+    Bench("files_extraction", postgres="never"),
+    Bench("files_search"),
     Bench("startup", postgres="never"),
     Bench("startup:cold", ("--cold",), postgres="never", full_only=True),
 ]

@@ -13,6 +13,7 @@ from automations.api import router as automations_router
 from backup.api import backup_router
 from config.openapi import TalorysAPI
 from files.api import router as files_router
+from imports.api import imports_router
 from memory.api import router as memory_router
 from memory.api import search_router
 from talorys.accounts.api import auth_router
@@ -105,3 +106,4 @@ api.add_router("/channels", channels_router)
 api.add_router("/bin", bin_router)
 api.add_router("/changes", changes_router)
 api.add_router("/backup", backup_router)
+api.add_router("/imports", imports_router)

@@ -9,6 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from talorys.lib.env import (
     data_dir_storages,
+    database_pool_options,
     env_bool,
     env_float,
     env_int,
@@ -55,6 +56,7 @@ INSTALLED_APPS = [
     "agent",
     "automations",
     "backup",
+    "imports",
     "talorys.ops",
 ]
 
@@ -105,21 +107,6 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
-
-
-def database_pool_options() -> dict[str, float]:
-    """psycopg_pool's options for PostgreSQL (Django 5.1+ pools when OPTIONS has "pool").
-
-    A chat turn gives its connection back after each short trip to the database
-    (agent/runner/db.py), so a few connections serve many concurrent turns; a request that finds
-    none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/lib/errors.py), and
-    the process never opens more than max_size, whatever the load.
-    """
-    return {
-        "min_size": env_int("TALORYS_DB_POOL_MIN_SIZE", 2),
-        "max_size": env_int("TALORYS_DB_POOL_MAX_SIZE", 10),
-        "timeout": env_float("TALORYS_DB_POOL_TIMEOUT_SECONDS", 10),
-    }
 
 
 _db = DATABASES["default"]
@@ -296,6 +283,9 @@ TRUSTED_PROXY_HOPS = env_int("TALORYS_TRUSTED_PROXY_HOPS", 1)
 MAX_BODY_BYTES = env_int("TALORYS_MAX_BODY_BYTES", 2_621_440)
 # A backup import may be larger: the API's route and the /backup/ page's upload.
 MAX_IMPORT_BYTES = env_int("TALORYS_MAX_IMPORT_BYTES", 50 * 1024 * 1024)
+# Another tool's export (imports/): a ChatGPT zip of years of chats passes 50 MB.
+MAX_CHAT_IMPORT_BYTES = env_int("TALORYS_MAX_CHAT_IMPORT_BYTES", 200 * 1024 * 1024)
+# The owner's files (files/): one file, all of them, and reading one file's text (a child process).
 TALORYS_MAX_FILE_BYTES = env_int("TALORYS_MAX_FILE_BYTES", 25 * 1024 * 1024)
 TALORYS_MAX_FILES_TOTAL_BYTES = env_int("TALORYS_MAX_FILES_TOTAL_BYTES", 2 * 1024**3)
 TALORYS_FILE_EXTRACT_SECONDS = env_float("TALORYS_FILE_EXTRACT_SECONDS", 60.0)
@@ -303,6 +293,8 @@ TALORYS_FILE_EXTRACT_MEMORY_BYTES = env_int("TALORYS_FILE_EXTRACT_MEMORY_BYTES",
 BODY_LIMITS: dict[str, int] = {
     "/api/backup/import": MAX_IMPORT_BYTES,
     "/backup/": MAX_IMPORT_BYTES,
+    "/api/imports": MAX_CHAT_IMPORT_BYTES,
+    "/imports/": MAX_CHAT_IMPORT_BYTES,
     "/api/files": TALORYS_MAX_FILE_BYTES + 64 * 1024,  # and the multipart's own lines
 }
 # Django's own check, for chunked bodies outside daphne: as large as the largest route limit.

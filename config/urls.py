@@ -24,4 +24,5 @@ urlpatterns = [
     path("", include("automations.urls")),
     path("", include("backup.urls")),
     path("", include("files.urls")),
+    path("", include("imports.urls")),
 ]

@@ -7,13 +7,19 @@ from django.http import FileResponse
 
 from files import storage
 from files.models import File
+from talorys.lib.errors import NotFound
 
 INLINE_TYPES = {"application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
 def file_content_response(file: File) -> FileResponse:
+    """NotFound when the bytes are missing from storage here (a restore without them)."""
+    try:
+        content = storage.files_storage().open(storage.blob_name(file.sha256), "rb")
+    except FileNotFoundError as error:
+        raise NotFound(f"The content of file {file.pk} is missing from storage.") from error
     response = FileResponse(
-        storage.files_storage().open(storage.blob_name(file.sha256), "rb"),
+        content,
         content_type=file.content_type,
         as_attachment=file.content_type not in INLINE_TYPES,
         filename=file.name,

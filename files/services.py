@@ -11,7 +11,7 @@ row commits; an image is ``ready`` at once (it has no text to read).
 
 from __future__ import annotations
 
-import logging
+import hashlib
 from functools import partial
 from typing import IO, Any
 
@@ -32,8 +32,6 @@ from talorys.history.models import Change
 from talorys.lib.actors import OWNER, Actor
 from talorys.lib.errors import AppError, UnsupportedMediaType
 from talorys.lib.validation import one_line
-
-logger = logging.getLogger(__name__)
 
 
 class TooLarge(AppError):
@@ -66,13 +64,16 @@ def files_total_bytes() -> int:
     return sum(blobs.values())
 
 
-def _check_size(size: int, sha256: str) -> None:
+def _check_size(size: int) -> None:
     limit = settings.TALORYS_MAX_FILE_BYTES
     if size > limit:
         raise TooLarge(
             f"The file is {_mib(size)}; files may be at most {_mib(limit)}.",
             details={"field": "file", "limit": limit},
         )
+
+
+def _check_total(size: int, sha256: str) -> None:
     if File.objects.filter(sha256=sha256).exists():
         return  # the same bytes are stored already: nothing more is kept
     total, limit = files_total_bytes(), settings.TALORYS_MAX_FILES_TOTAL_BYTES
@@ -90,19 +91,18 @@ def file_create(*, name: str, stream: IO[bytes], actor: Actor = OWNER) -> File:
     name = clean_name(name)
     stream.seek(0, 2)
     size = stream.tell()
-    if size > settings.TALORYS_MAX_FILE_BYTES:
-        _check_size(size, "")  # refused before the bytes are read
+    _check_size(size)  # before the bytes are read
     stream.seek(0)
     data = stream.read()
     try:
         sniffed = sniff(name, data)
     except Refused as error:
         raise UnsupportedMediaType(str(error), details={"field": "file"}) from error
-    sha256 = storage.sha256_of(stream)
+    sha256 = hashlib.sha256(data).hexdigest()
     with transaction.atomic():
         # Two uploads at the same moment may together pass the total by one file: one owner
         # uploads, and the limit is there against a full disk, not to the byte.
-        _check_size(size, sha256)
+        _check_total(size, sha256)
         # Stored before the row commits: a row never names a missing blob (a blob whose row
         # then fails to commit is unnamed; the next upload of it reuses it).
         storage.blob_put(sha256, stream)

@@ -11,7 +11,6 @@ django-storages' S3 one (install it; it is not a dependency here) with
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from typing import IO
 
@@ -27,15 +26,6 @@ def files_storage() -> Storage:
 
 def blob_name(sha256: str) -> str:
     return f"{sha256[:2]}/{sha256[2:4]}/{sha256}"
-
-
-def sha256_of(stream: IO[bytes]) -> str:
-    digest = hashlib.sha256()
-    stream.seek(0)
-    for chunk in iter(lambda: stream.read(CHUNK), b""):
-        digest.update(chunk)
-    stream.seek(0)
-    return digest.hexdigest()
 
 
 def blob_put(sha256: str, stream: IO[bytes]) -> None:

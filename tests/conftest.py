@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db import connection, connections
 from django.test import AsyncClient, Client
 
+from tests.forked_daphne import Forked, Parent
 from tests.services import chromium_path, redis_url, require_services
 from tests.waiting import HANG_SECONDS, wait_for
 
@@ -281,7 +282,9 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveServer]:
+def live_server(
+    env: dict[str, str], folder: Path, name: str, *, parent: Parent | None = None
+) -> Iterator[LiveServer]:
     """Run ``config.asgi`` in daphne on a free port of 127.0.0.1 until the block ends; its
     output and access log go to ``folder``/``name``.log and ``name``-access.log.
 
@@ -294,21 +297,25 @@ def live_server(env: dict[str, str], folder: Path, name: str) -> Iterator[LiveSe
             f"http://127.0.0.1:{port}", folder / f"{name}.log", folder / f"{name}-access.log"
         )
         log = server.log.open("w")
-        daphne = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("daphne")),
-                "--fd",
-                str(listening.fileno()),
-                "--access-log",
-                str(server.access_log),
-                "config.asgi:application",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            pass_fds=[listening.fileno()],
-        )
+        daphne: subprocess.Popen | Forked
+        if parent is not None:
+            daphne = parent.fork(listening.fileno(), server.log, server.access_log)
+        else:
+            daphne = subprocess.Popen(
+                [
+                    str(Path(sys.executable).with_name("daphne")),
+                    "--fd",
+                    str(listening.fileno()),
+                    "--access-log",
+                    str(server.access_log),
+                    "config.asgi:application",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=[listening.fileno()],
+            )
     try:
         wait_for(lambda: _answers(server.url), "daphne to start", alive=daphne, log=server.log)
         yield LiveServer(server.url, server.log, server.access_log, daphne.pid)
@@ -333,7 +340,7 @@ def listens(port: int) -> bool:
     return any(row[1] == local and row[3] == "0A" for row in rows)  # 0A: LISTEN
 
 
-def daphne_stop(daphne: subprocess.Popen, port: int) -> None:
+def daphne_stop(daphne: subprocess.Popen | Forked, port: int) -> None:
     """SIGTERM, and wait for the exit: seconds, on a loaded machine. SIGKILL after HANG_SECONDS,
     or EXIT_SECONDS after it closed its port: its shutdown is over by then, but a request whose
     client left (Django drops it, its thread goes on) can leave that thread waiting forever on the
@@ -365,10 +372,30 @@ def _live_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
     )
 
 
+@pytest.fixture(scope="session")
+def daphne_parent(tmp_path_factory) -> Iterator[Callable[[], Parent]]:
+    """This worker's forking parent for live servers of the default environment
+    (tests/forked_daphne.py), started by the first test that asks for one."""
+    started: list[Parent] = []
+
+    def get() -> Parent:
+        if not started:
+            folder = tmp_path_factory.mktemp("daphne-parent")
+            started.append(Parent(_live_env(folder, {}), folder, ROOT))
+        return started[0]
+
+    yield get
+    for parent in started:
+        parent.stop()
+
+
 @pytest.fixture
-def live_server_url(needs_postgres, owner, tmp_path, live_server_env) -> Iterator[str]:
+def live_server_url(
+    needs_postgres, owner, tmp_path, live_server_env, daphne_parent
+) -> Iterator[str]:
     env = _live_env(tmp_path, live_server_env)
-    with live_server(env, tmp_path, "daphne") as server:
+    parent = None if live_server_env else daphne_parent()
+    with live_server(env, tmp_path, "daphne", parent=parent) as server:
         yield server.url
 
 

@@ -17,15 +17,16 @@ def main() -> None:
     from files.extraction.passages import passages
     from files.extraction.readers import READERS, Unreadable
 
+    reader = READERS.get(content_type)
+    if reader is None:
+        sys.stdout.write(json.dumps({"reason": f"Talorys reads no text from {content_type}."}))
+        return
     try:
-        reader = READERS[content_type]
         sections, pages = reader(data)
         answer: dict[str, object] = {
             "passages": [p.as_json() for p in passages(sections)],
             "pages": pages,
         }
-    except KeyError:
-        answer = {"reason": f"Talorys does not read text from {content_type} files."}
     except Unreadable as error:
         answer = {"reason": str(error)}
     except MemoryError:

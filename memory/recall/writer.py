@@ -5,6 +5,7 @@ entries from every source, then vectors for them.
   changed, leaves a tombstone for what is gone, and embeds every entry whose vector is missing
   or stale (another content or another embedder). ``full=True`` also re-embeds every vector.
   The catch-up task and ``manage.py talorys_reindex`` call it.
+- ``reindex_items(kind=, ids=)`` writes the entries of the items named, at once (an import).
 - ``reindex_recent(limit=)`` is the lazy pass a turn makes before it recalls: the items changed
   since the last pass (the change log; new messages), and at most ``limit`` vectors.
 
@@ -34,7 +35,7 @@ from memory.embeddings import Embedder
 from memory.models import IndexState, RecallEntry
 from memory.recall.clock import CLOCK_COLUMNS, READ_CLOCK
 from memory.recall.index import INDEX, STATE_COLUMNS
-from memory.recall.sources import Doc, RecallSource, sources
+from memory.recall.sources import Doc, RecallSource, source, sources
 from memory.recall.text import content_hash
 from talorys.history.selectors import changed_since
 from talorys.lib.errors import BudgetExhausted
@@ -304,6 +305,15 @@ def reindex(*, full: bool = False, embed_limit: int | None = None) -> ReindexRep
     report.kinds = {
         src.kind: RecallEntry.objects.filter(kind=src.kind, live=True).count() for src in sources()
     }
+    return report
+
+
+def reindex_items(*, kind: str, ids: set[int]) -> ReindexReport:
+    """Entries for these items of ``kind`` now (an import's batch, imports/services.py): their
+    words, so search and recall find them at once; their vectors are the catch-up's, which
+    embeds every entry that has none."""
+    report = ReindexReport()
+    _sync_kind(source(kind), set(ids), report)
     return report
 
 

@@ -2,7 +2,13 @@
 the owner's settling of a contradiction (contradictions.py), the checks of its fields
 (checks.py) and the recall index (memory/recall/writer.py)."""
 
-from memory.recall.writer import ReindexReport, reindex, reindex_after_reply, reindex_recent
+from memory.recall.writer import (
+    ReindexReport,
+    reindex,
+    reindex_after_reply,
+    reindex_items,
+    reindex_recent,
+)
 from memory.services.checked import (
     Remembered,
     memory_correct_checked,
@@ -39,5 +45,6 @@ __all__ = [
     "reindex",
     "remembered_note",
     "reindex_after_reply",
+    "reindex_items",
     "reindex_recent",
 ]

@@ -134,3 +134,18 @@ def data_dir_storages(path: Path) -> dict[str, dict[str, Any]]:
             "OPTIONS": {"location": path / "files", "file_permissions_mode": PRIVATE_FILE_MODE},
         },
     }
+
+
+def database_pool_options() -> dict[str, float]:
+    """psycopg_pool's options for PostgreSQL (Django 5.1+ pools when OPTIONS has "pool").
+
+    A chat turn gives its connection back after each short trip to the database
+    (agent/runner/db.py), so a few connections serve many concurrent turns; a request that finds
+    none free within the timeout is answered 503 SERVICE_UNAVAILABLE (talorys/lib/errors.py), and
+    the process never opens more than max_size, whatever the load.
+    """
+    return {
+        "min_size": env_int("TALORYS_DB_POOL_MIN_SIZE", 2),
+        "max_size": env_int("TALORYS_DB_POOL_MAX_SIZE", 10),
+        "timeout": env_float("TALORYS_DB_POOL_TIMEOUT_SECONDS", 10),
+    }

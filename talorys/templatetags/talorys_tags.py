@@ -90,7 +90,7 @@ MAIN_NAV = (
     NavLink("Notifications", "notifications"),
     NavLink("Bin", "bin"),
     NavLink("Usage", "usage"),
-    NavLink("Backup", "backup"),
+    NavLink("Backup", "backup", also=("/imports/",)),
     NavLink("Settings", "settings"),
 )
 

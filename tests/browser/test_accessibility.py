@@ -40,6 +40,7 @@ PAGES = [
     "/settings/",
     "/usage/",
     "/backup/",
+    "/imports/",
 ]
 
 

@@ -150,3 +150,12 @@ def test_a_purge_keeps_a_blob_another_file_uses(api, django_capture_on_commit_ca
     assert purged  # the release was asked for, and kept the blob
     assert len(stored_blobs()) == 1
     assert files_storage().exists(blob_name(File.objects.get().sha256))
+
+
+def test_a_file_whose_content_is_lost_answers_404(api):
+    file_id = post_file(api, "a.txt", b"words").json()["id"]
+    for blob in stored_blobs():
+        blob.unlink()
+    missing = api.get(f"/api/files/{file_id}/content")
+    assert missing.status_code == 404
+    assert "missing from storage" in missing.json()["error"]["message"]

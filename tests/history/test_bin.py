@@ -320,5 +320,6 @@ def test_the_api_s_kinds_are_the_registry_s(api):
         "memory",
         "automation",
         "conversation",
+        "import",
         "file",
     }

@@ -22,7 +22,17 @@ from celery import Celery
 from channels.routing import ProtocolTypeRouter
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("config", "talorys", "agent", "files", "memory", "approvals", "automations", "backup")
+APPS = (
+    "config",
+    "talorys",
+    "agent",
+    "files",
+    "memory",
+    "approvals",
+    "automations",
+    "backup",
+    "imports",
+)
 
 
 # --- reading the files -------------------------------------------------------------------------

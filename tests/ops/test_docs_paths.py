@@ -11,7 +11,7 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("talorys", "agent", "memory", "approvals", "automations", "backup")
+APPS = ("talorys", "agent", "memory", "approvals", "automations", "backup", "imports")
 SKIP = {".git", ".venv", "data", "node_modules", "__pycache__"}
 TOP = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and p.name not in SKIP)
 EXTENSIONS = "py|js|css|html|md|toml|yaml|yml|json|lock|in|txt|sh"

@@ -32,6 +32,7 @@ def test_installed_first_party_apps_are_the_repository_packages():
         "approvals",
         "automations",
         "backup",
+        "imports",
     }
 
 
