@@ -35,6 +35,14 @@ REPORT = text_pdf(
 
 
 @pytest.fixture
+def live_server_env() -> dict[str, str]:
+    """A daphne of its own environment starts the usual way, with this test's data dir (a
+    forked one has its parent's: tests/forked_daphne.py), which the worker must share: the
+    embedded broker's queue and the files' storage are there. The variable itself is unread."""
+    return {"TALORYS_TEST_SHARED_DATA_DIR": "1"}
+
+
+@pytest.fixture
 def worker(live_server_url, tmp_path, live_server_env) -> Iterator[subprocess.Popen]:
     """``celery worker`` with the live daphne's environment: its broker and its files."""
     log = tmp_path / "worker.log"
