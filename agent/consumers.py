@@ -1,7 +1,7 @@
 """The chat WebSocket (/ws/chat/): transport only. Frames in, runner events out.
 
 Frames: ``{"type": "send", "text", "conversation_id"?, "retry"?, "regenerate"?, "edit"?,
-"message_id"?}`` starts a turn (schemas.SendFrame) and follows it;
+"message_id"?, "attachments"?}`` starts a turn (schemas.SendFrame) and follows it;
 ``{"type": "attach", "conversation_id", "last_event_id"?}`` follows a conversation's running
 reply, wherever it runs, or answers its current state (agent/live/attach.py);
 ``{"type": "cancel", "conversation_id"}`` stops one (in whichever process runs it). Every event

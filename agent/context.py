@@ -26,6 +26,12 @@ SUMMARY_MAX_TOKENS = 800
 HISTORY_RESERVE_TOKENS = 600
 HISTORY_FLOOR_TOKENS = 500
 
+# The attached files' text (files_context) may take up to this share of what the system prompt
+# leaves of the context, in characters (4 a token, as estimate_tokens counts); the history gets
+# the rest. A floor so a small context still shows a page of a file.
+ATTACHMENTS_SHARE = 0.5
+ATTACHMENTS_FLOOR_CHARS = 2_000
+
 SUMMARY_SYSTEM = "You write compact, factual conversation summaries."
 
 
@@ -51,6 +57,12 @@ def history_budget(*, max_context_tokens: int, system_prompt: str) -> int:
         HISTORY_FLOOR_TOKENS,
         max_context_tokens - estimate_tokens(system_prompt) - HISTORY_RESERVE_TOKENS,
     )
+
+
+def attachments_budget(*, max_context_tokens: int, system_prompt: str) -> int:
+    """How many characters of the attached files' text the turn's prompt may carry."""
+    left = max_context_tokens - estimate_tokens(system_prompt) - HISTORY_RESERVE_TOKENS
+    return max(ATTACHMENTS_FLOOR_CHARS, int(left * 4 * ATTACHMENTS_SHARE))
 
 
 IMPORTED_FRAME = (

@@ -111,6 +111,9 @@ class Message(models.Model):
     parent = models.ForeignKey(
         "self", on_delete=models.CASCADE, null=True, blank=True, related_name="children"
     )
+    # The files the owner attached to this message (files/): their text goes to the model with
+    # the message's turn (runner/inputs.py). A binned file stays listed; a purged one drops out.
+    attachments = models.ManyToManyField("files.File", blank=True, related_name="messages")
     # Set when the message leaves the active branch (a regenerate, an edit, a switch to another
     # branch); cleared when a switch brings it back. It is kept, but out of the model's history,
     # the conversation's page and recall. Nothing is deleted.

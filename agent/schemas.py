@@ -9,9 +9,12 @@ from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from agent.activity import ShownActivity, shown_activity
+from agent.attachments import MAX_ATTACHMENTS
 from agent.models import Conversation, Message, Origin
 from agent.rerun import rerun_chosen
 from agent.services import MAX_MESSAGE_CHARS
+from files.models import File
+from files.selectors import file_link
 from talorys.history.schemas import ChangeOut
 from talorys.lib.markdown import render_markdown
 from talorys.lib.search import QUERY_MAX
@@ -36,6 +39,9 @@ class _TurnAsk(BaseModel):
     # A new conversation's model (one GET /api/models lists; null: the default). An existing
     # conversation's is changed by PATCH /api/conversations/{id}.
     model: str | None = Field(None, max_length=Conversation.MODEL_MAX)
+    # Files to attach to the owner's message (ids from POST /api/files), each a live file; a
+    # retry or a regenerate keeps the message's own. Their text goes to the model with it.
+    attachments: list[Id] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
 
 
 class ChatIn(In, _TurnAsk):
@@ -96,6 +102,27 @@ class ConversationOut(Schema):
         return conversation.model or None
 
 
+class AttachmentOut(Schema):
+    """A file attached to an owner's message, as the message shows it."""
+
+    id: int
+    name: str
+    content_type: str
+    size: int
+    status: str
+    # The file's content for the browser (files/urls.py); "" once the file is in the bin.
+    url: str
+    binned: bool
+
+    @staticmethod
+    def resolve_url(file: File) -> str:
+        return "" if file.deleted_at else file_link(file.pk)
+
+    @staticmethod
+    def resolve_binned(file: File) -> bool:
+        return file.deleted_at is not None
+
+
 class MessageOut(Schema):
     id: int
     role: Message.Role
@@ -116,6 +143,12 @@ class MessageOut(Schema):
     # it (an earlier or later edit of it, another version of the reply), oldest first. Show
     # another with POST /api/conversations/{id}/branch.
     siblings: list[int] = []
+    # The files the owner attached to it, in the order given; [] on a reply.
+    attachments: list[AttachmentOut] = []
+
+    @staticmethod
+    def resolve_attachments(obj: Message) -> list[File]:
+        return list(obj.attachments.all()) if obj.role == Message.Role.USER else []
 
     @staticmethod
     def resolve_html(obj: Message) -> str:
@@ -174,6 +207,7 @@ def turn_request(body: _TurnAsk) -> dict[str, Any]:
         "rerun": rerun_chosen(retry=body.retry, regenerate=body.regenerate, edit=body.edit),
         "message_id": body.message_id,
         "model": body.model,
+        "attachments": list(body.attachments),
     }
 
 

@@ -25,6 +25,7 @@ from agent.context import HistoryEntry, client_history_as_data, imported_as_data
 from agent.models import Conversation, Message, Origin
 from approvals.models import PendingAction
 from approvals.selectors import pending_action_outcomes, pending_action_status
+from files.models import File
 from memory.recall.sources import Doc, RecallSource
 from talorys.history.models import Change
 from talorys.history.selectors import change_list, changed_since
@@ -68,7 +69,12 @@ def conversation_with_messages(*, conversation_id: int) -> Conversation:
     conversation = (
         Conversation.objects.live()
         .filter(pk=conversation_id)
-        .prefetch_related(Prefetch("messages", queryset=shown_messages().order_by("id")))
+        .prefetch_related(
+            Prefetch("messages", queryset=shown_messages().order_by("id")),
+            # A binned file is still shown on the message that carried it (marked so); the
+            # files in the order they were uploaded.
+            Prefetch("messages__attachments", queryset=File.objects.order_by("id")),
+        )
         .first()
     )
     if conversation is None:

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agent.attachments import attachments_checked, message_attachments_set
 from agent.models import Conversation, Message, Origin
 from agent.rerun import Rerun, check_rerun, turn_target
 from agent.selectors import conversation_get
@@ -63,6 +64,8 @@ class TurnStart:
     replaced_message_ids: tuple[int, ...] = ()
     tool_mode: Mode = "chat"  # its tools (talorys/lib/tools.py): "read" under a read token
     proposer: str = ""  # a /v1 turn: its client by name, on the approvals it proposes
+    # The files attached to the owner's message, in the order given (runner/inputs.py).
+    attachments: tuple[int, ...] = ()
 
 
 def conversation_title(*, text: str) -> str:
@@ -263,6 +266,7 @@ def turn_begin(
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
     model: str | None = None,
+    attachments: list[int] | None = None,
 ) -> TurnStart:
     """Claim the conversation (making it, of ``origin``, when new, asking ``model``: see
     ``model_checked``; an existing one's is changed by ``conversation_model_set``), save the
@@ -271,14 +275,17 @@ def turn_begin(
 
     A retry, a regenerate or an edit (``rerun``) re-runs an owner message (agent/rerun.py); a
     regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
+
+    ``attachments``: live files for a new or edited message (agent/attachments.py).
     """
     check_rerun(conversation_id=conversation_id, rerun=rerun, message_id=message_id)
+    files = attachments_checked(attachments or [], rerun=rerun)
     turn_id = secrets.token_hex(16)
     if rerun not in ("retry", "regenerate"):
         text = _clean_owner_text(text)
     if conversation_id is None:
         return _turn_begin_new(
-            text=text, turn_id=turn_id, origin=origin, model=model_checked(model)
+            text=text, turn_id=turn_id, origin=origin, model=model_checked(model), files=files
         )
     if model is not None:
         raise field_refused(
@@ -297,14 +304,16 @@ def turn_begin(
                 message_id=message_id,
             )
             return _turn_messages_save(
-                turn_id=turn_id, owner_message=owner_message, replaced=replaced
+                turn_id=turn_id, owner_message=owner_message, replaced=replaced, files=files
             )
     except BaseException:
         turn_release(conversation_id=conversation_id, turn_id=turn_id)
         raise
 
 
-def _turn_begin_new(*, text: str, turn_id: str, origin: Origin, model: str) -> TurnStart:
+def _turn_begin_new(
+    *, text: str, turn_id: str, origin: Origin, model: str, files: list[int]
+) -> TurnStart:
     """``turn_begin`` in a new conversation, made with the turn's lease already held."""
     title = first_title(text=text)
     with transaction.atomic():
@@ -314,7 +323,9 @@ def _turn_begin_new(*, text: str, turn_id: str, origin: Origin, model: str) -> T
         owner_message = Message.objects.create(
             conversation=conversation, role=Message.Role.USER, content=text
         )
-        return _turn_messages_save(turn_id=turn_id, owner_message=owner_message, title=title)
+        return _turn_messages_save(
+            turn_id=turn_id, owner_message=owner_message, title=title, files=files
+        )
 
 
 def interrupted_replies_close(*, conversation_id: int) -> None:
@@ -334,10 +345,13 @@ def _turn_messages_save(
     owner_message: Message,
     title: str | None = None,
     replaced: tuple[int, ...] = (),
+    files: list[int] | None = None,
 ) -> TurnStart:
     """Save the owner's message when new, and the streaming reply; the turn's TurnStart."""
-    if owner_message.pk is None:
+    new = owner_message.pk is None
+    if new:
         owner_message.save()  # first: the owner's message always has the smaller id
+    attached = message_attachments_set(message=owner_message, files=files or [], new=new)
     reply = Message.objects.create(
         conversation_id=owner_message.conversation_id,
         role=Message.Role.ASSISTANT,
@@ -353,6 +367,7 @@ def _turn_messages_save(
         text=owner_message.content,
         title=title,
         replaced_message_ids=replaced,
+        attachments=attached,
     )
 
 

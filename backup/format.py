@@ -55,6 +55,7 @@ from backup.rows import (
     FileRow,
     MemoryRevisionRow,
     MemoryRow,
+    MessageAttachmentRow,
     MessageRow,
     NoteRow,
     NotificationRow,
@@ -206,6 +207,14 @@ KINDS: tuple[KindSpec, ...] = (
         Message,
         MessageRow,
         refs={"conversation_id": "conversations", "parent_id": "messages"},
+        policy="history",
+    ),
+    # The files attached to the owner's messages: history, like the messages themselves.
+    KindSpec(
+        "message_attachments",
+        Message.attachments.through,
+        MessageAttachmentRow,
+        refs={"message_id": "messages", "file_id": "files"},
         policy="history",
     ),
     KindSpec("pending_actions", PendingAction, PendingActionRow, policy="history"),

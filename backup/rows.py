@@ -292,6 +292,13 @@ class MessageRow(Row):
     updated_at: BoundedDatetime
 
 
+class MessageAttachmentRow(Row):
+    """A file attached to an owner's message (agent.Message.attachments)."""
+
+    message_id: Id
+    file_id: Id
+
+
 class PendingActionRow(Row):
     tool: Annotated[str, Field(max_length=_width(PendingAction, "tool")), ONE_LINE]
     target_id: int = Field(ge=-(2**63), le=2**63 - 1)
@@ -362,6 +369,7 @@ class SettingsRow(Row):
     max_tool_calls_per_turn: int = _bounded("max_tool_calls_per_turn")
     max_output_tokens: int = _bounded("max_output_tokens")
     max_context_tokens: int = _bounded("max_context_tokens")
+    model_sees_images: bool = False
     semantic_enabled: bool = True
     embeddings_base_url: Annotated[str, Field(max_length=OwnerSettings.URL_MAX), ONE_LINE] = ""
     embeddings_model: Annotated[str, Field(max_length=OwnerSettings.MODEL_NAME_MAX), ONE_LINE] = ""

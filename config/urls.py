@@ -23,5 +23,6 @@ urlpatterns = [
     path("", include("approvals.urls")),
     path("", include("automations.urls")),
     path("", include("backup.urls")),
+    path("", include("files.urls")),
     path("", include("imports.urls")),
 ]

@@ -7,19 +7,15 @@ from ninja import File as Upload
 from ninja import Query, Router, Status, UploadedFile
 from ninja.pagination import paginate
 
-from files import selectors, services, storage
+from files import selectors, services
 from files.models import File
+from files.responses import file_content_response
 from files.schemas import FileFilters, FileOut
 from talorys.accounts.auth import request_actor
-from talorys.lib.errors import NotFound
 from talorys.web.pagination import Pagination
 from talorys.web.schemas import ErrorOut
 
 router = Router(tags=["files"])
-
-# Shown in the browser: a PDF (its viewer opens at #page=N) and the accepted images. Anything
-# else, HTML above all, is a download: an uploaded page never runs as ours.
-INLINE_TYPES = {"application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
 @router.post("", response={201: FileOut, 415: ErrorOut})
@@ -46,20 +42,7 @@ def file_get(request: HttpRequest, file_id: int) -> File:
 def file_content(request: HttpRequest, file_id: int) -> FileResponse:
     """The bytes as uploaded, with the sniffed type; a PDF or an image is shown inline,
     anything else downloads."""
-    file = selectors.file_get(file_id=file_id)
-    try:
-        content = storage.files_storage().open(storage.blob_name(file.sha256), "rb")
-    except FileNotFoundError as error:  # lost from storage here (a restore without it)
-        raise NotFound(f"The content of file {file_id} is missing from storage.") from error
-    response = FileResponse(
-        content,
-        content_type=file.content_type,
-        as_attachment=file.content_type not in INLINE_TYPES,
-        filename=file.name,
-    )
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = "private, max-age=3600"
-    return response
+    return file_content_response(selectors.file_get(file_id=file_id))
 
 
 @router.delete("/{int:file_id}", response={204: None})

@@ -252,3 +252,28 @@ def files_context(*, file_ids: list[int], query: str, budget_chars: int) -> File
     shown = [passages[n] for n in chosen]
     text = "\n\n".join([*notes, *(f"{p.label}\n{p.text}" for p in shown)])
     return FilesContext(text=text, passages=shown, whole=len(shown) == len(passages), notes=notes)
+
+
+# --- where the files were used ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UsedIn:
+    conversation_id: int
+    title: str
+
+
+def files_used_in(*, file_ids: list[int]) -> dict[int, list[UsedIn]]:
+    """Per file, the conversations (not in the bin) whose messages carry it, newest first. Read
+    through the relation agent.Message.attachments declares (``messages``): this app sits below
+    agent and imports nothing of it."""
+    used: dict[int, list[UsedIn]] = {pk: [] for pk in file_ids}
+    rows = (
+        File.objects.filter(pk__in=file_ids, messages__conversation__deleted_at__isnull=True)
+        .values_list("pk", "messages__conversation_id", "messages__conversation__title")
+        .order_by("pk", "-messages__conversation_id")
+        .distinct()
+    )
+    for pk, conversation_id, title in rows:
+        used[pk].append(UsedIn(conversation_id, title or f"Conversation {conversation_id}"))
+    return used

@@ -52,6 +52,7 @@ class ImportedItem(models.Model):
         CONVERSATION = "conversation"
         MESSAGE = "message"
         NOTE = "note"
+        FILE = "file"  # a vault's attachment (files/)
 
     EXTERNAL_ID_MAX = 500
 
@@ -71,6 +72,9 @@ class ImportedItem(models.Model):
     )
     note = models.ForeignKey(
         Note, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    file = models.ForeignKey(
+        "files.File", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
 
     class Meta:

@@ -26,7 +26,7 @@ class ImportOut(Schema):
     source: str
     kind: str
     name: str
-    counts: dict[str, int]  # added: conversations, messages, notes; attachments not imported
+    counts: dict[str, int]  # added: conversations, messages, notes, files; attachments in all
     lines: list[str]
     total: int  # messages and notes recall indexes
     indexed: int  # of those, indexed so far

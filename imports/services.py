@@ -31,10 +31,13 @@ from django.db.models import F
 from agent.imported_conversations import ImportedMessage, conversation_from_import
 from agent.models import Conversation
 from agent.services import conversation_delete, conversation_restore
+from files.models import File
+from files.services import file_delete, file_restore
 from imports.models import ImportedItem, ImportRun, Source
 from imports.readers.archive import Export, export_open
-from imports.readers.items import Chat, VaultNote
+from imports.readers.items import Chat, VaultFile, VaultNote
 from imports.readers.vault import with_tags
+from imports.vault_files import vault_file_add
 from memory.services import reindex_items
 from talorys.history.bin import bin_move_in, bin_move_out, latest_delete
 from talorys.history.changes import change_record, change_revert
@@ -51,6 +54,7 @@ from talorys.workspace.services.notes import note_create, note_delete, note_rest
 FIRST_MAX = 10
 # Items per recall batch (each one transaction of the index, and a step of ``indexed``).
 INDEX_BATCH = 500
+REFUSED_SHOWN = 5  # the refused attachments a report names; the rest are counted
 IMPORT_SOURCE = "import"  # the run's entry in the change log (listed, as a backup import's)
 
 
@@ -60,8 +64,10 @@ class ImportReport(TypedDict):
     source: str
     kind: str  # the source in words
     counts: dict[str, int]  # in the file: conversations, messages, notes, attachments
-    added: dict[str, int]  # what the import adds (would add): conversations, messages, notes
-    here: dict[str, int]  # met again: conversations, notes; "changed": with newer messages
+    # What the import adds (would add): conversations, messages, notes, files (a vault's
+    # attachments; a preview counts them all, as it reads no file's content).
+    added: dict[str, int]
+    here: dict[str, int]  # met again: conversations, notes, files; "changed": newer messages
     first: list[str]  # the titles of the first items it adds
     lines: list[str]  # what the owner should know, in sentences
 
@@ -79,8 +85,9 @@ class _Tally:
             "notes": 0,
             "attachments": export.attachments,
         }
-        self.added = {"conversations": 0, "messages": 0, "notes": 0}
-        self.here = {"conversations": 0, "notes": 0, "changed": 0}
+        self.added = {"conversations": 0, "messages": 0, "notes": 0, "files": 0}
+        self.here = {"conversations": 0, "notes": 0, "files": 0, "changed": 0}
+        self.refused: list[str] = []  # attachments the files app refused, with why
         self.first: list[str] = []
         self.too_long = export.too_long
 
@@ -90,14 +97,22 @@ class _Tally:
 
     def lines(self, *, dry_run: bool) -> list[str]:
         lines = []
-        if self.counts["attachments"]:
-            lines.append(f"{counted(self.counts['attachments'], 'attachment')} not imported yet.")
+        if self.added["files"]:
+            verb = "would be" if dry_run else "were"
+            lines.append(f"{counted(self.added['files'], 'attachment')} {verb} added to Files.")
+        if self.refused:
+            shown = "; ".join(self.refused[:REFUSED_SHOWN])
+            more = len(self.refused) - REFUSED_SHOWN
+            lines.append(
+                f"{counted(len(self.refused), 'attachment')} not imported: {shown}"
+                + (f"; and {more} more." if more > 0 else "")
+            )
         if self.too_long:
             lines.append(
                 f"{counted(self.too_long, 'note')} longer than {Note.CONTENT_MAX} characters "
                 "not imported."
             )
-        met = self.here["conversations"] + self.here["notes"]
+        met = self.here["conversations"] + self.here["notes"] + self.here["files"]
         if met:
             lines.append(
                 f"{counted(met, 'item')} already here from an earlier import: left as they are."
@@ -197,12 +212,28 @@ def _note(note: VaultNote, tally: _Tally, run: ImportRun | None) -> None:
     )
 
 
+def _attachment(attachment: VaultFile, tally: _Tally, run: ImportRun | None) -> None:
+    """A vault's attachment as one of the owner's files, unless this vault's import brought it
+    already; one the files app refuses (its type, its size) is named in the report."""
+    external = attachment.external_id[: ImportedItem.EXTERNAL_ID_MAX]
+    if external in _known(Source.VAULT, ImportedItem.Kind.FILE, [external]):
+        tally.here["files"] += 1
+        return
+    refused = vault_file_add(attachment, run=run) if run is not None else None
+    if isinstance(refused, str):
+        tally.refused.append(f"{attachment.path} ({refused})")
+    else:
+        tally.added["files"] += 1
+
+
 def _read(export: Export, tally: _Tally, run: ImportRun | None) -> None:
     for item in export.items():
         if isinstance(item, Chat):
             _chat(item, export.source, tally, run)
         else:
             _note(item, tally, run)
+    for attachment in export.files():
+        _attachment(attachment, tally, run)
 
 
 def import_file(*, stream: IO[bytes], name: str = "", dry_run: bool = False) -> ImportReport:
@@ -239,7 +270,7 @@ def import_file(*, stream: IO[bytes], name: str = "", dry_run: bool = False) -> 
 def _run_finish(run: ImportRun, tally: _Tally) -> None:
     run.counts = {**tally.added, "attachments": tally.counts["attachments"]}
     run.notes = tally.lines(dry_run=False)
-    run.total = tally.added["messages"] + tally.added["notes"]
+    run.total = tally.added["messages"] + tally.added["notes"] + tally.added["files"]
     run.save(update_fields=["counts", "notes", "total"])
     change_record(
         kind=IMPORT.name,
@@ -303,13 +334,19 @@ def import_delete(*, import_id: int, actor: Actor = OWNER) -> None:
                 "note_id", flat=True
             )
         )
+        files = list(
+            items.filter(file__deleted_at__isnull=True, file__isnull=False).values_list(
+                "file_id", flat=True
+            )
+        )
         for conversation_id in conversations:
             conversation_delete(conversation_id=conversation_id, actor=actor)
         for note_id in notes:
             note_delete(note_id=note_id, actor=actor)
-        bin_move_in(
-            IMPORT, import_id, actor, detail={"conversations": conversations, "notes": notes}
-        )
+        for file_id in files:
+            file_delete(file_id=file_id, actor=actor)
+        detail = {"conversations": conversations, "notes": notes, "files": files}
+        bin_move_in(IMPORT, import_id, actor, detail=detail)
 
 
 def import_revert(*, import_id: int, actor: Actor = OWNER) -> list[Change]:
@@ -337,13 +374,16 @@ def import_restore(*, import_id: int, actor: Actor = OWNER, change: Change | Non
         notes = Note.objects.filter(pk__in=detail.get("notes", []), deleted_at__isnull=False)
         for note_id in notes.values_list("pk", flat=True):
             note_restore(note_id=note_id, actor=actor)
+        files = File.objects.filter(pk__in=detail.get("files", []), deleted_at__isnull=False)
+        for file_id in files.values_list("pk", flat=True):
+            file_restore(file_id=file_id, actor=actor)
 
 
 def _title(run: ImportRun) -> str:
     added = run.counts or {}
     parts = [
         counted(added[f"{noun}s"], noun)
-        for noun in ("conversation", "note")
+        for noun in ("conversation", "note", "file")
         if added.get(f"{noun}s")
     ]
     return f"{run}" + (f" ({', '.join(parts)})" if parts else "")

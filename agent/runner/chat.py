@@ -114,6 +114,7 @@ async def begin_turn(
     message_id: int | None = None,
     origin: Origin = Origin.LIVE,
     model: str | None = None,
+    attachments: list[int] | None = None,
 ) -> services.TurnStart:
     """Claim the conversation and save the owner's message; raises AppError (VALIDATION,
     NOT_FOUND, CONFLICT) before anything is kept. Follow it with ``stream_turn``. ``rerun``,
@@ -133,6 +134,7 @@ async def begin_turn(
         message_id=message_id,
         origin=origin,
         model=model,
+        attachments=attachments,
     )
     claimed(start, began)
     embeddings.query_prefetch(start.text)

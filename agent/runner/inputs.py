@@ -17,12 +17,15 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 
 from agent import context, prompt, selectors, services
+from agent.attachments import image_urls
 from agent.models import Message
 from agent.runner.db import db, together
 from agent.runner.lease import TurnLease
 from agent.runner.model_loop import CHAT_BUDGETS, reserve_step
 from agent.runner.opening import Opening, summary_upto
 from agent.runner.phases import Phases
+from files.models import File
+from files.selectors import files_context
 from memory import selectors as memory_selectors
 from talorys.owner.models import OwnerSettings
 from talorys.owner.selectors import (
@@ -54,6 +57,11 @@ class TurnInputs:
     outcomes: list[str] = field(default_factory=list)
     # Chat turns only: items related to the owner's message (recall), for the prompt.
     related: list[str] = field(default_factory=list)
+    # Chat turns only: the text of the files attached to the owner's message (files_context),
+    # and their images as data: URLs when the model sees images (OwnerSettings).
+    attached: str = ""
+    images: list[str] = field(default_factory=list)
+    sees_images: bool = False
 
     def system_prompt(self, *, summary: str = "", outcomes: list[str] | None = None) -> str:
         return prompt.system_prompt(
@@ -63,6 +71,7 @@ class TurnInputs:
             summary=summary,
             outcomes=outcomes,
             related=self.related,
+            attached=self.attached,
         )
 
 
@@ -91,6 +100,7 @@ def _inputs(owner: OwnerSettings, *, memories: list[str], related: list[str]) ->
         max_tool_calls=owner.max_tool_calls_per_turn,
         max_output_tokens=owner.max_output_tokens,
         max_context_tokens=owner.max_context_tokens,
+        sees_images=owner.model_sees_images,
     )
 
 
@@ -186,10 +196,38 @@ async def read_chat_inputs(
     return inputs
 
 
+def attached_files(
+    *, file_ids: tuple[int, ...], query: str, budget_chars: int, sees_images: bool
+) -> tuple[str, list[str]]:
+    """The attached files' text for the prompt, of those still live (a retry's file may have
+    gone to the bin since), the passages most relevant to ``query`` when not all fit; and,
+    for a model that sees images, the images as data: URLs (attachments.image_urls)."""
+    live = {f.pk: f for f in File.objects.live().filter(pk__in=file_ids)}
+    if not live:
+        return "", []
+    ids = [pk for pk in file_ids if pk in live]
+    context_ = files_context(file_ids=ids, query=query, budget_chars=budget_chars)
+    if not sees_images:
+        return context_.text, []
+    images, notes = image_urls([live[pk] for pk in ids])
+    kept = [note for note in context_.notes if not any(note.startswith(k) for k in notes)]
+    labelled = [f"{p.label}\n{p.text}" for p in context_.passages]
+    return "\n\n".join([*kept, *notes.values(), *labelled]), images
+
+
 async def _choose_window(
     start: services.TurnStart, inputs: TurnInputs, conversation: _Conversation
 ) -> None:
     inputs.history = conversation.history
+    if start.attachments:  # one more trip, only for a message with files
+        inputs.attached, inputs.images = await db(attached_files)(
+            file_ids=start.attachments,
+            query=start.text,
+            budget_chars=context.attachments_budget(
+                max_context_tokens=inputs.max_context_tokens, system_prompt=inputs.system_prompt()
+            ),
+            sees_images=inputs.sees_images,
+        )
     # Chosen here: the window is a pure function of what was just read, and the outcomes need
     # to know which replies it keeps.
     # Measured without the summary: HISTORY_RESERVE_TOKENS keeps room for it. The outcome notes

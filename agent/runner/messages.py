@@ -77,4 +77,7 @@ async def turn_messages(
     ):
         summary = await _summarize(provider, lease, start, inputs, window)
     system = inputs.system_prompt(summary=summary, outcomes=inputs.outcomes)
-    return [ChatMessage(role="system", content=system), *context.window_messages(window)]
+    history = context.window_messages(window)
+    if inputs.images and history and history[-1].role == "user":  # the message answered
+        history[-1].images = inputs.images
+    return [ChatMessage(role="system", content=system), *history]

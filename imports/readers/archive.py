@@ -30,7 +30,7 @@ from django.conf import settings
 
 from imports.models import Source
 from imports.readers.chats import READERS, chat_kind
-from imports.readers.items import Chat, VaultNote
+from imports.readers.items import Chat, VaultFile, VaultNote
 from imports.readers.vault import vault_note, vault_path_kind
 from talorys.lib.errors import ValidationFailed
 from talorys.workspace.models import Note
@@ -61,7 +61,8 @@ class Export:
 
     source: Source
     items: Callable[[], Iterator[Item]]
-    attachments: int = 0  # files of a vault that are not notes: not imported yet
+    attachments: int = 0  # files of a vault that are not notes: imported as files
+    files: Callable[[], Iterator[VaultFile]] = lambda: iter(())
     too_long: int = 0  # notes past Note.CONTENT_MAX: not imported
 
 
@@ -245,9 +246,25 @@ def _vault(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo]) -> Export:
             when = dt.datetime(*entry.date_time, tzinfo=dt.UTC)
             yield vault_note(entry.filename.removeprefix(root), raw, when)
 
+    def read(entry: zipfile.ZipInfo) -> Callable[[], bytes]:
+        def bytes_of() -> bytes:
+            try:
+                return archive.read(entry)
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
+                raise ValidationFailed(f"The zip is damaged ({error}).") from error
+
+        return bytes_of
+
+    others = sorted((e for e, kind in kept if kind == "attachment"), key=lambda e: e.filename)
+
+    def files() -> Iterator[VaultFile]:
+        for entry in others:
+            yield VaultFile(entry.filename.removeprefix(root), entry.file_size, read(entry))
+
     return Export(
         source=Source.VAULT,
         items=items,
+        files=files,
         attachments=len(kept) - len(notes),
         too_long=len(notes) - len(fitting),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,3 +67,17 @@ def instant(value: Any) -> dt.datetime | None:
 def text_of(value: Any) -> str:
     """A string from the export, without NUL (PostgreSQL refuses it); "" for anything else."""
     return without_nul(value) if isinstance(value, str) else ""
+
+
+@dataclass
+class VaultFile:
+    """A vault's file that is not a note (an image, a PDF): imported as one of the owner's files
+    (files.services.file_create), which accepts or refuses it by its content."""
+
+    path: str  # within the vault
+    size: int  # as the zip's directory declares it (checked, archive.py)
+    read: Callable[[], bytes]
+
+    @property
+    def external_id(self) -> str:
+        return f"file:{self.path}"

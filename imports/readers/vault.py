@@ -9,7 +9,8 @@
   to a project here.)
 - ``[[links]]`` and the rest of the Markdown are kept as written.
 - ``.obsidian/`` (the app's settings), ``.trash/`` and dot files are not notes; any other
-  file (an image, a PDF) is an attachment: counted, not imported yet.
+  file (an image, a PDF) is an attachment: imported as one of the owner's files (files/),
+  unless the files app refuses its type or size (then named in the import's report).
 
 The front matter is YAML, read with PyYAML's ``safe_load`` (plain data only: no object is
 built from a tag in the file). Front matter that is not valid YAML is left in the note's text.

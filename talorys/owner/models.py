@@ -80,6 +80,10 @@ class OwnerSettings(models.Model):
     max_tool_calls_per_turn = _limit("max_tool_calls_per_turn", 12, small=True)
     max_output_tokens = _limit("max_output_tokens", 1024)
     max_context_tokens = _limit("max_context_tokens", 8000)
+    # Whether the model sees images: an image attached to a message then goes to it as an image
+    # part (agent/runner/messages.py); off, the model is told an image it cannot see is there.
+    # Off by default: a text-only model server may refuse the whole request over one.
+    model_sees_images = models.BooleanField(default=False)
     # Semantic recall: on by default, with the local embedder (nothing leaves the machine).
     semantic_enabled = models.BooleanField(default=True)
     embeddings_base_url = models.CharField(max_length=URL_MAX, blank=True, default="")

@@ -57,6 +57,8 @@ class SettingsPatch(In):
     max_output_tokens: Annotated[int | None, _bounds("max_output_tokens")] = None
     max_context_tokens: Annotated[int | None, _bounds("max_context_tokens")] = None
     # Left out keeps it; null is refused (the schema has no null).
+    model_sees_images: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
+    # Left out keeps it; null is refused (the schema has no null).
     semantic_enabled: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
     embeddings_base_url: Url | None = None
     embeddings_model: str | None = Field(None, max_length=OwnerSettings.MODEL_NAME_MAX)
@@ -84,6 +86,8 @@ class SettingsOut(Schema):
     max_tool_calls_per_turn: int
     max_output_tokens: int
     max_context_tokens: int
+    # Whether an attached image goes to the model as an image (the model can see images).
+    model_sees_images: bool
     semantic_enabled: bool
     # The embedder semantic recall uses when on ("none": keyword only), and what recall is now.
     embeddings_provider: EmbeddingsProviderKind

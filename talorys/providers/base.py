@@ -53,6 +53,8 @@ class ChatMessage:
     tool_calls: list[ToolCall] = field(default_factory=list)  # assistant messages
     tool_call_id: str = ""  # tool messages
     name: str = ""  # tool messages: the tool's name
+    # User messages: images (data: URLs) sent beside the text, to a model that sees images.
+    images: list[str] = field(default_factory=list)
 
 
 class ProviderError(AppError):

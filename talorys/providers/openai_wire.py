@@ -148,6 +148,10 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
                 for call in message.tool_calls
             ],
         }
+    if message.images:  # OpenAI's content parts: the text, then each image as a data URL
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+        parts += [{"type": "image_url", "image_url": {"url": url}} for url in message.images]
+        return {"role": message.role, "content": parts}
     return {"role": message.role, "content": message.content}
 
 

@@ -82,6 +82,7 @@ MAIN_NAV = (
     NavLink("Tasks", "tasks"),
     NavLink("Projects", "projects"),
     NavLink("Notes", "notes"),
+    NavLink("Files", "files"),
     NavLink("Memories", "memories"),
     NavLink("Automations", "automations"),
     NavLink("Approvals", "approvals"),

@@ -22,6 +22,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http.response import HttpResponseBase
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
@@ -31,7 +32,8 @@ from talorys.lib.wording import plain_parts
 
 PER_PAGE = 50
 T = TypeVar("T")
-View = Callable[..., HttpResponse]
+# A page or a file it serves (a FileResponse streams: an HttpResponseBase, not an HttpResponse).
+View = Callable[..., HttpResponseBase]
 
 
 def owner_page(*methods: str) -> Callable[[View], View]:

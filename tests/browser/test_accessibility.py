@@ -30,6 +30,7 @@ PAGES = [
     "/tasks/",
     "/projects/",
     "/notes/",
+    "/files/",
     "/memories/",
     "/automations/",
     "/notifications/",

@@ -70,3 +70,23 @@ def test_a_blob_already_here_is_kept_and_counted_unchanged(upload):
         "unchanged": 1,
         "kept": 0,
     }
+
+
+def test_a_messages_attachments_come_back_with_it(upload):
+    from agent.models import Conversation, Message
+
+    file = upload("notes.txt", b"the roof costs 4000 euros")
+    conversation = Conversation.objects.create(title="Roof")
+    message = Message.objects.create(conversation=conversation, role="user", content="Cost?")
+    message.attachments.add(file)
+    before = exported()
+    assert [(r["message_id"], r["file_id"]) for r in before["data"]["message_attachments"]] == [
+        (message.pk, file.pk)
+    ]
+    clear()
+    storage.blob_delete(file.sha256)
+
+    backup_import(source=json.dumps(before).encode())
+
+    restored = Message.objects.get(pk=message.pk)
+    assert list(restored.attachments.values_list("pk", flat=True)) == [file.pk]

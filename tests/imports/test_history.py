@@ -36,7 +36,7 @@ def test_the_same_file_imported_again_adds_nothing(api):
     notes_again = post(api, vault_zip()).json()
 
     assert preview["here"]["conversations"] == 1 and preview["first"] == []
-    assert again["added"] == {"conversations": 0, "messages": 0, "notes": 0}
+    assert again["added"] == {"conversations": 0, "messages": 0, "notes": 0, "files": 0}
     assert notes_again["added"]["notes"] == 0 and notes_again["here"]["notes"] == 3
     assert "Nothing new was imported." in again["lines"]
     assert _rows() == before
@@ -64,7 +64,7 @@ def test_a_conversation_that_went_on_elsewhere_is_left_as_it_is_and_said(api):
 
     report = post(api, chatgpt_zip([longer])).json()
 
-    assert report["here"] == {"conversations": 1, "notes": 0, "changed": 1}
+    assert report["here"] == {"conversations": 1, "notes": 0, "files": 0, "changed": 1}
     assert any("newer messages" in line for line in report["lines"])
     assert _rows() == before
 

@@ -43,7 +43,7 @@ def test_a_chatgpt_zip_is_previewed_then_imported_with_its_current_branch(api):
     applied = post(api, export)
 
     assert applied.status_code == 200, applied.content
-    assert applied.json()["added"] == {"conversations": 2, "messages": 8, "notes": 0}
+    assert applied.json()["added"] == {"conversations": 2, "messages": 8, "notes": 0, "files": 0}
     conversation = Conversation.objects.get(title="Planning the garden")
     assert conversation.origin == Origin.IMPORT
     assert (conversation.created_at, conversation.updated_at) == (_at(T0), _at(T0 + 60))
@@ -156,7 +156,8 @@ def test_a_vault_becomes_notes_with_tags_and_counts_its_attachments(api):
         1,
     )
     assert preview["first"] == ["Garden plan", "Clients", "Welcome"]
-    assert "1 attachment not imported yet." in preview["lines"]
+    # A preview reads no file's content: each attachment is one the import would try.
+    assert "1 attachment would be added to Files." in preview["lines"]
 
     response = post(api, vault_zip(), name="vault.zip")
 
@@ -169,4 +170,45 @@ def test_a_vault_becomes_notes_with_tags_and_counts_its_attachments(api):
     assert notes["Clients"].content == "Tags: #Projects/Work #clients\n\nAcme pays late."
     assert notes["Welcome"].content == "# Welcome\n\nSee [[Garden]]."
     assert notes["Garden plan"].created_at == dt.datetime(2024, 2, 1, 8, tzinfo=dt.UTC)
-    assert "1 attachment not imported yet." in response.json()["lines"]
+    # Its photo.png is not a PNG: the files app refuses it, and the report says so.
+    [refused] = [line for line in response.json()["lines"] if "not imported" in line]
+    assert refused.startswith("1 attachment not imported: Projects/photo.png (")
+
+
+def test_a_vaults_pdf_and_image_become_files_once_and_go_to_the_bin_with_the_import(api):
+    from files.models import File
+    from imports.models import ImportRun
+    from tests.files.makers import text_pdf
+
+    png = b"\x89PNG\r\n\x1a\n" + b"\1" * 100
+    vault = zipped(
+        {
+            "Vault/Garden.md": "Sow beans. ![[plan.pdf]]",
+            "Vault/files/plan.pdf": text_pdf([["Beans in May."]]),
+            "Vault/files/bed.png": png,
+            "Vault/files/tool.exe": b"MZ\x90\x00 not a file Talorys takes",
+        }
+    )
+
+    report = post(api, vault, name="vault.zip").json()
+
+    files = {f.name: f for f in File.objects.live()}
+    assert set(files) == {"plan.pdf", "bed.png"}
+    assert files["bed.png"].status == "ready" and files["plan.pdf"].content_type == (
+        "application/pdf"
+    )
+    assert "2 attachments were added to Files." in report["lines"]
+    assert any(
+        line.startswith("1 attachment not imported: files/tool.exe (") for line in report["lines"]
+    )
+    assert report["added"]["files"] == 2
+    # Again: nothing new, the files are the same rows.
+    again = post(api, vault, name="vault.zip").json()
+    assert again["added"]["files"] == 0 and File.objects.count() == 2
+    # The import to the bin takes its files with it; its restore brings them back.
+    run = ImportRun.objects.order_by("pk").first()
+    *_, entry = [c for c in api.get("/api/changes").json()["items"] if c["kind"] == "import"]
+    assert api.post(f"/api/changes/{entry['id']}/revert").status_code == 200
+    assert not File.objects.live().exists()
+    assert api.post(f"/api/bin/import/{run.pk}/restore").status_code == 204
+    assert File.objects.live().count() == 2

@@ -145,6 +145,20 @@ def test_embeddings_and_semantic_recall_are_saved_with_the_checkbox(signed_in):
     assert settings_row().semantic_enabled is False
 
 
+def test_this_model_sees_images_is_off_by_default_and_saved_with_the_model(signed_in):
+    assert settings_row().model_sees_images is False
+    base = {"model_base_url": "http://127.0.0.1:11434/v1", "model_name": "llava"}
+
+    post(signed_in, "model", model_sees_images="1", **base)
+    assert settings_row().model_sees_images is True
+    assert 'name="model_sees_images" id="model-sees-images" value="1" checked' in (
+        signed_in.get("/settings/").content.decode()
+    )
+
+    post(signed_in, "model", **base)  # the box left unticked
+    assert settings_row().model_sees_images is False
+
+
 # --- limits, quiet hours ------------------------------------------------------------------------
 
 

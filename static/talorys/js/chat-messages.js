@@ -134,6 +134,28 @@ export function setChanges(li, changes) {
   list.hidden = !list.childElementCount;
 }
 
+// The files attached to an owner's message: each a link to its content (a binned one by name
+// alone). `files` as the API gives them (MessageOut.attachments) or as uploaded (FileOut).
+export function setAttachments(li, files) {
+  part(li, "attachments")?.remove();
+  if (!files || !files.length) return;
+  const list = el("ul", "attachments");
+  list.setAttribute("aria-label", "Attached files");
+  for (const file of files) {
+    const row = el("li", "attachment");
+    const url = file.url === undefined ? `/files/${file.id}/content` : file.url;
+    if (url) {
+      const link = el("a", "", file.name);
+      link.href = url;
+      link.target = "_blank";
+      link.rel = "noopener";
+      row.appendChild(link);
+    } else row.appendChild(el("span", "muted", `${file.name} (in the bin)`));
+    list.appendChild(row);
+  }
+  part(li, "body").after(list);
+}
+
 // A reply as the API stores it (GET /api/conversations/{id}), or an owner message.
 export function fromApi(m) {
   const li = item(m.role);
@@ -142,6 +164,7 @@ export function fromApi(m) {
   if (m.role === "assistant") (m.tool_activity || []).forEach((a) => addActivity(li, a));
   if (m.role === "assistant" && m.html) setHtml(li, m.content, m.html);
   else setText(li, m.content);
+  setAttachments(li, m.attachments);
   const error = { code: m.error_code, message: m.error_message || (m.error_code ? "the reply failed." : "") };
   setStatus(li, m.status || "complete", error);
   setChanges(li, m.changes);

@@ -8,6 +8,7 @@
 import { api } from "../common.js";
 import * as bubbles from "./chat-messages.js";
 import { lengthGuard } from "./chat-composer.js";
+import { attachments } from "./chat-attach.js";
 import { head } from "./chat-head.js";
 import { picker } from "./chat-model.js";
 import { list } from "./chat-list.js";
@@ -27,6 +28,7 @@ const status = $("status");
 const jump = $("jump");
 const NEAR_BOTTOM_PX = 48;
 const length = lengthGuard(input, $("text-count"));
+const attached = attachments({ root, list: $("attachments"), button: $("attach"), picker: $("attach-input"), input, status });
 // The failed replies a Retry can mend (agent/views.py RETRYABLE_CODES); a reply stopped or cut
 // off before it had a code can be asked again too.
 const retryable = new Set(root.dataset.retryable.split(" "));
@@ -251,7 +253,7 @@ async function reconcile(id, messageId) {
 
 function send(text, mode = {}) {
   if (!socketOpen() || busy()) return false;
-  const problem = length.problem(text);
+  const problem = length.problem(text) || (mode.files ? attached.problem() : "");
   if (problem) {
     status.textContent = problem; // refused here: the API would refuse it
     input.focus();
@@ -273,6 +275,7 @@ function send(text, mode = {}) {
   } else {
     userLi = bubbles.item("user");
     bubbles.setText(userLi, text);
+    bubbles.setAttachments(userLi, mode.files);
     thread.appendChild(userLi);
   }
   const li = bubbles.item("assistant");
@@ -284,6 +287,7 @@ function send(text, mode = {}) {
   const frame = { type: "send", text, conversation_id: conversationId };
   for (const flag of ["retry", "regenerate", "edit"]) if (mode[flag]) frame[flag] = true;
   if (target && target.dataset.id) frame.message_id = Number(target.dataset.id);
+  if (mode.files && mode.files.length) frame.attachments = mode.files.map((f) => f.id);
   if (conversationId === null && picker.chosen()) frame.model = turn.model = picker.chosen(); // a new chat's
   live.socket.send(JSON.stringify(frame));
   status.textContent = "";
@@ -470,8 +474,9 @@ form.addEventListener("submit", (e) => {
     status.textContent = WAIT_HINT;
     return;
   }
-  if (send(text)) {
+  if (send(text, { files: attached.files() })) {
     input.value = "";
+    attached.clear();
     length.show();
   } else if (!socketOpen() && !length.problem(text)) sendWhenOpen = true; // a click before the socket opened is kept
 });

@@ -29,6 +29,7 @@ class OwnerSettingsChanges(TypedDict, total=False):
     max_tool_calls_per_turn: int
     max_output_tokens: int
     max_context_tokens: int
+    model_sees_images: bool
     semantic_enabled: bool
     embeddings_base_url: str | None
     embeddings_model: str | None

@@ -107,6 +107,7 @@ def _model_changes(request: HttpRequest) -> dict[str, Any]:
     return {
         "model_base_url": form_text(request, "model_base_url"),
         "model_name": form_text(request, "model_name"),
+        "model_sees_images": bool(request.POST.get("model_sees_images")),
         **_key(request, "model_api_key"),
     }
 

@@ -12,6 +12,7 @@ from talorys.providers.base import ChatMessage, ProviderEvent, ToolChoice
 from talorys.providers.demo.dates import task_added, task_step
 from talorys.providers.demo.events import call, say, tool_call
 from talorys.providers.demo.facts import fact_memory, remembered
+from talorys.providers.demo.files import answer_from_files, attached_section
 from talorys.providers.demo.parse import HELP, DemoRequest, parse_request
 from talorys.providers.demo.reminders import reminder_set, timed_reminder
 from talorys.providers.demo.times import owner_clock
@@ -69,7 +70,8 @@ class DemoProvider:
         call_number = 1 + sum(len(message.tool_calls) for message in messages)
         request = parse_request(said)
         if request is None:
-            return say(HELP)
+            attached = attached_section(messages)
+            return say(answer_from_files(said, attached) if attached else HELP)
         clock = owner_clock(messages)
         if not done:
             return _begin(request, usable, call_number, clock)
