@@ -1,22 +1,19 @@
-"""Live daphnes forked from a process that has imported the app once.
+"""Live daphnes forked from a parent that imported the app once (``python -m
+tests.forked_daphne SOCKET``, one per xdist worker), where a daphne started the usual way spends
+over a second of CPU importing Django, the app and their libraries; the suite starts one for
+most browser and live-server tests (on a loaded 2-core machine a browser test's setup went from
+4.8-6.2 s to 3.1-4.5 s). For each request on its Unix socket the parent forks a child that runs
+daphne's CLI on the listening socket it was sent.
 
-A daphne started the usual way spends over a second of CPU importing Django, the app and their
-libraries before it answers, and the suite starts one for most browser and live-server tests.
-A forked one skips all of it (on a loaded 2-core machine a browser test's setup went from
-4.8-6.2 s to 3.1-4.5 s). One such parent (``python -m tests.forked_daphne
-SOCKET``) runs per xdist worker and per environment of the live server: it imports
-``config.asgi`` (Django set up, as daphne's CLI would do it) and then, for each request on its
-Unix socket, forks a child that runs daphne's CLI on the listening socket it was sent.
+A child must not share the parent's event loop: daphne's app config installed Twisted's
+reactor at Django's setup, so the child gets its own epoll instance, self-pipe and waker
+(``_fresh_loop``); the parent holds no database connection when it forks, and Python reseeds
+``random`` in a child by itself. The parent ignores SIGCHLD (the kernel reaps); the test watches
+its daphne through a pidfd (``Forked``).
 
-What a fork must not share with its siblings is made fresh in the child: the asyncio loop's
-epoll instance and self-pipe (made when daphne's app config installed Twisted's reactor, at
-Django's setup), the database connections (closed before any fork), and the random state
-(Python reseeds ``random`` in a child by itself). The parent reaps its children
-(SIGCHLD ignored); the test watches its daphne through a pidfd (``Forked``).
-
-tests/conftest.py uses it for a live server with the default environment only: the data dir
-is then the parent's, one per worker, where the usual start gives each test its own (no test
-of a default live server reads the server's data dir).
+tests/conftest.py forks only live servers of the default environment, whose data dir is then
+the parent's, one per worker: a test whose server shares the data dir with a process the test
+starts gives the server an environment of its own (tests/browser/test_files_chat.py).
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +34,8 @@ from tests.waiting import wait_for
 
 
 class Forked:
-    """A forked daphne as ``subprocess.Popen`` is used here: poll, terminate, kill, wait. It is
-    the parent's child, not ours, so its exit is read from a pidfd (Linux 5.3+)."""
+    """A forked daphne as tests/conftest.py uses a ``subprocess.Popen``. It is the parent's
+    child, not ours: its exit is read from a pidfd (Linux 5.3+), its status is not known."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -46,7 +44,7 @@ class Forked:
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self._exit], [], [], 0)[0]:
-            self.returncode = 0  # its status went to the parent that reaped it
+            self.returncode = 0
             os.close(self._exit)
         return self.returncode
 
@@ -55,38 +53,22 @@ class Forked:
             select.select([self._exit], [], [], timeout)
         return self.poll()
 
-    def _signal(self, number: int) -> None:
+    def terminate(self, number: int = signal.SIGTERM) -> None:
         if self.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, number)
 
-    def terminate(self) -> None:
-        self._signal(signal.SIGTERM)
-
     def kill(self) -> None:
-        self._signal(signal.SIGKILL)
+        self.terminate(signal.SIGKILL)
 
 
 class Parent:
-    """The forking parent for one environment, started on first use."""
-
     def __init__(self, env: dict[str, str], folder: Path, root: Path) -> None:
-        self.address = str(folder / "fork.sock")
-        self.log = folder / "parent.log"
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.forked_daphne", self.address],
-                cwd=root,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        wait_for(
-            lambda: Path(self.address).exists(),
-            "the daphne parent to import the app",
-            alive=self.process,  # type: ignore[arg-type]
-            log=self.log,
-        )
+        self.address, log = str(folder / "fork.sock"), folder / "parent.log"
+        with log.open("w") as out:
+            command = [sys.executable, "-m", "tests.forked_daphne", self.address]
+            self.process = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=out)
+        wait_for(lambda: Path(self.address).exists(), "the parent", alive=self.process, log=log)
 
     def fork(self, listening: int, log: Path, access_log: Path) -> Forked:
         with socket.socket(socket.AF_UNIX) as conn:
@@ -101,10 +83,9 @@ class Parent:
 
 
 def _fresh_loop() -> None:
-    """Give this child its own epoll instance, loop self-pipe and reactor waker for the loop
-    Twisted's reactor runs on: the fork shares the parent's, and so its siblings'. Private
-    attributes of asyncio (CPython 3.11) and Twisted; a change breaks every forked daphne at
-    its start, loudly."""
+    """This child's own epoll instance, self-pipe and reactor waker for the loop Twisted's
+    reactor runs on. Private attributes of asyncio (CPython 3.11) and Twisted: a change breaks
+    every forked daphne at its start, loudly."""
     import selectors
 
     from daphne.server import twisted_loop as loop
@@ -144,7 +125,7 @@ def serve(address: str) -> None:
     import config.asgi  # noqa: F401  (Django set up and the app imported, once)
 
     connections.close_all()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     server = socket.socket(socket.AF_UNIX)
     server.bind(address + ".tmp")
     server.listen()
@@ -155,22 +136,16 @@ def serve(address: str) -> None:
             message, fds, _, _ = socket.recv_fds(conn, 4096, 1)
             pid = os.fork()
             if pid == 0:
-                server.close()
-                conn.close()
-                code = 0
                 try:
+                    server.close()
+                    conn.close()
                     _child(json.loads(message), fds[0])
-                except SystemExit as exit:
-                    code = exit.code if isinstance(exit.code, int) else 1
-                except BaseException:
-                    import traceback
-
+                except Exception:
                     traceback.print_exc()
-                    code = 1
                 finally:
                     sys.stdout.flush()
                     sys.stderr.flush()
-                    os._exit(code)
+                    os._exit(0)
             os.close(fds[0])
             conn.sendall(str(pid).encode())
 

@@ -126,3 +126,35 @@ def signed_in(page, live_server_url):
 def signed_in_phone(phone, live_server_url):
     log_in(phone, live_server_url)
     return phone
+
+
+def active_service_worker(page, live_server_url, sign_in=log_in):
+    """Log in with notifications allowed, and wait for the active service worker: DevTools
+    (its session), the worker's registration id and the worker as Playwright drives it."""
+    page.context.grant_permissions(["notifications"], origin=live_server_url)
+    sign_in(page, live_server_url)
+    cdp = page.context.new_cdp_session(page)
+    registrations: list[dict] = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda event: registrations.extend(event["registrations"]),
+    )
+    cdp.send("ServiceWorker.enable")
+    page.evaluate(
+        """async () => {
+            const registration = await navigator.serviceWorker.ready;
+            while (registration.active.state !== "activated") {
+                await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+            return true;
+        }"""
+    )
+    live: set[str] = set()
+    for _ in range(50):  # DevTools reports the registration asynchronously
+        live = {r["registrationId"] for r in registrations if not r["isDeleted"]}
+        if live and page.context.service_workers:
+            break
+        page.wait_for_timeout(100)
+    (registration,) = live
+    (worker,) = page.context.service_workers
+    return cdp, registration, worker

@@ -22,7 +22,7 @@ from talorys.notifications.models import Notification
 from talorys.workspace import services
 from talorys.workspace.models import Task
 from tests.approvals.test_approvals import propose
-from tests.browser.conftest import log_in
+from tests.browser.conftest import active_service_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -53,37 +53,6 @@ KEPT = """async () => {
 }"""
 
 
-def _worker(page, live_server_url):
-    """The page's active service worker, as Playwright drives it, and its DevTools id."""
-    page.context.grant_permissions(["notifications"], origin=live_server_url)
-    log_in(page, live_server_url)
-    cdp = page.context.new_cdp_session(page)
-    registrations: list[dict] = []
-    cdp.on(
-        "ServiceWorker.workerRegistrationUpdated",
-        lambda event: registrations.extend(event["registrations"]),
-    )
-    cdp.send("ServiceWorker.enable")
-    page.evaluate(
-        """async () => {
-            const registration = await navigator.serviceWorker.ready;
-            while (registration.active.state !== "activated") {
-                await new Promise((resolve) => setTimeout(resolve, 50));
-            }
-            return true;
-        }"""
-    )
-    live: set[str] = set()
-    for _ in range(50):  # DevTools reports the registration asynchronously
-        live = {r["registrationId"] for r in registrations if not r["isDeleted"]}
-        if live and page.context.service_workers:
-            break
-        page.wait_for_timeout(100)
-    (registration,) = live
-    (worker,) = page.context.service_workers
-    return cdp, registration, worker
-
-
 def _propose_delete(task_id: int) -> int:
     """Propose in a thread of its own: the proposal's notification is broadcast on commit with
     async_to_sync, which cannot run in this thread, where Playwright keeps its event loop."""
@@ -112,7 +81,7 @@ def _deliver(cdp, worker, registration, live_server_url, data: str) -> list[dict
 
 
 def test_approve_from_the_notification_in_chromium(page, live_server_url):
-    cdp, registration, worker = _worker(page, live_server_url)
+    cdp, registration, worker = active_service_worker(page, live_server_url)
     task = services.task_create(title="Old errand")
     action = PendingAction.objects.get(pk=_propose_delete(task.pk))
     notification = Notification.objects.get(source=f"approval:{action.pk}")

@@ -27,6 +27,7 @@ from talorys.notifications import push
 from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification, PushSubscription
+from tests.browser.conftest import active_service_worker
 from tests.browser.socket_counter import COUNT_SOCKETS, sockets_made
 from tests.conftest import OWNER_PASSWORD
 
@@ -293,32 +294,7 @@ def test_the_service_worker_registers_at_the_root_scope(page, live_server_url):
 
 
 def test_a_push_message_is_shown_by_the_service_worker(page, live_server_url):
-    page.context.grant_permissions(["notifications"], origin=live_server_url)
-    log_in(page, live_server_url)
-    cdp = page.context.new_cdp_session(page)
-    registrations: list[dict] = []
-    cdp.on(
-        "ServiceWorker.workerRegistrationUpdated",
-        lambda event: registrations.extend(event["registrations"]),
-    )
-    cdp.send("ServiceWorker.enable")
-    # Delivered to an active worker only: a push that reaches it while it is still activating
-    # may be dropped by Chromium.
-    page.evaluate(
-        """async () => {
-            const registration = await navigator.serviceWorker.ready;
-            while (registration.active.state !== "activated") {
-                await new Promise((resolve) => setTimeout(resolve, 50));
-            }
-            return true;
-        }"""
-    )
-    for _ in range(50):  # DevTools reports the registration asynchronously
-        live = {r["registrationId"] for r in registrations if not r["isDeleted"]}
-        if live:
-            break
-        page.wait_for_timeout(100)
-    (registration,) = live
+    cdp, registration, _ = active_service_worker(page, live_server_url, log_in)
 
     notification = notification_services.notification_create(
         title="Call Sam",

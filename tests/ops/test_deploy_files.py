@@ -21,18 +21,9 @@ import yaml
 from celery import Celery
 from channels.routing import ProtocolTypeRouter
 
+from tests.ops.test_first_party_lists import installed_first_party
+
 ROOT = Path(__file__).resolve().parents[2]
-APPS = (
-    "config",
-    "talorys",
-    "agent",
-    "files",
-    "memory",
-    "approvals",
-    "automations",
-    "backup",
-    "imports",
-)
 
 
 # --- reading the files -------------------------------------------------------------------------
@@ -82,7 +73,10 @@ def variables_the_app_reads() -> set[str]:
         r"|os\.environ\.setdefault)\(\s*[\"']([A-Z][A-Z0-9_]*)[\"']"
     )
     read = set()
-    sources = [ROOT / "manage.py", *(p for app in APPS for p in (ROOT / app).rglob("*.py"))]
+    sources = [
+        ROOT / "manage.py",
+        *(p for app in installed_first_party() for p in (ROOT / app).rglob("*.py")),
+    ]
     for path in sources:
         for helper, name in reader.findall(path.read_text()):
             read.add(name)
@@ -264,7 +258,12 @@ def test_dockerignore_keeps_the_code_and_leaves_out_state_and_secrets():
         for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    needed = ["manage.py", "pyproject.toml", "templates/base.html", *(f"{a}/apps.py" for a in APPS)]
+    needed = [
+        "manage.py",
+        "pyproject.toml",
+        "templates/base.html",
+        *(f"{a}/apps.py" for a in installed_first_party()),
+    ]
     needed += [str(p.relative_to(ROOT)) for p in (ROOT / "static").rglob("*") if p.is_file()][:5]
     for path in needed:
         assert (ROOT / path).exists(), path

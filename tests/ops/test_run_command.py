@@ -4,46 +4,23 @@ broker, demo model), the generated password logs in, a reminder fires, and Ctrl-
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.ops.running import owner_password, run_env, talorys_run
 from tests.reminders import a_reminder_fires
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.subprocess
 def test_run_serves_logs_in_fires_a_reminder_and_stops_on_ctrl_c(tmp_path, unused_tcp_port):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TALORYS_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS"))
-    }
-    env |= {"TALORYS_DATA_DIR": str(tmp_path / "data"), "PORT": str(unused_tcp_port)}
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "talorys_run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    proc, output = talorys_run(run_env(tmp_path / "data", unused_tcp_port))
     url = f"http://127.0.0.1:{unused_tcp_port}"
-    output = ""
     try:
-        while "Press Ctrl-C" not in output:
-            line = proc.stdout.readline()
-            assert line, f"talorys_run ended early:\n{output}"
-            output += line
-        password = re.search(r"OWNER PASSWORD \(shown once\): (\S+)", output).group(1)
+        password = owner_password(output)
         assert f"running at {url}/" in output
         assert "Log in as 'owner' with the password printed above" in output
 

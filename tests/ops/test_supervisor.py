@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -20,10 +19,10 @@ import httpx
 import pytest
 
 from talorys.ops.supervisor import STABLE_AFTER, Supervisor, processes_read
+from tests.ops.running import owner_password, run_env, talorys_run
 from tests.reminders import a_reminder_fires
 from tests.waiting import wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
 EXITS_AT_ONCE = [sys.executable, "-c", "raise SystemExit(3)"]
 STAYS_UP = [sys.executable, "-c", "import time; time.sleep(600)"]
 
@@ -93,31 +92,12 @@ def processes(data_dir: Path) -> dict:
 @pytest.mark.timeout(900)  # for a hang only: each wait has its own deadline
 def test_the_killed_worker_comes_back_while_the_web_answers(tmp_path, unused_tcp_port):
     data_dir = tmp_path / "data"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TALORYS_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS"))
-    }
-    env |= {"TALORYS_DATA_DIR": str(data_dir), "PORT": str(unused_tcp_port)}
-    run = subprocess.Popen(
-        [sys.executable, "manage.py", "talorys_run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=(tmp_path / "run.log").open("w"),
-        text=True,
-        start_new_session=True,
-    )
+    run, output = talorys_run(run_env(data_dir, unused_tcp_port), tmp_path / "run.log")
     url = f"http://127.0.0.1:{unused_tcp_port}"
     answers: list[int] = []
     done = threading.Event()
     try:
-        output = ""
-        while "Press Ctrl-C" not in output:
-            line = run.stdout.readline()
-            assert line, f"talorys_run ended early:\n{output}"
-            output += line
-        password = re.search(r"OWNER PASSWORD \(shown once\): (\S+)", output).group(1)
+        password = owner_password(output)
         first = processes(data_dir)["worker"]["pid"]
         watcher = threading.Thread(target=watch_web, args=(url, answers, done))
         watcher.start()

@@ -6,7 +6,6 @@ that is not a whole number of at least 1."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -19,6 +18,7 @@ import pytest
 from talorys.ops.supervisor import Supervisor
 from talorys.ops.web import WebStartError, web_process_count, web_processes
 from tests.conftest import _database_url
+from tests.ops.running import owner_password, run_env, talorys_run
 from tests.ops.test_supervisor import processes
 from tests.waiting import wait_for
 
@@ -92,16 +92,6 @@ def test_only_the_web_processes_get_the_listening_socket(tmp_path):
 # --- under a real talorys_run / talorys_web ------------------------------------------------------
 
 
-def run_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
-    """The environment of a talorys_run of its own: none of the suite's settings."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TALORYS_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS"))
-    }
-    return env | {"TALORYS_DATA_DIR": str(data_dir), "PORT": str(port)} | extra
-
-
 @pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["talorys_run", "talorys_web"])
 @pytest.mark.parametrize(
@@ -172,24 +162,11 @@ def test_two_web_processes_share_the_port_and_a_killed_one_comes_back(
         REDIS_URL=redis_url_for_tests,
         TALORYS_WEB_PROCESSES="2",
     )
-    run = subprocess.Popen(
-        [sys.executable, "manage.py", "talorys_run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=(tmp_path / "run.log").open("w"),
-        text=True,
-        start_new_session=True,
-    )
+    run, output = talorys_run(env, tmp_path / "run.log")
     url = f"http://127.0.0.1:{unused_tcp_port}"
     try:
-        output = ""
-        while "Press Ctrl-C" not in output:
-            line = run.stdout.readline()
-            assert line, f"talorys_run ended early:\n{output}"
-            output += line
         assert f"running at {url}/ (2 web processes)" in output
-        password = re.search(r"OWNER PASSWORD \(shown once\): (\S+)", output).group(1)
+        password = owner_password(output)
         assert set(processes(data_dir)) == {"web-1", "web-2", "worker", "beat", "embedder"}
         webs = {name: processes(data_dir)[name]["pid"] for name in ("web-1", "web-2")}
 
