@@ -265,6 +265,14 @@ def _answers(url: str) -> bool:
 
 
 @pytest.fixture
+def signed_in(client, owner):
+    """Django's test client with the owner's session (the page tests' start; tests/browser has
+    its own, a browser signed in)."""
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
 def live_server_env() -> dict[str, str]:
     """More environment for the live daphne; a test module overrides it (tests/browser)."""
     return {}

@@ -4,17 +4,9 @@ a PDF or an image, never sniffed), where the chat's citations link."""
 
 from __future__ import annotations
 
-import pytest
-
 from agent.models import Conversation, Message
 from files import services
 from tests.files.makers import text_pdf
-
-
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def test_the_list_shows_each_file_its_state_and_where_it_was_used(signed_in, upload):

@@ -25,12 +25,6 @@ def propose_rewrite(note: Note, content: str) -> PendingAction:
 
 
 @pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def note(db):
     return workspace.note_create(title="Packing", content="socks and shoes")
 

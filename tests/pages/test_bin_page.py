@@ -14,12 +14,6 @@ from talorys.workspace import services
 from talorys.workspace.models import Note, Task
 
 
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def binned_task(title: str) -> Task:
     task = services.task_create(title=title)
     services.task_delete(task_id=task.pk)

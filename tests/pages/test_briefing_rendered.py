@@ -21,12 +21,6 @@ BRIEFING = (
 
 
 @pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def briefing(db) -> AutomationRun:
     automation = automation_create(
         name="Morning briefing",

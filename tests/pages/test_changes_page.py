@@ -14,12 +14,6 @@ from talorys.workspace.models import Note, Task
 CHAT = Actor(source="chat", conversation_id=41, message_id=7)
 
 
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def item_html(body: str, change: Change) -> str:
     start = body.index(f'data-change-id="{change.pk}"')
     end = body.find("data-change-id=", start + 1)

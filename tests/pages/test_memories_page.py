@@ -11,12 +11,6 @@ from talorys.lib.actors import Actor
 from talorys.owner.services.settings import owner_settings_update
 
 
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def test_current_memories_are_grouped_by_category_and_searchable(signed_in):
     services.memory_create_unchecked(text="Prefers window seats", category="preference")
     services.memory_create_unchecked(text="Sister Ana lives in Porto", category="person")

@@ -3,16 +3,8 @@ is about."""
 
 from __future__ import annotations
 
-import pytest
-
 from talorys.notifications import services
 from talorys.notifications.models import Notification
-
-
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def test_unread_are_marked_and_a_notification_links_to_what_it_is_about(signed_in):

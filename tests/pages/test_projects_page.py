@@ -11,10 +11,9 @@ from talorys.workspace.models import Project, Task
 
 
 @pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
+def signed_in(signed_in):
     owner_settings_get()  # the row exists, as it does after the first page
-    return client
+    return signed_in
 
 
 def flash(response) -> str:

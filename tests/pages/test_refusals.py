@@ -17,12 +17,6 @@ from talorys.workspace.models import Task
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def alerts(html: str) -> list[tuple[str, str]]:
     """(data-field, text) of each refusal the page shows above its content."""
     block = re.search(r'<div class="flash-errors" role="alert">(.*?)</div>', html, re.DOTALL)

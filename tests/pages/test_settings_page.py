@@ -17,12 +17,6 @@ from tests.agent.test_chat_api import read_events
 from tests.agent.test_runner import TURN_DATABASE
 
 
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def post(client: Client, section: str, **fields):
     return client.post("/settings/", {"section": section, **fields}, follow=True)
 

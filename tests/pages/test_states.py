@@ -25,12 +25,6 @@ from tests.automations.conftest import eager  # noqa: F401 (the fixture: Celery 
 CHAT = Actor(source="chat", conversation_id=41, message_id=7)
 
 
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def _row(body: str, name: str) -> str:
     start = body.index(f">{name}</a>")
     return body[start : body.index("</tr>", start)]

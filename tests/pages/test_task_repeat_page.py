@@ -24,10 +24,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
+def signed_in(signed_in):
     owner_settings_update(time_zone="Europe/Paris")
-    return client
+    return signed_in
 
 
 def test_the_form_sets_shows_and_stops_a_repeat_in_words(signed_in):

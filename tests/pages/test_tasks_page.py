@@ -18,10 +18,9 @@ PARIS = ZoneInfo("Europe/Paris")
 
 
 @pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
+def signed_in(signed_in):
     owner_settings_update(time_zone="Europe/Paris")
-    return client
+    return signed_in
 
 
 def flash(response) -> str:

@@ -6,17 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-import pytest
 from django.utils import timezone
 
 from talorys.owner.models import UsageDay
 from talorys.owner.services.settings import owner_settings_update
-
-
-@pytest.fixture
-def signed_in(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def test_today_s_counters_against_the_limits_and_the_tokens(signed_in):
