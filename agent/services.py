@@ -275,9 +275,7 @@ def turn_begin(
 
     A retry, a regenerate or an edit (``rerun``) re-runs an owner message (agent/rerun.py); a
     regenerate's ``message_id`` must be the last reply: a page behind cannot replace it unseen.
-
-    ``attachments``: live files for a new or edited message (agent/attachments.py).
-    """
+    ``attachments``: live files for a new or edited message (agent/attachments.py)."""
     check_rerun(conversation_id=conversation_id, rerun=rerun, message_id=message_id)
     files = attachments_checked(attachments or [], rerun=rerun)
     turn_id = secrets.token_hex(16)
