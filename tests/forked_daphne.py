@@ -119,11 +119,21 @@ def _child(request: dict[str, str], listening: int) -> None:
     CommandLineInterface.entrypoint()
 
 
+def _warm() -> None:
+    """What each child would do at its first request, done once here: the URLconf imported (the
+    views, the API's routers: 0.23 s of a child's 0.3 s start, quiet) and the reverse map built.
+    Nothing that depends on the test's data: the children read their database afresh."""
+    from django.urls import get_resolver
+
+    get_resolver().reverse_dict  # noqa: B018  (imports every view and builds the map)
+
+
 def serve(address: str) -> None:
     from django.db import connections
 
     import config.asgi  # noqa: F401  (Django set up and the app imported, once)
 
+    _warm()
     connections.close_all()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     server = socket.socket(socket.AF_UNIX)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 from django.db import connections
 
@@ -39,28 +41,43 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-@pytest.fixture
-def browser(chromium, live_server_url, monkeypatch):
-    # After the live server (so torn down before it): an open chat socket would hold daphne's
-    # shutdown until its timeout.
+@pytest.fixture(scope="package")
+def chromium_browser(chromium) -> Iterator:
+    """One Chromium for this worker's run of tests/browser, launched by its first test that
+    wants one and closed when the worker leaves the folder: a launch per test (Playwright's
+    driver, then Chromium's browser, GPU, network and zygote processes) cost about 1.2 s of a
+    browser test's 3 s setup on two cores. Each test still gets contexts of its own (cookies,
+    storage, service workers and permissions are per context), closed after it.
+
+    Playwright's sync API keeps an event loop in this thread while it runs, so Django takes the
+    tests' plain ORM calls for calls from async code: they are not, nothing else runs on that
+    loop (DJANGO_ALLOW_ASYNC_UNSAFE, for as long as the browser is open)."""
     from playwright.sync_api import expect, sync_playwright
 
-    # Playwright's sync API keeps an event loop in this thread, so Django takes the test's plain
-    # ORM calls for calls from async code; they are not, nothing else runs on that loop.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
-    with sync_playwright() as pw:
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as pw:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         # Generous waits: CI runs these beside the rest of the suite on two cores.
         expect.set_options(timeout=15_000)
         yield browser
         browser.close()
-        # The test's ORM calls, made while Playwright's loop runs, got connections of their own
-        # (asgiref keeps a thread's connections apart while an event loop runs in it), which the
-        # next browser test would reuse: close them here, the only place they are visible. Kept,
-        # one that a fault test ended meanwhile (tests/faults/test_turn_crash.py backends_end
-        # ends every other connection to the database) failed the next browser test's first query.
-        connections.close_all()
-    connections.close_all()  # and those of the fixtures that ran before Playwright's loop
+    connections.close_all()  # those made while Playwright's loop ran (see browser)
+
+
+@pytest.fixture
+def browser(chromium_browser, live_server_url) -> Iterator:
+    """The worker's Chromium for one test. After the live server (so torn down before it): the
+    test's contexts are closed here, as an open chat socket would hold daphne's shutdown until
+    its timeout."""
+    yield chromium_browser
+    for context in list(chromium_browser.contexts):
+        context.close()
+    # The test's ORM calls, made while Playwright's loop runs, got connections of their own
+    # (asgiref keeps a thread's connections apart while an event loop runs in it), which the
+    # next test would reuse: close them here. Kept, one that a fault test ended meanwhile
+    # (tests/faults/test_turn_crash.py backends_end ends every other connection to the
+    # database) failed the next browser test's first query.
+    connections.close_all()
 
 
 @pytest.fixture
@@ -116,15 +133,36 @@ def log_in(page, url: str) -> None:
     page.wait_for_url(re.compile(r"/(c/\d+/)?$"))
 
 
+def log_in_by_api(page, url: str) -> None:
+    """Sign the owner in as log_in does, through the login API instead of the login page's form
+    (the same owner_login, 0.15 s where the page's round trip takes 0.9 s), and open the chat.
+    The login page itself is what tests calling log_in see."""
+    with httpx.Client(base_url=url, timeout=15) as client:
+        csrf = client.get("/api/auth/session").json()["csrf_token"]
+        answer = client.post(
+            "/api/auth/login",
+            json={"username": "owner", "password": OWNER_PASSWORD},
+            headers={"X-CSRFToken": csrf},
+        )
+        assert answer.status_code == 200, answer.text
+        cookies = [
+            {"name": name, "value": value, "url": url, "httpOnly": name == "sessionid"}
+            for name, value in client.cookies.items()
+        ]
+    page.context.add_cookies(cookies)
+    page.goto(f"{url}/")
+    page.wait_for_url(re.compile(r"/(c/\d+/)?$"))
+
+
 @pytest.fixture
 def signed_in(page, live_server_url):
-    log_in(page, live_server_url)
+    log_in_by_api(page, live_server_url)
     return page
 
 
 @pytest.fixture
 def signed_in_phone(phone, live_server_url):
-    log_in(phone, live_server_url)
+    log_in_by_api(phone, live_server_url)
     return phone
 
 
@@ -158,3 +196,18 @@ def active_service_worker(page, live_server_url, sign_in=log_in):
     (registration,) = live
     (worker,) = page.context.service_workers
     return cdp, registration, worker
+
+
+def in_a_thread(fn, /, **kwargs):
+    """Call fn in a thread without an event loop and return its result: async_to_sync (which
+    broadcasts a notification on commit) refuses to run beside Playwright's loop, which runs in
+    a browser test's thread from the folder's first browser on (chromium_browser)."""
+
+    def run():
+        try:
+            return fn(**kwargs)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()

@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from approvals import services
+from approvals.models import PendingAction
 from talorys.lib.tools import ToolContext, get_tool
 from talorys.workspace import services as workspace
 from talorys.workspace.models import Note
+from tests.browser.conftest import in_a_thread
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -16,14 +18,16 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 def test_owner_sees_the_rewrite_diff_approves_and_undoes(live_server_url, request):
     from playwright.sync_api import expect
 
-    note = workspace.note_create(title="Packing", content="socks and shoes")
-    tool = get_tool("rewrite_note")
-    ctx = ToolContext(mode="chat")
-    # The proposal a turn would make, stored in the database the live daphne reads.
-    proposal = tool.prepare(tool.args(note_id=note.pk, content="socks and boots"), ctx)
-    action = services.pending_action_propose(tool=tool, proposal=proposal, ctx=ctx)
-    # Only now the browser: the proposal's notification is broadcast on commit through
-    # async_to_sync, which refuses to run in a thread where Playwright keeps its event loop.
+    def propose() -> tuple[Note, PendingAction]:
+        note = workspace.note_create(title="Packing", content="socks and shoes")
+        tool = get_tool("rewrite_note")
+        ctx = ToolContext(mode="chat")
+        # The proposal a turn would make, stored in the database the live daphne reads.
+        proposal = tool.prepare(tool.args(note_id=note.pk, content="socks and boots"), ctx)
+        return note, services.pending_action_propose(tool=tool, proposal=proposal, ctx=ctx)
+
+    # In a thread: the proposal's notification is broadcast on commit through async_to_sync.
+    note, action = in_a_thread(propose)
     page = request.getfixturevalue("signed_in")
 
     page.goto(f"{live_server_url}/approvals/")

@@ -10,10 +10,7 @@ worker itself."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-from django.db import connection
 
 from approvals.models import ApprovalEvent, DecisionCapability, PendingAction
 from approvals.push_decision import USED
@@ -22,7 +19,7 @@ from talorys.notifications.models import Notification
 from talorys.workspace import services
 from talorys.workspace.models import Task
 from tests.approvals.test_approvals import propose
-from tests.browser.conftest import active_service_worker
+from tests.browser.conftest import active_service_worker, in_a_thread
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -54,17 +51,7 @@ KEPT = """async () => {
 
 
 def _propose_delete(task_id: int) -> int:
-    """Propose in a thread of its own: the proposal's notification is broadcast on commit with
-    async_to_sync, which cannot run in this thread, where Playwright keeps its event loop."""
-
-    def run() -> int:
-        try:
-            return propose("delete_task", task_id=task_id).result["action_id"]
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(run).result()
+    return in_a_thread(lambda: propose("delete_task", task_id=task_id).result["action_id"])
 
 
 def _deliver(cdp, worker, registration, live_server_url, data: str) -> list[dict]:

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -21,13 +20,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings as django_settings
 from django.contrib.sessions.models import Session
-from django.db import connections, transaction
+from django.db import transaction
 
 from talorys.notifications import push
 from talorys.notifications import services as notification_services
 from talorys.notifications import services as notify
 from talorys.notifications.models import Notification, PushSubscription
-from tests.browser.conftest import active_service_worker
+from tests.browser.conftest import active_service_worker, in_a_thread
 from tests.browser.socket_counter import COUNT_SOCKETS, sockets_made
 from tests.conftest import OWNER_PASSWORD
 
@@ -89,20 +88,6 @@ def log_in(page, url: str) -> None:
     # before anything is sent to it, and the page has had its first look: what exists by then is
     # not news, what comes after is. Made before that look, a notification would not show.
     expect(page.locator("#notifications[data-live][data-caught-up]")).to_be_attached()
-
-
-def in_a_thread(fn, /, **kwargs):
-    """Call fn in a thread without an event loop: async_to_sync, which broadcasts a notification
-    on commit, refuses to run beside Playwright's loop."""
-
-    def run():
-        try:
-            return fn(**kwargs)
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run).result()
 
 
 def send_and_roll_back() -> None:
