@@ -38,6 +38,9 @@ let conversationId = Number(root.dataset.conversationId) || null;
 let live = null; // the socket (socket.js), from the page's start
 let opening = 0;
 let sendWhenOpen = false;
+// Titles that arrived by event (generated, or renamed elsewhere): a reconcile whose answer was
+// read before such a title was stored must not put the old title back.
+let titlesSeen = 0;
 // The turns this page follows (started here, or attached to), by conversation id ("new" until
 // the server names it). Each keeps its text, its activity and the id of the last event seen
 // (to attach again after that one) even while another conversation is shown.
@@ -230,12 +233,14 @@ async function showBranch(id, which) {
 // a regenerated or retried reply replacing the old one), so the thread is brought in line.
 async function reconcile(id, messageId) {
   let convo;
+  const titlesBefore = titlesSeen;
   try {
     convo = await api(`/api/conversations/${id}`);
   } catch (err) {
     return;
   }
   if (id !== conversationId || busy()) return;
+  if (titlesSeen !== titlesBefore) convo = { ...convo, title: head.title() }; // newer than the answer
   // The versions too: an edit or a regenerate gives its message a "‹ 2/2" to show.
   const shown = [...thread.children].map((li) => `${li.dataset.id}:${li.dataset.role === "user" ? "" : li.dataset.status}:${li.dataset.siblings || 1}`);
   const stored = convo.messages.map((m) => `${m.id}:${m.role === "user" ? "" : m.status}:${Math.max(1, (m.siblings || []).length)}`);
@@ -398,6 +403,7 @@ function onEvent(event) {
   if (turn && event.id) turn.lastId = event.id;
   switch (event.type) {
     case "title":
+      titlesSeen += 1;
       if (event.conversation_id === conversationId) head.set(conversationId, event.title);
       list.refresh();
       break;
@@ -513,7 +519,10 @@ window.addEventListener("talorys:sync", ({ detail }) => {
   if (detail.what !== "conversation") return;
   list.refresh();
   if (detail.conversation_id !== conversationId) return;
-  if (detail.change === "renamed") head.set(conversationId, detail.title);
+  if (detail.change === "renamed") {
+    titlesSeen += 1;
+    head.set(conversationId, detail.title);
+  }
   else if (detail.change === "model") picker.set(conversationId, detail.model);
   else if (detail.change === "deleted" && !busy()) {
     leaveDeleted();
