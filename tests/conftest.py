@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
 from django.core.cache import cache
 from django.db import connection, connections
 from django.test import AsyncClient, Client
@@ -24,6 +25,10 @@ from django.test import AsyncClient, Client
 from tests.forked_daphne import Forked, Parent
 from tests.services import chromium_path, redis_url, require_services
 from tests.waiting import HANG_SECONDS, wait_for
+
+# channels' test communicator gives a socket's handshake 1 s by default: a loaded two-core machine
+# took longer (a full run failed on it). Every test's handshake may take up to HANG_SECONDS.
+WebsocketCommunicator.connect.__defaults__ = (HANG_SECONDS,)
 
 OWNER_PASSWORD = "correct horse battery staple"
 

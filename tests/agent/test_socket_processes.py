@@ -71,7 +71,7 @@ class Page:
 
     def __exit__(self, *_: object) -> None:
         assert self._loop is not None and self._socket is not None
-        self._loop.call_soon_threadsafe(self._socket.writer.close)  # its read ends: Closed
+        asyncio.run_coroutine_threadsafe(self._socket.close(), self._loop)  # its read ends
         self._thread.join(HANG_SECONDS)
 
     def syncs(self) -> list[dict[str, Any]]:

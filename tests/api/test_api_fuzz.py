@@ -73,6 +73,17 @@ RPC_EXAMPLES = 2 * int(_TOKEN_EXAMPLES or 25)
 SKIPPED = {("POST", "/api/chat"), ("POST", "/api/auth/logout")}
 
 
+def fuzzed(examples: int) -> settings:
+    """Hypothesis's settings for a fuzz run: the same cases each run, no deadline, no database."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
 def _schema(api) -> Any:
     response = api.get("/api/openapi.json")
     assert response.status_code == 200
@@ -239,13 +250,7 @@ def test_no_operation_answers_a_server_error_or_an_error_outside_the_envelope(ow
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @given(case=operation.as_strategy(generation_mode=mode))
-            @settings(
-                max_examples=examples,
-                deadline=None,
-                database=None,
-                derandomize=True,
-                suppress_health_check=list(HealthCheck),
-            )
+            @fuzzed(examples)
             def run(case) -> None:
                 # A server error on PostgreSQL aborts the test's transaction: roll back to here so
                 # that the run goes on and reports every one.
@@ -292,13 +297,7 @@ def test_no_openai_operation_answers_a_server_error_or_an_error_outside_its_shap
         for mode in modes:
 
             @given(case=operation.as_strategy(generation_mode=mode))
-            @settings(
-                max_examples=RPC_EXAMPLES,
-                deadline=None,
-                database=None,
-                derandomize=True,
-                suppress_health_check=list(HealthCheck),
-            )
+            @fuzzed(RPC_EXAMPLES)
             def run(case) -> None:
                 response = _send(api, case)
                 problem = _problem(case, response)
@@ -443,13 +442,7 @@ def test_the_mcp_endpoint_answers_fuzzed_json_rpc_without_a_server_error(owner, 
     with _loop_thread() as loop:
 
         @given(message=_mcp_messages())
-        @settings(
-            max_examples=RPC_EXAMPLES,
-            deadline=None,
-            database=None,
-            derandomize=True,
-            suppress_health_check=list(HealthCheck),
-        )
+        @fuzzed(RPC_EXAMPLES)
         def run(message: Any) -> None:
             # The token's minute (the count in the cache, the executors) would refuse most of it.
             cache.clear()

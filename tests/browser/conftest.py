@@ -43,15 +43,9 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(scope="package")
 def chromium_browser(chromium) -> Iterator:
-    """One Chromium for this worker's run of tests/browser, launched by its first test that
-    wants one and closed when the worker leaves the folder: a launch per test (Playwright's
-    driver, then Chromium's browser, GPU, network and zygote processes) cost about 1.2 s of a
-    browser test's 3 s setup on two cores. Each test still gets contexts of its own (cookies,
-    storage, service workers and permissions are per context), closed after it.
-
-    Playwright's sync API keeps an event loop in this thread while it runs, so Django takes the
-    tests' plain ORM calls for calls from async code: they are not, nothing else runs on that
-    loop (DJANGO_ALLOW_ASYNC_UNSAFE, for as long as the browser is open)."""
+    """One Chromium for this worker's run of tests/browser (a launch cost 1.2 s of a test's 3 s
+    setup); each test gets contexts of its own. While Playwright's loop runs in this thread,
+    Django takes the tests' ORM calls for async ones: they are not (DJANGO_ALLOW_ASYNC_UNSAFE)."""
     from playwright.sync_api import expect, sync_playwright
 
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as pw:
@@ -134,14 +128,9 @@ def log_in(page, url: str) -> None:
 
 
 def log_in_by_api(page, url: str) -> None:
-    """Sign the owner in as log_in does, through the login API instead of the login page's form
-    (the same owner_login, 0.15 s where the page's round trip takes 0.9 s), and open the chat.
-    The login page and the first run are what tests calling log_in see.
-
-    The first run's choice of time zone is made here as the page makes it (the browser's zone,
-    PATCH /api/settings): the page's own first run reloads the page when its PATCH returns, at
-    a moment the test does not choose (seen in the middle of a reply, whose title event the
-    reload lost)."""
+    """Sign the owner in through the login API (log_in's owner_login without the form: 0.15 s
+    instead of 0.9 s) and open the chat. The first run's time zone is chosen here as the page
+    chooses it: the page's own PATCH reloads the page at a moment the test does not choose."""
     zone = page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone")
     with httpx.Client(base_url=url, timeout=15) as client:
         csrf = client.get("/api/auth/session").json()["csrf_token"]

@@ -22,35 +22,23 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from benchmarks._load_clients import Session, login
 from benchmarks._websocket import Closed, Refused, WebSocket
+from talorys.web.websocket import WEBSOCKET_TRY_AGAIN_LATER
 from tests.conftest import OWNER_PASSWORD, live_server
+from tests.faults.conftest import production_hash
 from tests.faults.postgres import database_url
-from tests.faults.test_redis_restart import RedisServer, free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
 
 FAILURES_PER_USERNAME = 3
-# The close code of a socket refused for now: HTTP's 503 in the application's range.
-TRY_AGAIN_LATER = 4503
-
-
-@pytest.fixture
-def redis_server(tmp_path) -> Iterator[RedisServer]:
-    server = RedisServer(free_port(), tmp_path / "redis.log")
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
 def web(needs_postgres, owner, redis_server, tmp_path) -> Iterator[str]:
     """A daphne with production settings whose cache and channel layer are ``redis_server``."""
-    # The suite hashes with MD5, which production settings do not accept: a hash they do.
-    owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisdown", iterations=1000)
-    owner.save(update_fields=["password"])
+    production_hash(owner)
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
@@ -136,5 +124,5 @@ def test_sockets_while_redis_is_down_chat_works_notifications_say_try_again(
     except Refused as refused:
         pytest.fail(f"the notifications socket's handshake was answered {refused.status}")
     log = (tmp_path / "web.log").read_text()
-    assert code == TRY_AGAIN_LATER, log[-3000:]
+    assert code == WEBSOCKET_TRY_AGAIN_LATER, log[-3000:]
     assert "Traceback" not in log

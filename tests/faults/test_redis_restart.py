@@ -15,13 +15,10 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -29,7 +26,6 @@ import httpx
 import pytest
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.utils import timezone
 
 from automations.services.crud import automation_create
@@ -40,6 +36,7 @@ from talorys.notifications.models import Notification
 from talorys.notifications.services import NOTIFICATIONS_GROUP
 from talorys.ops.models import Heartbeat
 from tests.conftest import OWNER_PASSWORD, live_server
+from tests.faults.conftest import production_hash
 from tests.faults.postgres import database_url
 from tests.faults.test_worker_killed import kill, wait_for
 
@@ -47,51 +44,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pyt
 
 HEARTBEAT_SECONDS = 1
 PROBE = {"what": "probe"}  # a page.sync message the test sends itself
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class RedisServer:
-    """A redis-server of this test's own, stopped and started on one port."""
-
-    def __init__(self, port: int, log: Path) -> None:
-        self.port, self.log = port, log
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        binary = shutil.which("redis-server")
-        assert binary, "redis-server is not on PATH"
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
-            + ["no", "--logfile", str(self.log)],
-            start_new_session=True,
-        )
-        wait_for(self.answers, "redis-server to answer", seconds=10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)  # a crash: no goodbye to the clients
-            self.process.wait(10)
-
-    def answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as conn:
-                conn.sendall(b"PING\r\n")
-                return conn.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-
-@pytest.fixture
-def redis_server(tmp_path) -> Iterator[RedisServer]:
-    server = RedisServer(free_port(), tmp_path / "redis.log")
-    server.start()
-    yield server
-    server.stop()
 
 
 def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -155,9 +107,7 @@ async def notification_on_open_socket(
 def test_web_worker_and_beat_reconnect_after_redis_restarts(
     needs_postgres, owner, redis_server, tmp_path
 ):
-    # The suite hashes with MD5, which production settings do not accept: a hash they do.
-    owner.password = PBKDF2PasswordHasher().encode(OWNER_PASSWORD, "redisrestart", iterations=1000)
-    owner.save(update_fields=["password"])
+    production_hash(owner)
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
