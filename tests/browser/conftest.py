@@ -60,17 +60,13 @@ def chromium_browser(chromium) -> Iterator:
 
 @pytest.fixture
 def browser(chromium_browser, live_server_url) -> Iterator:
-    """The worker's Chromium for one test. After the live server (so torn down before it): the
-    test's contexts are closed here, as an open chat socket would hold daphne's shutdown until
-    its timeout."""
+    """The worker's Chromium for one test, whose contexts close before its daphne stops (an open
+    chat socket would hold daphne's shutdown). Its ORM connections, made while Playwright's loop
+    ran (asgiref keeps them apart), close too: kept, one that a fault test ended meanwhile
+    (tests/faults/test_turn_crash.py) failed the next browser test's first query."""
     yield chromium_browser
     for context in list(chromium_browser.contexts):
         context.close()
-    # The test's ORM calls, made while Playwright's loop runs, got connections of their own
-    # (asgiref keeps a thread's connections apart while an event loop runs in it), which the
-    # next test would reuse: close them here. Kept, one that a fault test ended meanwhile
-    # (tests/faults/test_turn_crash.py backends_end ends every other connection to the
-    # database) failed the next browser test's first query.
     connections.close_all()
 
 

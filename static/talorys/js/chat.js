@@ -522,8 +522,7 @@ window.addEventListener("talorys:sync", ({ detail }) => {
   if (detail.change === "renamed") {
     titlesSeen += 1;
     head.set(conversationId, detail.title);
-  }
-  else if (detail.change === "model") picker.set(conversationId, detail.model);
+  } else if (detail.change === "model") picker.set(conversationId, detail.model);
   else if (detail.change === "deleted" && !busy()) {
     leaveDeleted();
     status.textContent = "That conversation was moved to the bin (in another window).";
