@@ -17,18 +17,16 @@ from tests.conftest import OWNER_PASSWORD
 from tests.waiting import wait_for
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class RedisServer:
     """A redis-server of this test's own, stopped and started on one port."""
 
     def __init__(self, port: int, log: Path) -> None:
         self.port, self.log = port, log
         self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         binary = shutil.which("redis-server")
@@ -55,8 +53,8 @@ class RedisServer:
 
 
 @pytest.fixture
-def redis_server(tmp_path) -> Iterator[RedisServer]:
-    server = RedisServer(free_port(), tmp_path / "redis.log")
+def redis_server(tmp_path, unused_tcp_port) -> Iterator[RedisServer]:
+    server = RedisServer(unused_tcp_port, tmp_path / "redis.log")
     server.start()
     yield server
     server.stop()

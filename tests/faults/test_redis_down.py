@@ -42,7 +42,7 @@ def web(needs_postgres, owner, redis_server, tmp_path) -> Iterator[str]:
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
-        "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
+        "REDIS_URL": redis_server.url,
         "TALORYS_DATA_DIR": str(tmp_path),
         "TALORYS_LOGIN_FAILURES_PER_USERNAME": str(FAILURES_PER_USERNAME),
     }

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -28,6 +29,7 @@ from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 from django.utils import timezone
 
+from automations.models import Automation
 from automations.services.crud import automation_create
 from benchmarks._load_clients import login
 from benchmarks._websocket import Closed, WebSocket
@@ -43,6 +45,7 @@ from tests.faults.test_worker_killed import kill, wait_for
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
 
 HEARTBEAT_SECONDS = 1
+T = TypeVar("T")
 PROBE = {"what": "probe"}  # a page.sync message the test sends itself
 
 
@@ -74,12 +77,12 @@ def fresh(name: str, since: dt.datetime) -> bool:
 
 
 async def notification_on_open_socket(
-    port: int, cookie: str, redis_url: str, make: Callable[[], object]
-) -> dict:
+    port: int, cookie: str, redis_url: str, make: Callable[[], T]
+) -> tuple[T, dict]:
     """Open the notifications socket as the page does after an outage, again after each 4503,
     until a probe sent through the restarted Redis comes back on it (daphne's layer may still
     hold a connection from before the restart when health already says ok: seen on CI); then
-    ``make`` the reminder and return the notification that the same socket receives."""
+    ``make`` the reminder: what it made, and the notification that the same socket receives."""
     layer = RedisChannelLayer(hosts=[redis_url])
     deadline = time.monotonic() + 60
     while True:
@@ -95,11 +98,11 @@ async def notification_on_open_socket(
         await asyncio.sleep(1)
     await layer.close_pools()
     try:
-        await asyncio.to_thread(make)
+        made = await asyncio.to_thread(make)
         while True:
             frame = await asyncio.wait_for(ws.receive_json(), 60)
             if frame.get("type") == "notification":
-                return frame["notification"]
+                return made, frame["notification"]
     finally:
         await ws.close()
 
@@ -111,7 +114,7 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url(),
-        "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
+        "REDIS_URL": redis_server.url,
         "TALORYS_DATA_DIR": str(tmp_path),
         "TALORYS_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
         "TALORYS_DISPATCH_SECONDS": "1",
@@ -183,25 +186,20 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
 
         # A reminder due now: beat dispatches it, the worker runs it and notifies, the channel
         # layer carries it to the socket daphne holds open.
-        made: list = []
-
-        def reminder() -> None:
+        def reminder() -> Automation:
             due = (timezone.now() + dt.timedelta(seconds=2)).isoformat()
-            made.append(
-                automation_create(
-                    name="After the restart",
-                    kind="reminder",
-                    message="Redis came back",
-                    schedule={"type": "once", "at": due},
-                )
+            return automation_create(
+                name="After the restart",
+                kind="reminder",
+                message="Redis came back",
+                schedule={"type": "once", "at": due},
             )
 
-        redis_url = f"redis://127.0.0.1:{redis_server.port}/0"
-        received = asyncio.run(
-            notification_on_open_socket(port, session.cookie, redis_url, reminder)
+        automation, received = asyncio.run(
+            notification_on_open_socket(port, session.cookie, redis_server.url, reminder)
         )
         assert received["title"] == "After the restart", received
-        assert Notification.objects.filter(source=made[0].source).count() == 1
+        assert Notification.objects.filter(source=automation.source).count() == 1
     finally:
         for process in processes:
             kill(process)
