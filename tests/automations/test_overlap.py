@@ -133,10 +133,11 @@ def test_housekeeping_reaps_a_lost_run_by_its_lease_not_by_its_age(needs_postgre
 def test_a_live_run_renews_its_lease_while_the_model_is_slow(
     needs_postgres, fake_openai, monkeypatch
 ):
-    # Renew every 0.1 s, so a 1 s model call renews several times.
+    # Renew every 0.1 s, so a 3 s model call renews many times; 3 s, not 1 s: on a loaded machine
+    # the watcher's thread once read the receipt only twice in a 1 s call, and saw one lease.
     monkeypatch.setattr(runs, "RUN_LEASE_RENEW", dt.timedelta(seconds=0.1))
     use_fake(fake_openai)
-    fake_openai.script(events(chunk({"role": "assistant", "content": "ok"}), Stall(1)))
+    fake_openai.script(events(chunk({"role": "assistant", "content": "ok"}), Stall(3)))
     automation = prompt_automation()
     slot = timezone.now()
     leases: list[dt.datetime] = []
