@@ -1,9 +1,16 @@
 """What the benchmarks share: a throwaway database (PostgreSQL at 127.0.0.1:5432 when it
-answers, else SQLite in a temporary directory), created before Django is set up."""
+answers, else SQLite in a temporary directory), created before Django is set up; a free port."""
 
 from __future__ import annotations
 
 import os
+import socket
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def postgres_admin_url() -> str | None:

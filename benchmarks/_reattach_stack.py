@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks._database import create_database, drop_database, postgres_admin_url
+from benchmarks._database import create_database, drop_database, free_port, postgres_admin_url
 from benchmarks._load_clients import Session
-from benchmarks.load import _wait_for, free_port, start_daphne
+from benchmarks.load import _wait_for, start_daphne
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "reattach benchmark passphrase"

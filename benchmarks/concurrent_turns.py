@@ -24,7 +24,6 @@ import collections
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,13 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._database import free_port  # noqa: E402
+
 PASSWORD = "benchmark passphrase 1"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def setup_database(admin_url: str, db_name: str, data_dir: Path, model_url: str) -> None:

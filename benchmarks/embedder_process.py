@@ -24,7 +24,6 @@ import argparse
 import base64
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._database import free_port  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 from talorys.providers.openai_embeddings import (  # noqa: E402
     EmbeddingsConfig,
@@ -157,12 +157,6 @@ def one_run(queries: int, cache: Path) -> dict[str, float]:
             process.wait()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def web_rss(root: Path, python: str) -> float:
     """A daphne's RSS (MB) at rest after a turn and a search, semantic recall on (see above)."""
     import httpx
@@ -180,7 +174,7 @@ def web_rss(root: Path, python: str) -> float:
         children = []
         if (root / "talorys" / "embedder").is_dir():
             children.append(subprocess.Popen([python, "manage.py", "talorys_embedder"], **run))
-        port = _free_port()
+        port = free_port()
         daphne = [python, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
         web = subprocess.Popen([*daphne, "config.asgi:application"], **run)
         children.append(web)

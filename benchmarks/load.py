@@ -48,7 +48,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._database import create_database, drop_database, postgres_admin_url  # noqa: E402
+from benchmarks._database import (  # noqa: E402
+    create_database,
+    drop_database,
+    free_port,
+    postgres_admin_url,
+)
 from benchmarks._load_clients import (  # noqa: E402
     Burst,
     Load,
@@ -113,14 +118,6 @@ def _wait_for_embedder(socket: Path, seconds: float = 120) -> None:
             pass
         time.sleep(0.2)
     raise RuntimeError("the embedder did not answer (its errors are above)")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_daphne(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:

@@ -20,7 +20,6 @@ import collections
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,13 +31,11 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._database import free_port  # noqa: E402
+
 PASSWORD = "benchmark passphrase 1"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _kib(pid: int, field: str) -> int:
@@ -78,7 +75,7 @@ def one_run(*, root: Path, logins: int, username: str) -> dict:
         env=env,
         check=True,
     )
-    port = _free_port()
+    port = free_port()
     daphne = subprocess.Popen(
         [
             str(Path(python).with_name("daphne")),

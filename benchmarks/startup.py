@@ -28,7 +28,6 @@ import http.client
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._database import free_port  # noqa: E402
 from benchmarks._results import figure  # noqa: E402
 
 WARM_TARGET_S = 5.0
@@ -48,12 +48,6 @@ POLL_S = 0.05
 # make echoes the recipe line before running it: its first appearance in the log ends the install.
 RUN_LINE = "manage.py talorys_run"
 SETUP_CODE = "import django; django.setup()"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -136,7 +130,7 @@ class Start(NamedTuple):
 
 def _start(cwd: Path, data_dir: Path, log: Path, timeout: float) -> Start:
     """Spawn `make run`, time it to the first page, then stop its group."""
-    port = _free_port()
+    port = free_port()
     with log.open("w") as out:
         began = time.perf_counter()
         proc = subprocess.Popen(

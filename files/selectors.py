@@ -17,6 +17,7 @@ from memory.recall.sources import Doc, RecallSource
 from memory.recall.text import terms
 from memory.selectors import recall_items
 from talorys.lib.errors import NotFound
+from talorys.providers.base import file_label
 
 
 def file_get(*, file_id: int) -> File:
@@ -173,8 +174,7 @@ class ContextPassage:
 
     @property
     def label(self) -> str:
-        place = f", p. {self.page}" if self.page else f", {self.heading}" if self.heading else ""
-        return f"[file {self.file_id}: {self.name}{place}]"
+        return file_label(self.file_id, self.name, f"p. {self.page}" if self.page else self.heading)
 
 
 @dataclass(frozen=True)
@@ -191,11 +191,11 @@ class FilesContext:
 
 def _note(file: File) -> str | None:
     if file.status == File.Status.PENDING:
-        return f"[file {file.pk}: {file.name}] is still being read; its text is not ready yet."
+        return f"{file_label(file.pk, file.name)} is still being read; its text is not ready yet."
     if file.status == File.Status.FAILED:
-        return f"[file {file.pk}: {file.name}] could not be read: {file.reason}"
+        return f"{file_label(file.pk, file.name)} could not be read: {file.reason}"
     if file.content_type.startswith("image/"):
-        return f"[file {file.pk}: {file.name}] is an image; Talorys does not read images."
+        return f"{file_label(file.pk, file.name)} is an image; Talorys does not read images."
     return None
 
 

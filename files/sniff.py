@@ -1,8 +1,12 @@
 """What a file is, from its bytes: a few magic numbers and a text check, never the name alone.
 
 A dependency (``filetype``, ``puremagic``) was weighed and not taken: the accepted kinds are
-few, their signatures are a handful of bytes each, and neither library tells Markdown, CSV or
-HTML from plain text (they leave text to the caller), which is most of what is uploaded here.
+few, their signatures are a handful of bytes each, and neither library reads text, which is most
+of what is uploaded here. Measured on one sample of each kind (PDF and Word as
+tests/files/makers.py makes them, PNG, JPEG, GIF, WebP, a plain ZIP; Markdown, plain, CSV,
+HTML, Windows-1252 and UTF-16 text): filetype 1.2.0 named the 7 binary kinds and none of the 6
+texts; puremagic 1.30 named 2 texts and called the plain ZIP a Word document; this module names
+all 13 (the ZIP refused).
 The name decides only between kinds of text, and is checked against the bytes: a name ending in
 ``.pdf`` whose content is not a PDF is refused (``Mismatch``) rather than stored as something
 the owner did not mean to upload.

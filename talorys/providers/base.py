@@ -7,6 +7,7 @@ here imports an app: only talorys.lib, for the error root (docs/architecture.md,
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -55,6 +56,17 @@ class ChatMessage:
     name: str = ""  # tool messages: the tool's name
     # User messages: images (data: URLs) sent beside the text, to a model that sees images.
     images: list[str] = field(default_factory=list)
+
+
+def file_label(file_id: int, name: str, place: str = "") -> str:
+    """How the system prompt labels an attached file or its passage: "[file 12: report.pdf, p. 3]"
+    (``place``: "p. 3", a heading, or none). files/selectors.py writes it; the demo provider
+    reads it back with FILE_LABEL (talorys/providers/demo/files.py)."""
+    return f"[file {file_id}: {name}{', ' + place if place else ''}]"
+
+
+# A passage's label on a line of its own; ``rest`` is the name and the place.
+FILE_LABEL = re.compile(r"^\[file (?P<id>\d+): (?P<rest>.+)\]$", re.MULTILINE)
 
 
 class ProviderError(AppError):

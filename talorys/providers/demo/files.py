@@ -3,8 +3,7 @@ that shares the most words with the question, quoted, and its citation linked to
 
 It reads the attached files' text where a model reads it: the last section of the system prompt
 (agent/prompt.py, ATTACHED_INTRO), each passage under its label "[file 12: report.pdf, p. 3]"
-(files/selectors.py, ContextPassage.label). The files app is a layer above the providers, so
-the formats are read here as text, as a model would.
+(talorys/providers/base.py, file_label).
 """
 
 from __future__ import annotations
@@ -12,11 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from talorys.providers.base import ChatMessage
+from talorys.providers.base import FILE_LABEL, ChatMessage
 
 # The first words of agent/prompt.py's ATTACHED_INTRO, and the line that ends it.
 _INTRO = "Files the owner attached to this message"
-_LABEL = re.compile(r"^\[file (?P<id>\d+): (?P<rest>.+)\]$", re.MULTILINE)
 _PAGE = re.compile(r"^(?P<name>.+), p\. (?P<page>\d+)$")
 _NOT_READY = re.compile(r"^\[file \d+: (?P<name>.+?)\] is still being read", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -81,7 +79,7 @@ def attached_section(messages: list[ChatMessage]) -> str | None:
 
 
 def passages(section: str) -> list[Passage]:
-    labels = list(_LABEL.finditer(section))
+    labels = list(FILE_LABEL.finditer(section))
     found = []
     for n, label in enumerate(labels):
         end = labels[n + 1].start() if n + 1 < len(labels) else len(section)
