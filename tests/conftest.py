@@ -388,20 +388,27 @@ def _live_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
     )
 
 
-@pytest.fixture(scope="session")
-def daphne_parent(tmp_path_factory) -> Iterator[Callable[[], Parent]]:
-    """This worker's forking parent for live servers of the default environment
-    (tests/forked_daphne.py), started by the first test that asks for one."""
-    started: list[Parent] = []
+# In a live server's environment, the daphne starts the usual way, with the test's tmp_path as
+# its data dir (a forked one has its parent's), which a process the test starts must share.
+OWN_DATA_DIR = "TALORYS_TEST_OWN_DATA_DIR"
 
-    def get() -> Parent:
-        if not started:
+
+@pytest.fixture(scope="session")
+def daphne_parent(tmp_path_factory) -> Iterator[Callable[[dict[str, str]], Parent | None]]:
+    """This worker's forking parents for live servers (tests/forked_daphne.py): one for each
+    environment the tests ask for, started by the first test that asks for it; None for a test
+    whose server has its own data dir (OWN_DATA_DIR)."""
+    started: dict[tuple[tuple[str, str], ...], Parent] = {}
+
+    def get(extra: dict[str, str]) -> Parent | None:
+        key = tuple(sorted(extra.items()))
+        if OWN_DATA_DIR not in extra and key not in started:
             folder = tmp_path_factory.mktemp("daphne-parent")
-            started.append(Parent(_live_env(folder, {}), folder, ROOT))
-        return started[0]
+            started[key] = Parent(_live_env(folder, extra), folder, ROOT)
+        return started.get(key)
 
     yield get
-    for parent in started:
+    for parent in started.values():
         parent.stop()
 
 
@@ -409,25 +416,25 @@ def daphne_parent(tmp_path_factory) -> Iterator[Callable[[], Parent]]:
 def live_server_url(
     needs_postgres, owner, tmp_path, live_server_env, daphne_parent
 ) -> Iterator[str]:
-    env = _live_env(tmp_path, live_server_env)
-    parent = None if live_server_env else daphne_parent()
+    env, parent = _live_env(tmp_path, live_server_env), daphne_parent(live_server_env)
     with live_server(env, tmp_path, "daphne", parent=parent) as server:
         yield server.url
 
 
 @pytest.fixture
 def live_servers(
-    needs_postgres, owner, tmp_path, live_server_env
+    needs_postgres, owner, tmp_path, live_server_env, daphne_parent
 ) -> Iterator[Callable[[int], list[LiveServer]]]:
     """Start n daphnes at once (``live_servers(2)``), like ``live_server_url``'s, on the same
     database and data dir, as several web processes of one install are; stopped after the test."""
+    env, parent = _live_env(tmp_path, live_server_env), daphne_parent(live_server_env)
     with ExitStack() as stack:
 
         def start(count: int) -> list[LiveServer]:
-            env = _live_env(tmp_path, live_server_env)
-            return [
-                stack.enter_context(live_server(env, tmp_path, f"daphne-{n}")) for n in range(count)
-            ]
+            servers = (
+                live_server(env, tmp_path, f"daphne-{n}", parent=parent) for n in range(count)
+            )
+            return [stack.enter_context(server) for server in servers]
 
         yield start
 

@@ -11,9 +11,10 @@ reactor at Django's setup, so the child gets its own epoll instance, self-pipe a
 ``random`` in a child by itself. The parent ignores SIGCHLD (the kernel reaps); the test watches
 its daphne through a pidfd (``Forked``).
 
-tests/conftest.py forks only live servers of the default environment, whose data dir is then
-the parent's, one per worker: a test whose server shares the data dir with a process the test
-starts gives the server an environment of its own (tests/browser/test_files_chat.py).
+tests/conftest.py keeps a parent per environment a test module asks for (its Redis, its pool),
+one set per worker; a forked daphne's data dir is its parent's, so a test whose server shares
+the data dir with a process the test starts has its server started the usual way
+(tests/conftest.py, OWN_DATA_DIR).
 """
 
 from __future__ import annotations

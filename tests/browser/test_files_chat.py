@@ -20,7 +20,7 @@ import pytest
 from files.models import File
 from tests.agent.fake_openai import text, tool_calls
 from tests.browser.test_chat_page import say, use_fake_model
-from tests.conftest import ROOT, _live_env
+from tests.conftest import OWN_DATA_DIR, ROOT, _live_env
 from tests.files.makers import text_pdf
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -36,10 +36,9 @@ REPORT = text_pdf(
 
 @pytest.fixture
 def live_server_env() -> dict[str, str]:
-    """A daphne of its own environment starts the usual way, with this test's data dir (a
-    forked one has its parent's: tests/forked_daphne.py), which the worker must share: the
-    embedded broker's queue and the files' storage are there. The variable itself is unread."""
-    return {"TALORYS_TEST_SHARED_DATA_DIR": "1"}
+    """The daphne has this test's data dir, which the worker must share: the embedded broker's
+    queue and the files' storage are there."""
+    return {OWN_DATA_DIR: "1"}
 
 
 @pytest.fixture
