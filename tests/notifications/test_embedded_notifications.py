@@ -119,7 +119,7 @@ async def test_a_notification_committed_after_a_newer_one_still_reaches_the_page
                     notification_services.notification_create(title="Slow", kind="automation").pk
                 )
                 taken.set()
-                release.wait(10)
+                release.wait(HANG_SECONDS)  # committed only after the newer one arrived
         finally:
             connection.close()
 
