@@ -16,12 +16,14 @@ from typing import Any
 
 import httpx
 import pytest
+import time_machine
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.core.cache import cache
 from django.db import connection, connections
 from django.test import AsyncClient, Client
 
+from config.celery import app as celery_app
 from tests.forked_daphne import Forked, Parent
 from tests.services import chromium_path, redis_url, require_services
 from tests.waiting import HANG_SECONDS, wait_for
@@ -95,6 +97,23 @@ def django_db_setup(django_db_setup, django_db_blocker):
                 time.sleep(0.1)
     except Exception as error:  # the drop then says what is wrong
         print(f"Could not end the test database's other connections: {error}")
+
+
+@pytest.fixture
+def eager() -> Iterator[None]:
+    """Celery runs a task inline when it is sent (a real task call, no broker)."""
+    saved = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = saved
+
+
+@pytest.fixture
+def clock(request):
+    """Time frozen at the test module's NOW (time_machine's traveller, to move it on)."""
+    with time_machine.travel(request.module.NOW, tick=False) as traveller:
+        yield traveller
 
 
 @pytest.fixture(autouse=True)

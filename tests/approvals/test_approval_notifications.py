@@ -15,7 +15,6 @@ from talorys.notifications.models import Notification, PushDelivery
 from talorys.workspace import services
 from tests.agent.fake_openai import text, tool_calls
 from tests.agent.test_runner import TURN_DATABASE, turn, use_fake
-from tests.automations.conftest import eager  # noqa: F401 (fixture)
 from tests.notifications.servers import browser, push_service  # noqa: F401 (fixtures)
 from tests.notifications.test_live_notifications import socket
 from tests.waiting import HANG_SECONDS
@@ -39,7 +38,7 @@ def test_a_proposed_delete_sends_one_approval_notification_and_a_push(
     fake_openai,
     push_service,  # noqa: F811
     browser,  # noqa: F811
-    eager,  # noqa: F811
+    eager,
     django_capture_on_commit_callbacks,
 ):
     subscribed = api.post("/api/push/subscriptions", browser.subscription(push_service.endpoint()))

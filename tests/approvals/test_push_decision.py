@@ -30,7 +30,7 @@ from talorys.notifications.models import Notification
 from talorys.workspace import services
 from talorys.workspace.models import Task
 from tests.approvals.test_approvals import propose
-from tests.automations.conftest import eager, in_threads  # noqa: F401 (fixture)
+from tests.automations.conftest import in_threads
 from tests.notifications.servers import browser, push_service  # noqa: F401 (fixtures)
 
 
@@ -386,7 +386,7 @@ def test_two_uses_of_one_capability_at_once_decide_once(
     owner,
     push_service,  # noqa: F811
     browser,  # noqa: F811
-    eager,  # noqa: F811
+    eager,
 ):
     from tests.conftest import ApiClient
 
@@ -421,7 +421,7 @@ def test_approve_and_reject_buttons_pressed_at_once_decide_once(
     owner,
     push_service,  # noqa: F811
     browser,  # noqa: F811
-    eager,  # noqa: F811
+    eager,
 ):
     from tests.conftest import ApiClient
 

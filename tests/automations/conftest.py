@@ -1,16 +1,16 @@
-"""Fixtures for automations: the owner's zone, celery run inline, functions run at the same
-moment in threads. The push service and the channels' receivers are tests/notifications'."""
+"""Fixtures for automations: the owner's zone, functions run at the same moment in threads.
+Celery inline is tests/conftest.py's ``eager``; the push service and the channels' receivers are
+tests/notifications'."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.db import connection
 
-from config.celery import app as celery_app
 from talorys.owner.services.settings import owner_settings_update
 from tests.waiting import HANG_SECONDS
 
@@ -21,16 +21,6 @@ def owner_zone(db) -> Callable[[str], None]:
         owner_settings_update(time_zone=name)
 
     return set_zone
-
-
-@pytest.fixture
-def eager() -> Iterator[None]:
-    """Celery runs a task inline when it is sent (a real task call, no broker)."""
-    saved = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
-    celery_app.conf.task_always_eager = True
-    celery_app.conf.task_eager_propagates = True
-    yield
-    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = saved
 
 
 def in_threads(*functions: Callable[[], Any]) -> list[Any]:

@@ -13,12 +13,6 @@ UTC = dt.UTC
 NOW = dt.datetime(2026, 6, 1, 6, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
 DAILY = {"type": "daily", "time": "09:00"}
 
 

@@ -12,7 +12,6 @@ import datetime as dt
 import json
 
 import pytest
-import time_machine
 
 from automations import tasks
 from automations.models import Automation, AutomationRun
@@ -26,12 +25,6 @@ UTC = dt.UTC
 NOW = dt.datetime(2026, 1, 15, 13, 30, 20, tzinfo=UTC)  # Thursday 14:30:20 in Paris
 SLOT = dt.datetime(2026, 1, 15, 13, 32, tzinfo=UTC)  # 14:32 in Paris
 LOCAL_TIME = "Thursday 15 January 2026, 14:30 (Europe/Paris, UTC+01:00)"
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
 
 
 @pytest.fixture

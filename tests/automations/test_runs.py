@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-import time_machine
 from django.utils import timezone
 
 from automations import tasks
@@ -24,12 +23,6 @@ pytestmark = TURN_DATABASE  # a turn's trips see committed rows only
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 6, 10, 14, 0, tzinfo=UTC)  # Wednesday 23:00 in Tokyo
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
 
 
 @pytest.fixture

@@ -6,9 +6,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import pytest
-import time_machine
-
 from agent.executor import ToolExecutor, ToolOutcome
 from automations import tasks
 from automations.models import Automation, AutomationRun
@@ -21,12 +18,6 @@ UTC = dt.UTC
 NOW = dt.datetime(2026, 3, 2, 8, 58, tzinfo=UTC)  # 09:58 in Paris
 
 _ids = iter(range(1, 100_000))
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
 
 
 def call(tool: str, mode: str = "chat", **arguments: Any) -> ToolOutcome:

@@ -8,10 +8,7 @@ an upload appears without a reload, shows where it was used, and Delete offers U
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +17,9 @@ import pytest
 from files.models import File
 from tests.agent.fake_openai import text, tool_calls
 from tests.browser.test_chat_page import say, use_fake_model
-from tests.conftest import OWN_DATA_DIR, ROOT, _live_env
+from tests.conftest import OWN_DATA_DIR, _live_env
 from tests.files.makers import text_pdf
+from tests.ops.running import celery_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -45,26 +43,9 @@ def live_server_env() -> dict[str, str]:
 def worker(live_server_url, tmp_path, live_server_env) -> Iterator[subprocess.Popen]:
     """``celery worker`` with the live daphne's environment: its broker and its files."""
     log = tmp_path / "worker.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
-        + ["--without-mingle", "--without-gossip"],
-        cwd=ROOT,
-        env=_live_env(tmp_path, live_server_env),
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    process.log = log  # type: ignore[attr-defined]
-    try:
+    with celery_worker(_live_env(tmp_path, live_server_env), log) as process:
+        process.log = log  # type: ignore[attr-defined]
         yield process
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
 
 
 def attach_report(page, tmp_path: Path) -> File:

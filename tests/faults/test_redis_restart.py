@@ -41,6 +41,7 @@ from tests.conftest import OWNER_PASSWORD, live_server
 from tests.faults.conftest import production_hash
 from tests.faults.postgres import database_url
 from tests.faults.test_worker_killed import kill, wait_for
+from tests.ops.running import CELERY_WORKER
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
 
@@ -123,12 +124,7 @@ def test_web_worker_and_beat_reconnect_after_redis_restarts(
     url = web.enter_context(live_server(env, tmp_path, "web")).url
     port = int(url.rsplit(":", 1)[1])
     processes = [
-        spawn(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
-            + ["--without-mingle", "--without-gossip"],
-            env,
-            tmp_path / "worker.log",
-        ),
+        spawn(CELERY_WORKER, env, tmp_path / "worker.log"),
         spawn(
             [sys.executable, "-m", "celery", "-A", "config", "beat", "-l", "info"],
             env,

@@ -13,11 +13,8 @@ import datetime as dt
 import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from automations import tasks
@@ -28,22 +25,10 @@ from talorys.notifications.models import Notification
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import use_fake
 from tests.faults.postgres import database_url
+from tests.ops.running import celery_process
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
-
-
-def worker(env: dict[str, str], log: Path) -> subprocess.Popen:
-    # Its own process group: the kill takes the pool's child (which runs the task) too.
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
-        + ["--without-mingle", "--without-gossip"],  # no neighbours to wait a second for
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
 
 
 def kill(process: subprocess.Popen) -> None:
@@ -73,7 +58,7 @@ def test_a_killed_worker_leaves_an_interrupted_receipt_and_no_second_run(
         "TALORYS_DATA_DIR": str(tmp_path),
     }
 
-    first = worker(env, tmp_path / "first.log")
+    first = celery_process(env, tmp_path / "first.log")
     try:
         wait_for(lambda: fake_openai.requests, "the run's model call")
     finally:

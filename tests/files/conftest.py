@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
-from config.celery import app as celery_app
 from files import services
 from files.models import File
 
@@ -17,16 +16,6 @@ def _files_dir(settings, tmp_path) -> None:
     settings.STORAGES = settings.STORAGES | {
         "files": files | {"OPTIONS": files["OPTIONS"] | {"location": tmp_path / "files"}}
     }
-
-
-@pytest.fixture
-def eager() -> Iterator[None]:
-    """Celery runs a task inline when it is sent (a real task call, no broker)."""
-    saved = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
-    celery_app.conf.task_always_eager = True
-    celery_app.conf.task_eager_propagates = True
-    yield
-    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = saved
 
 
 @pytest.fixture

@@ -1,3 +1,3 @@
-"""The automations' fixtures the notification tests share: the owner's zone, celery inline."""
+"""The automations' fixture the notification tests share: the owner's zone."""
 
-from tests.automations.conftest import eager, owner_zone  # noqa: F401 (fixtures)
+from tests.automations.conftest import owner_zone  # noqa: F401 (fixture)

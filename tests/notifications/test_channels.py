@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-import time_machine
 
 from automations import tasks
 from automations.services.crud import automation_create
@@ -23,12 +22,6 @@ from tests.automations.conftest import in_threads
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 1, 15, 21, 30, tzinfo=UTC)  # 22:30 in Paris
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import datetime as dt
 import json
 
 import pytest
-import time_machine
 from django.conf import settings
 from py_vapid import Vapid
 
@@ -21,12 +20,6 @@ from talorys.owner.services.settings import owner_settings_update
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 1, 15, 21, 30, tzinfo=UTC)  # 22:30 in Paris
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
 
 
 @pytest.fixture

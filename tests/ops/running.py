@@ -1,5 +1,5 @@
 """``manage.py talorys_run`` as ``make run`` starts it, for the tests that run the whole product
-(web, worker, beat, embedder) as processes."""
+(web, worker, beat, embedder) as processes; and a Celery worker alone."""
 
 from __future__ import annotations
 
@@ -8,9 +8,43 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# One worker process, without the neighbours it would wait a second for.
+CELERY_WORKER = [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
+CELERY_WORKER += ["--without-mingle", "--without-gossip"]
+
+
+def celery_process(env: dict[str, str], log: Path) -> subprocess.Popen:
+    """CELERY_WORKER in a process group of its own (a kill takes the pool's child, which runs
+    the task, too), its output in ``log``."""
+    return subprocess.Popen(
+        CELERY_WORKER,
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+@contextmanager
+def celery_worker(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """celery_process until the block ends: SIGTERM to its group, SIGKILL after 30 s."""
+    process = celery_process(env, log)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
 
 
 def run_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:

@@ -6,7 +6,6 @@ JSONDecodeError on them and the worker exited."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from django.conf import settings
 from django.db import connection
 
 from talorys.ops.models import Heartbeat
+from tests.ops.running import celery_worker
 from tests.waiting import wait_for
 
 pytestmark = [
@@ -49,25 +49,8 @@ def embedded_env(needs_postgres, tmp_path) -> dict[str, str]:
 @pytest.fixture
 def worker(embedded_env, tmp_path) -> Iterator[tuple[subprocess.Popen, Path]]:
     log = tmp_path / "worker.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", "1"]
-        + ["--without-mingle", "--without-gossip"],
-        cwd=settings.BASE_DIR,
-        env=embedded_env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
+    with celery_worker(embedded_env, log) as process:
         yield process, log
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
 
 
 def worker_beat_seen() -> bool:

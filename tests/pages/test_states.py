@@ -20,7 +20,6 @@ from talorys.lib.actors import Actor
 from talorys.owner.selectors import owner_settings_get
 from talorys.owner.services.settings import owner_settings_update
 from talorys.workspace import services
-from tests.automations.conftest import eager  # noqa: F401 (the fixture: Celery tasks inline)
 
 CHAT = Actor(source="chat", conversation_id=41, message_id=7)
 
