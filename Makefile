@@ -53,8 +53,8 @@ run: $(RUN_STAMP) ## Install, migrate and start web + worker + beat + embedder (
 # database and data dir; worksteal evens out the long tests (the fuzz, the browser pages).
 # Three workers on two cores: about a third of the suite's time is spent waiting on servers,
 # subprocesses and timers, which a third worker fills (pytest from a fresh clone, quiet 2-core
-# machine, PostgreSQL: 748 s with two workers, 727-736 s with three at 3,109 tests; 656-746 s
-# with three at 3,252). `make test TEST_WORKERS=0` runs it in one process.
+# machine, PostgreSQL: 748 s with two workers, 727-736 s with three at 3,109 tests; 586-644 s
+# with three at 3,252 and the bytecode cache). `make test TEST_WORKERS=0` runs it in one process.
 TEST_WORKERS ?= 3
 PYTEST_ARGS ?= -n $(TEST_WORKERS) --dist worksteal
 # The suite and the ~160 processes it starts (daphnes, workers, commands) cache the project's
