@@ -407,8 +407,9 @@ def _live_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
     )
 
 
-# In a live server's environment, the daphne starts the usual way, with the test's tmp_path as
-# its data dir (a forked one has its parent's), which a process the test starts must share.
+# Named in a module's live_server_env: its daphne is not forked but started the usual way, with
+# the test's tmp_path as its data dir (a forked one has its parent's), for a process the test
+# starts to share.
 OWN_DATA_DIR = "TALORYS_TEST_OWN_DATA_DIR"
 
 

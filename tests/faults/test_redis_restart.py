@@ -40,8 +40,8 @@ from talorys.ops.models import Heartbeat
 from tests.conftest import OWNER_PASSWORD, live_server
 from tests.faults.conftest import production_hash
 from tests.faults.postgres import database_url
-from tests.faults.test_worker_killed import kill, wait_for
-from tests.ops.running import CELERY_WORKER
+from tests.ops.running import CELERY_WORKER, kill
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
 

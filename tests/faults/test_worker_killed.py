@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import signal
-import subprocess
 
 import pytest
 from django.utils import timezone
@@ -25,16 +23,10 @@ from talorys.notifications.models import Notification
 from tests.agent.fake_openai import Stall, chunk, events
 from tests.agent.test_runner import use_fake
 from tests.faults.postgres import database_url
-from tests.ops.running import celery_process
+from tests.ops.running import celery_process, kill
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.redis]
-
-
-def kill(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(10)
 
 
 def test_a_killed_worker_leaves_an_interrupted_receipt_and_no_second_run(

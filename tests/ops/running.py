@@ -31,6 +31,13 @@ def celery_process(env: dict[str, str], log: Path) -> subprocess.Popen:
     )
 
 
+def kill(process: subprocess.Popen) -> None:
+    """SIGKILL to the process group of a process started in one of its own, and wait for it."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(10)
+
+
 @contextmanager
 def celery_worker(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
     """celery_process until the block ends: SIGTERM to its group, SIGKILL after 30 s."""
@@ -43,8 +50,7 @@ def celery_worker(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
             try:
                 process.wait(30)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
+                kill(process)
 
 
 def run_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
